@@ -248,7 +248,7 @@ class View:
     RELATIONS = {"transactions": ("ts", "acc", "amnt")}
     COLUMNS = ("acc", "ts1", "ts2", "ts3", "amnt")
     QUERY_ID = "510101ad13c93e8a"
-    LAYOUT_ID = "2ed1eb18d18de680"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "60a11118b2ee38bb"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -433,55 +433,57 @@ class View:
         if keep_t2:
             v_t2_ts, v_acc, c_t2_amnt = row
             _p = d
-            _o = t2.get((v_t2_ts, v_acc))
+            _t1 = (v_t2_ts, v_acc)
+            _o = t2.get(_t1)
             if _o is None:
-                t2[(v_t2_ts, v_acc)] = _p
+                t2[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    t2[(v_t2_ts, v_acc)] = _n
+                    t2[_t1] = _n
                 else:
-                    del t2[(v_t2_ts, v_acc)]
+                    del t2[_t1]
             _grp = t2_t2_ts_by_acc.get(v_acc)
             if _grp is None:
                 _grp = t2_t2_ts_by_acc[v_acc] = _SortedGroup()
             if not _grp.add(v_t2_ts, v_t2_ts, _p):
                 del t2_t2_ts_by_acc[v_acc]
-            _rs3 = t1_count_by_acc.get(v_acc)
-            _w1 = _rs3.range(None, True, v_t2_ts, False) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t1_count_by_acc.get(v_acc)
+            _w2 = _rs4.range(None, True, v_t2_ts, False) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_t2_ts_by_acc.get(v_acc)
                 if _grp is None:
                     _grp = n1_t2_ts_by_acc[v_acc] = _SortedGroup()
-                if not _grp.add(v_t2_ts, v_t2_ts, _d2):
+                if not _grp.add(v_t2_ts, v_t2_ts, _d3):
                     del n1_t2_ts_by_acc[v_acc]
-                _rs6 = t3_count_by_acc.get(v_acc)
-                _w4 = (
-                    _rs6.range(v_t2_ts, False, None, True)
-                    if _rs6 is not None
+                _rs7 = t3_count_by_acc.get(v_acc)
+                _w5 = (
+                    _rs7.range(v_t2_ts, False, None, True)
+                    if _rs7 is not None
                     else _ZERO
                 )
-                if _w4:
-                    _d5 = _d2 * _w4
-                    _o = n0_root.get((v_acc, v_t2_ts))
+                if _w5:
+                    _d6 = _d3 * _w5
+                    _t8 = (v_acc, v_t2_ts)
+                    _o = n0_root.get(_t8)
                     if _o is None:
-                        n0_root[(v_acc, v_t2_ts)] = _d5
+                        n0_root[_t8] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
-                            n0_root[(v_acc, v_t2_ts)] = _n
+                            n0_root[_t8] = _n
                         else:
-                            del n0_root[(v_acc, v_t2_ts)]
+                            del n0_root[_t8]
                     if pending is not None:
-                        for (v_ts, v_acc), _m7 in self.t1_by_acc[v_acc].scan(
+                        for (v_ts, v_acc), _m9 in self.t1_by_acc[v_acc].scan(
                             None, True, v_t2_ts, False
                         ):
-                            for (v_t3_ts, v_acc, v_amnt), _m8 in self.t3_by_acc[
+                            for (v_t3_ts, v_acc, v_amnt), _m10 in self.t3_by_acc[
                                 v_acc
                             ].scan(v_t2_ts, False, None, True):
                                 _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m9 * _m10
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -489,49 +491,51 @@ class View:
         if keep_t1:
             v_ts, v_acc, c_t1_amnt = row
             _p = d
+            _t1 = (v_ts, v_acc)
             _grp = t1_by_acc.get(v_acc)
             if _grp is None:
                 _grp = t1_by_acc[v_acc] = _SortedGroup()
-            if not _grp.add(v_ts, (v_ts, v_acc), _p):
+            if not _grp.add(v_ts, _t1, _p):
                 del t1_by_acc[v_acc]
             _grp = t1_count_by_acc.get(v_acc)
             if _grp is None:
                 _grp = t1_count_by_acc[v_acc] = _RangeSum()
             if not _grp.add(v_ts, _p):
                 del t1_count_by_acc[v_acc]
-            _g3 = t2_t2_ts_by_acc.get(v_acc)
-            if _g3:
-                for v_t2_ts, _w1 in _g3.scan(v_ts, False, None, True):
-                    _d2 = _p * _w1
+            _g4 = t2_t2_ts_by_acc.get(v_acc)
+            if _g4:
+                for v_t2_ts, _w2 in _g4.scan(v_ts, False, None, True):
+                    _d3 = _p * _w2
                     _grp = n1_t2_ts_by_acc.get(v_acc)
                     if _grp is None:
                         _grp = n1_t2_ts_by_acc[v_acc] = _SortedGroup()
-                    if not _grp.add(v_t2_ts, v_t2_ts, _d2):
+                    if not _grp.add(v_t2_ts, v_t2_ts, _d3):
                         del n1_t2_ts_by_acc[v_acc]
-                    _rs6 = t3_count_by_acc.get(v_acc)
-                    _w4 = (
-                        _rs6.range(v_t2_ts, False, None, True)
-                        if _rs6 is not None
+                    _rs7 = t3_count_by_acc.get(v_acc)
+                    _w5 = (
+                        _rs7.range(v_t2_ts, False, None, True)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get((v_acc, v_t2_ts))
+                    if _w5:
+                        _d6 = _d3 * _w5
+                        _t8 = (v_acc, v_t2_ts)
+                        _o = n0_root.get(_t8)
                         if _o is None:
-                            n0_root[(v_acc, v_t2_ts)] = _d5
+                            n0_root[_t8] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
-                                n0_root[(v_acc, v_t2_ts)] = _n
+                                n0_root[_t8] = _n
                             else:
-                                del n0_root[(v_acc, v_t2_ts)]
+                                del n0_root[_t8]
                         if pending is not None:
-                            _m7 = self.t2[(v_t2_ts, v_acc)]
-                            for (v_t3_ts, v_acc, v_amnt), _m8 in self.t3_by_acc[
+                            _m9 = self.t2[(v_t2_ts, v_acc)]
+                            for (v_t3_ts, v_acc, v_amnt), _m10 in self.t3_by_acc[
                                 v_acc
                             ].scan(v_t2_ts, False, None, True):
                                 _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m9 * _m10
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -553,22 +557,23 @@ class View:
             if _g3:
                 for v_t2_ts, _w1 in _g3.scan(None, True, v_t3_ts, False):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_acc, v_t2_ts))
+                    _t4 = (v_acc, v_t2_ts)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_acc, v_t2_ts)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_acc, v_t2_ts)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_acc, v_t2_ts)]
+                            del n0_root[_t4]
                     if pending is not None:
-                        _m4 = self.t2[(v_t2_ts, v_acc)]
-                        for (v_ts, v_acc), _m5 in self.t1_by_acc[v_acc].scan(
+                        _m5 = self.t2[(v_t2_ts, v_acc)]
+                        for (v_ts, v_acc), _m6 in self.t1_by_acc[v_acc].scan(
                             None, True, v_t2_ts, False
                         ):
                             _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
-                            _v = _p * _m4 * _m5
+                            _v = _p * _m5 * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -656,55 +661,57 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (_p == _ZERO or not self.t2.get((v_t2_ts, v_acc), _ZERO)):
                 continue
-            _o = t2.get((v_t2_ts, v_acc))
+            _t1 = (v_t2_ts, v_acc)
+            _o = t2.get(_t1)
             if _o is None:
-                t2[(v_t2_ts, v_acc)] = _p
+                t2[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    t2[(v_t2_ts, v_acc)] = _n
+                    t2[_t1] = _n
                 else:
-                    del t2[(v_t2_ts, v_acc)]
+                    del t2[_t1]
             _grp = t2_t2_ts_by_acc.get(v_acc)
             if _grp is None:
                 _grp = t2_t2_ts_by_acc[v_acc] = _SortedGroup()
             if not _grp.add(v_t2_ts, v_t2_ts, _p):
                 del t2_t2_ts_by_acc[v_acc]
-            _rs3 = t1_count_by_acc.get(v_acc)
-            _w1 = _rs3.range(None, True, v_t2_ts, False) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t1_count_by_acc.get(v_acc)
+            _w2 = _rs4.range(None, True, v_t2_ts, False) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_t2_ts_by_acc.get(v_acc)
                 if _grp is None:
                     _grp = n1_t2_ts_by_acc[v_acc] = _SortedGroup()
-                if not _grp.add(v_t2_ts, v_t2_ts, _d2):
+                if not _grp.add(v_t2_ts, v_t2_ts, _d3):
                     del n1_t2_ts_by_acc[v_acc]
-                _rs6 = t3_count_by_acc.get(v_acc)
-                _w4 = (
-                    _rs6.range(v_t2_ts, False, None, True)
-                    if _rs6 is not None
+                _rs7 = t3_count_by_acc.get(v_acc)
+                _w5 = (
+                    _rs7.range(v_t2_ts, False, None, True)
+                    if _rs7 is not None
                     else _ZERO
                 )
-                if _w4:
-                    _d5 = _d2 * _w4
-                    _o = n0_root.get((v_acc, v_t2_ts))
+                if _w5:
+                    _d6 = _d3 * _w5
+                    _t8 = (v_acc, v_t2_ts)
+                    _o = n0_root.get(_t8)
                     if _o is None:
-                        n0_root[(v_acc, v_t2_ts)] = _d5
+                        n0_root[_t8] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
-                            n0_root[(v_acc, v_t2_ts)] = _n
+                            n0_root[_t8] = _n
                         else:
-                            del n0_root[(v_acc, v_t2_ts)]
+                            del n0_root[_t8]
                     if pending is not None:
-                        for (v_ts, v_acc), _m7 in self.t1_by_acc[v_acc].scan(
+                        for (v_ts, v_acc), _m9 in self.t1_by_acc[v_acc].scan(
                             None, True, v_t2_ts, False
                         ):
-                            for (v_t3_ts, v_acc, v_amnt), _m8 in self.t3_by_acc[
+                            for (v_t3_ts, v_acc, v_amnt), _m10 in self.t3_by_acc[
                                 v_acc
                             ].scan(v_t2_ts, False, None, True):
                                 _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m9 * _m10
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -720,49 +727,51 @@ class View:
                 )
             ):
                 continue
+            _t1 = (v_ts, v_acc)
             _grp = t1_by_acc.get(v_acc)
             if _grp is None:
                 _grp = t1_by_acc[v_acc] = _SortedGroup()
-            if not _grp.add(v_ts, (v_ts, v_acc), _p):
+            if not _grp.add(v_ts, _t1, _p):
                 del t1_by_acc[v_acc]
             _grp = t1_count_by_acc.get(v_acc)
             if _grp is None:
                 _grp = t1_count_by_acc[v_acc] = _RangeSum()
             if not _grp.add(v_ts, _p):
                 del t1_count_by_acc[v_acc]
-            _g3 = t2_t2_ts_by_acc.get(v_acc)
-            if _g3:
-                for v_t2_ts, _w1 in _g3.scan(v_ts, False, None, True):
-                    _d2 = _p * _w1
+            _g4 = t2_t2_ts_by_acc.get(v_acc)
+            if _g4:
+                for v_t2_ts, _w2 in _g4.scan(v_ts, False, None, True):
+                    _d3 = _p * _w2
                     _grp = n1_t2_ts_by_acc.get(v_acc)
                     if _grp is None:
                         _grp = n1_t2_ts_by_acc[v_acc] = _SortedGroup()
-                    if not _grp.add(v_t2_ts, v_t2_ts, _d2):
+                    if not _grp.add(v_t2_ts, v_t2_ts, _d3):
                         del n1_t2_ts_by_acc[v_acc]
-                    _rs6 = t3_count_by_acc.get(v_acc)
-                    _w4 = (
-                        _rs6.range(v_t2_ts, False, None, True)
-                        if _rs6 is not None
+                    _rs7 = t3_count_by_acc.get(v_acc)
+                    _w5 = (
+                        _rs7.range(v_t2_ts, False, None, True)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get((v_acc, v_t2_ts))
+                    if _w5:
+                        _d6 = _d3 * _w5
+                        _t8 = (v_acc, v_t2_ts)
+                        _o = n0_root.get(_t8)
                         if _o is None:
-                            n0_root[(v_acc, v_t2_ts)] = _d5
+                            n0_root[_t8] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
-                                n0_root[(v_acc, v_t2_ts)] = _n
+                                n0_root[_t8] = _n
                             else:
-                                del n0_root[(v_acc, v_t2_ts)]
+                                del n0_root[_t8]
                         if pending is not None:
-                            _m7 = self.t2[(v_t2_ts, v_acc)]
-                            for (v_t3_ts, v_acc, v_amnt), _m8 in self.t3_by_acc[
+                            _m9 = self.t2[(v_t2_ts, v_acc)]
+                            for (v_t3_ts, v_acc, v_amnt), _m10 in self.t3_by_acc[
                                 v_acc
                             ].scan(v_t2_ts, False, None, True):
                                 _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m9 * _m10
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -790,22 +799,23 @@ class View:
             if _g3:
                 for v_t2_ts, _w1 in _g3.scan(None, True, v_t3_ts, False):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_acc, v_t2_ts))
+                    _t4 = (v_acc, v_t2_ts)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_acc, v_t2_ts)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_acc, v_t2_ts)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_acc, v_t2_ts)]
+                            del n0_root[_t4]
                     if pending is not None:
-                        _m4 = self.t2[(v_t2_ts, v_acc)]
-                        for (v_ts, v_acc), _m5 in self.t1_by_acc[v_acc].scan(
+                        _m5 = self.t2[(v_t2_ts, v_acc)]
+                        for (v_ts, v_acc), _m6 in self.t1_by_acc[v_acc].scan(
                             None, True, v_t2_ts, False
                         ):
                             _k = (v_acc, v_ts, v_t2_ts, v_t3_ts, v_amnt)
-                            _v = _p * _m4 * _m5
+                            _v = _p * _m5 * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 

@@ -131,3 +131,34 @@ def test_the_design_documents_example_is_what_explain_prints(capsys):
     program = trigger_program(plan_of("tpch/q3"))
     (customer,) = [t for t in program.triggers if t.relation == "customer"]
     assert shown == str(customer) + "\n"
+
+
+def test_a_group_of_one_entry_is_kept_inline():
+    """An index group is the pair (tuple, multiplicity) while it holds one
+    entry, a dict from its second, a pair again when deletes leave one; the
+    result and the state follow the rows, whatever the form."""
+    from dynyan.compiler import load
+
+    sql = """CREATE TABLE r (a INTEGER, b INTEGER); CREATE TABLE s (b INTEGER, c INTEGER);
+        SELECT r.a, s.c FROM r, s WHERE r.b = s.b"""
+    view = load(sql).View()
+    groups = next(
+        name
+        for name, value in vars(view).items()
+        if name.startswith("r_by_") and isinstance(value, dict)
+    )
+    view.insert("s", (1, 10))
+    view.insert("r", (5, 1))
+    assert getattr(view, groups) == {1: ((5, 1), 1)}
+    view.insert("r", (6, 1))
+    view.insert("r", (6, 1))
+    assert getattr(view, groups) == {1: {(5, 1): 1, (6, 1): 2}}
+    assert sorted(view.rows()) == [(5, 10), (6, 10), (6, 10)]
+    view.delete("r", (5, 1))
+    assert getattr(view, groups) == {1: ((6, 1), 2)}
+    view.delete("r", (6, 1))
+    assert getattr(view, groups) == {1: ((6, 1), 1)}
+    assert list(view.rows()) == [(6, 10)]
+    view.delete("r", (6, 1))
+    assert getattr(view, groups) == {}
+    assert list(view.rows()) == []

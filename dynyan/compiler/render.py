@@ -611,7 +611,9 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
                 source += f"[{tup(layout.local(s.key))}].scan({', '.join(bounds)})"
                 check = _extra_check(info.theta, lambda v: layout.var_local[v])
             else:
-                source += f"[{tup(layout.local(s.key))}].items()"
+                source = group_items(
+                    fresh("g"), f"{source}[{tup(layout.local(s.key))}]"
+                )
             loops.append(
                 {
                     "kind": "loop",
@@ -655,10 +657,22 @@ def _path_steps(
     steps: list[dict] = []
     uses: set[str] = set()
     local = layout.var_local.__getitem__
+    # A tuple of several variables is built once per update (a "let" step
+    # before its first use) and shared by every structure that keys or
+    # holds it: one object, not one per structure.
+    shared: dict[tuple[str, ...], str] = {}
 
     def key(vars_) -> str:
         uses.update(vars_)
-        return tup(layout.local(vars_))
+        if len(vars_) < 2:
+            return tup(layout.local(vars_))
+        name = shared.get(tuple(vars_))
+        if name is None:
+            name = shared[tuple(vars_)] = fresh("t")
+            steps.append(
+                {"kind": "let", "name": name, "value": tup(layout.local(vars_))}
+            )
+        return name
 
     def node_tuple(node, vars_) -> str:
         whole = node == leaf and leaf_tuple and vars_ == layout.info[node].tuple_vars
@@ -724,13 +738,18 @@ def _path_steps(
             if si.kind == "sorted":
                 source_bounds = ", ".join(_range_on(theta, theta.parent, local))
                 check = _extra_check(theta, local)
+            g = fresh("g")
             steps.append(
                 {
                     **common,
                     "kind": "loop",
-                    "g": fresh("g"),
+                    "g": g,
                     "target": tup(layout.local(si.entry)),
-                    "iter": f".scan({source_bounds})" if source_bounds else ".items()",
+                    "pairs": (
+                        f"{g}.scan({source_bounds})"
+                        if source_bounds
+                        else group_items(g)
+                    ),
                     "check": check,
                 }
             )
@@ -752,6 +771,14 @@ def _path_steps(
             }
         )
     return steps, uses
+
+
+def group_items(g: str, value: str | None = None) -> str:
+    """The (entry, payload) pairs of the index group held in `g` (assigned
+    `value` first, when given): its one pair kept inline, or a dict's items
+    (see `_entry` in the module)."""
+    held = g if value is None else f"({g} := {value})"
+    return f"(({g},) if type({held}) is tuple else {g}.items())"
 
 
 def _update_step(layout, ring, step: Update, d: str, key, node_tuple) -> dict:
@@ -1164,7 +1191,7 @@ def _count_from_index(
             return ring.count(f"self.{s.attr}.get(row, _ZERO)")
         if s.kind == "groups" and s.entry == info.tuple_vars:
             key = tup(layout.local(s.key))
-            return ring.count(f"self.{s.attr}.get({key}, _EMPTY).get(row, _ZERO)")
+            return ring.count(f"_entry(self.{s.attr}.get({key}), row, _ZERO)")
     return None
 
 
@@ -1184,13 +1211,18 @@ def _kept_count(steps: list[dict], ring: Ring) -> str | None:
     leaf's own first index (the first step of its path, before the update).
     A delete that would drive it below zero is refused; None where the leaf
     has no index of its own."""
+    lets = {s["name"]: s["value"] for s in steps if s["kind"] == "let"}
+    steps = [s for s in steps if s["kind"] != "let"]
     if not steps:
         return None
-    s = steps[0]
+    # run before the path: the tuples its steps share are not built yet
+    s = {k: lets.get(v, v) if isinstance(v, str) else v for k, v in steps[0].items()}
     index = f"self.{s['index']}"
     if s["kind"] == "flat":
         return ring.count(f"{index}.get({s['key']}, _ZERO)")
-    if s["kind"] in ("groups", "sorted"):  # _SortedGroup.get: None if absent
+    if s["kind"] == "groups":
+        return ring.count(f"_entry({index}.get({s['key']}), {s['entry']}, _ZERO)")
+    if s["kind"] == "sorted":  # _SortedGroup.get: None if absent
         return ring.count(
             f"(({index}.get({s['key']}) or _EMPTY).get({s['entry']}) or _ZERO)"
         )
@@ -1238,7 +1270,11 @@ def _lookup(layout: _Layout, ring: Ring):
         checks.append(
             {
                 "name": fresh("m"),
-                "source": f"{source}.get({target})",
+                "source": (
+                    f"_entry({source}, {target})"
+                    if s.kind == "groups" and info.root_index is None
+                    else f"{source}.get({target})"
+                ),
                 "mult": n in frontier,
                 "holds": holds,
             }
@@ -1642,6 +1678,7 @@ def render_module(
         "sums": slots["sums"],
         "having": having,
         "nan_free": _nan_free(query),
+        "inline_groups": any(x.kind == "groups" for x in layout.structures()),
         "key_params": ", ".join(key_locals),
         "key_tuple": tuple_literal(key_locals),
         "distinct": query.distinct,
@@ -1769,7 +1806,7 @@ def _runtime_source(layout, ring, expressions, relations) -> str:
 
 # Bump when the meaning of a snapshot's parts changes in a way the layout
 # description below does not show (e.g. how payloads or multisets are kept).
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2  # 2: an index group of one entry is kept inline
 _LAYOUT_PLACEHOLDER = '"<dynyan layout id>"'
 
 

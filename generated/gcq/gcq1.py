@@ -39,6 +39,20 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -255,7 +269,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "ca963736c816576f"
-    LAYOUT_ID = "58578ddca98f6533"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3300ac9cf16abe26"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -445,11 +459,17 @@ class View:
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
-                            for (v_d, v_e, v_f, v_k), _m5 in self.s_by_d_e[
-                                (v_d, v_e)
-                            ].items():
-                                for (v_g, v_h, v_i, v_t_k), _m6 in self.t_by_all[
+                        for (v_d, v_e), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_d[v_d])) is tuple
+                            else _g5.items()
+                        ):
+                            for (v_d, v_e, v_f, v_k), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.s_by_d_e[(v_d, v_e)])) is tuple
+                                else _g7.items()
+                            ):
+                                for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[
                                     ()
                                 ].scan(v_e, False, None, True):
                                     _k = (
@@ -465,7 +485,7 @@ class View:
                                         v_i,
                                         v_t_k,
                                     )
-                                    _v = _p * _m5 * _m6
+                                    _v = _p * _m6 * _m8
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -500,9 +520,21 @@ class View:
         # atom s
         if keep_s:
             _p = d
-            _grp = s_by_d_e.get((v_d, v_e))
+            _t1 = (v_d, v_e)
+            _grp = s_by_d_e.get(_t1)
             if _grp is None:
-                s_by_d_e[(v_d, v_e)] = {row: _p}
+                s_by_d_e[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_d_e[_t1] = (_grp[0], _n)
+                    else:
+                        del s_by_d_e[_t1]
+                else:
+                    s_by_d_e[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -513,55 +545,66 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del s_by_d_e[(v_d, v_e)]
+                        if len(_grp) == 1:
+                            s_by_d_e[_t1] = next(iter(_grp.items()))
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_by_all[()]
-            _rs3 = t_count_by_all.get(())
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t_count_by_all.get(())
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    n1_by_d[v_d] = {(v_d, v_e): _d2}
-                else:
-                    _o = _grp.get((v_d, v_e))
-                    if _o is None:
-                        _grp[(v_d, v_e)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d[v_d] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d, v_e)] = _n
+                            n1_by_d[v_d] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d, v_e)]
-                            if not _grp:
-                                del n1_by_d[v_d]
+                            del n1_by_d[v_d]
+                    else:
+                        n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d[v_d] = next(iter(_grp.items()))
                 _grp = n1_d_by_all.get(())
                 if _grp is None:
                     _grp = n1_d_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, v_d, _d2):
+                if not _grp.add(v_d, v_d, _d3):
                     del n1_d_by_all[()]
-                _rs6 = r_count_by_all.get(())
-                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else _ZERO
-                if _w4:
-                    _d5 = _d2 * _w4
+                _rs7 = r_count_by_all.get(())
+                _w5 = _rs7.range(None, True, v_d, False) if _rs7 is not None else _ZERO
+                if _w5:
+                    _d6 = _d3 * _w5
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d5
+                        n0_root[v_d] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_g, v_h, v_i, v_t_k), _m7 in self.t_by_all[()].scan(
+                        for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[()].scan(
                             v_e, False, None, True
                         ):
-                            for (v_a, v_b, v_c), _m8 in self.r_by_all[()].scan(
+                            for (v_a, v_b, v_c), _m9 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (
@@ -577,7 +620,7 @@ class View:
                                     v_i,
                                     v_t_k,
                                 )
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m8 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -624,48 +667,62 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
+                    _t4 = (v_d, v_e)
                     _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                        n1_by_d[v_d] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_d[v_d] = (_grp[0], _n)
+                            else:
+                                del n1_by_d[v_d]
+                        else:
+                            n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_d, v_e))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_d, v_e)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_d, v_e)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_d, v_e)]
-                                if not _grp:
-                                    del n1_by_d[v_d]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_d[v_d] = next(iter(_grp.items()))
                     _grp = n1_d_by_all.get(())
                     if _grp is None:
                         _grp = n1_d_by_all[()] = _SortedGroup()
                     if not _grp.add(v_d, v_d, _d2):
                         del n1_d_by_all[()]
-                    _rs6 = r_count_by_all.get(())
-                    _w4 = (
-                        _rs6.range(None, True, v_d, False)
-                        if _rs6 is not None
+                    _rs7 = r_count_by_all.get(())
+                    _w5 = (
+                        _rs7.range(None, True, v_d, False)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
+                    if _w5:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_d)
                         if _o is None:
-                            n0_root[v_d] = _d5
+                            n0_root[v_d] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_d] = _n
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            for (v_d, v_e, v_f, v_k), _m7 in self.s_by_d_e[
-                                (v_d, v_e)
-                            ].items():
-                                for (v_a, v_b, v_c), _m8 in self.r_by_all[()].scan(
+                            for (v_d, v_e, v_f, v_k), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.s_by_d_e[(v_d, v_e)])) is tuple
+                                else _g9.items()
+                            ):
+                                for (v_a, v_b, v_c), _m10 in self.r_by_all[()].scan(
                                     None, True, v_d, False
                                 ):
                                     _k = (
@@ -681,7 +738,7 @@ class View:
                                         v_i,
                                         v_t_k,
                                     )
-                                    _v = _p * _m7 * _m8
+                                    _v = _p * _m8 * _m10
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -759,11 +816,17 @@ class View:
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
-                            for (v_d, v_e, v_f, v_k), _m5 in self.s_by_d_e[
-                                (v_d, v_e)
-                            ].items():
-                                for (v_g, v_h, v_i, v_t_k), _m6 in self.t_by_all[
+                        for (v_d, v_e), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_d[v_d])) is tuple
+                            else _g5.items()
+                        ):
+                            for (v_d, v_e, v_f, v_k), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.s_by_d_e[(v_d, v_e)])) is tuple
+                                else _g7.items()
+                            ):
+                                for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[
                                     ()
                                 ].scan(v_e, False, None, True):
                                     _k = (
@@ -779,7 +842,7 @@ class View:
                                         v_i,
                                         v_t_k,
                                     )
-                                    _v = _p * _m5 * _m6
+                                    _v = _p * _m6 * _m8
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -835,13 +898,24 @@ class View:
             # a zero count with nonzero sums only where the key is kept (else
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
-                _p == _ZERO
-                or not ((self.s_by_d_e.get((v_d, v_e)) or _EMPTY).get(row) or _ZERO)
+                _p == _ZERO or not _entry(self.s_by_d_e.get((v_d, v_e)), row, _ZERO)
             ):
                 continue
-            _grp = s_by_d_e.get((v_d, v_e))
+            _t1 = (v_d, v_e)
+            _grp = s_by_d_e.get(_t1)
             if _grp is None:
-                s_by_d_e[(v_d, v_e)] = {row: _p}
+                s_by_d_e[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_d_e[_t1] = (_grp[0], _n)
+                    else:
+                        del s_by_d_e[_t1]
+                else:
+                    s_by_d_e[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -852,55 +926,66 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del s_by_d_e[(v_d, v_e)]
+                        if len(_grp) == 1:
+                            s_by_d_e[_t1] = next(iter(_grp.items()))
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_by_all[()]
-            _rs3 = t_count_by_all.get(())
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t_count_by_all.get(())
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    n1_by_d[v_d] = {(v_d, v_e): _d2}
-                else:
-                    _o = _grp.get((v_d, v_e))
-                    if _o is None:
-                        _grp[(v_d, v_e)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d[v_d] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d, v_e)] = _n
+                            n1_by_d[v_d] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d, v_e)]
-                            if not _grp:
-                                del n1_by_d[v_d]
+                            del n1_by_d[v_d]
+                    else:
+                        n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d[v_d] = next(iter(_grp.items()))
                 _grp = n1_d_by_all.get(())
                 if _grp is None:
                     _grp = n1_d_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, v_d, _d2):
+                if not _grp.add(v_d, v_d, _d3):
                     del n1_d_by_all[()]
-                _rs6 = r_count_by_all.get(())
-                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else _ZERO
-                if _w4:
-                    _d5 = _d2 * _w4
+                _rs7 = r_count_by_all.get(())
+                _w5 = _rs7.range(None, True, v_d, False) if _rs7 is not None else _ZERO
+                if _w5:
+                    _d6 = _d3 * _w5
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d5
+                        n0_root[v_d] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_g, v_h, v_i, v_t_k), _m7 in self.t_by_all[()].scan(
+                        for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[()].scan(
                             v_e, False, None, True
                         ):
-                            for (v_a, v_b, v_c), _m8 in self.r_by_all[()].scan(
+                            for (v_a, v_b, v_c), _m9 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (
@@ -916,7 +1001,7 @@ class View:
                                     v_i,
                                     v_t_k,
                                 )
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m8 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -987,48 +1072,62 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
+                    _t4 = (v_d, v_e)
                     _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                        n1_by_d[v_d] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_d[v_d] = (_grp[0], _n)
+                            else:
+                                del n1_by_d[v_d]
+                        else:
+                            n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_d, v_e))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_d, v_e)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_d, v_e)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_d, v_e)]
-                                if not _grp:
-                                    del n1_by_d[v_d]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_d[v_d] = next(iter(_grp.items()))
                     _grp = n1_d_by_all.get(())
                     if _grp is None:
                         _grp = n1_d_by_all[()] = _SortedGroup()
                     if not _grp.add(v_d, v_d, _d2):
                         del n1_d_by_all[()]
-                    _rs6 = r_count_by_all.get(())
-                    _w4 = (
-                        _rs6.range(None, True, v_d, False)
-                        if _rs6 is not None
+                    _rs7 = r_count_by_all.get(())
+                    _w5 = (
+                        _rs7.range(None, True, v_d, False)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
+                    if _w5:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_d)
                         if _o is None:
-                            n0_root[v_d] = _d5
+                            n0_root[v_d] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_d] = _n
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            for (v_d, v_e, v_f, v_k), _m7 in self.s_by_d_e[
-                                (v_d, v_e)
-                            ].items():
-                                for (v_a, v_b, v_c), _m8 in self.r_by_all[()].scan(
+                            for (v_d, v_e, v_f, v_k), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.s_by_d_e[(v_d, v_e)])) is tuple
+                                else _g9.items()
+                            ):
+                                for (v_a, v_b, v_c), _m10 in self.r_by_all[()].scan(
                                     None, True, v_d, False
                                 ):
                                     _k = (
@@ -1044,7 +1143,7 @@ class View:
                                         v_i,
                                         v_t_k,
                                     )
-                                    _v = _p * _m7 * _m8
+                                    _v = _p * _m8 * _m10
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1056,13 +1155,13 @@ class View:
         _g2 = self.n1_by_d.get(v_d)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d, v_e))
+        _m3 = _entry(_g2, (v_d, v_e))
         if _m3 is None:
             return None
         _g4 = self.s_by_d_e.get((v_d, v_e))
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_d, v_e, v_f, v_k))
+        _m5 = _entry(_g4, (v_d, v_e, v_f, v_k))
         if _m5 is None:
             return None
         _g6 = self.t_by_all.get(())
@@ -1087,12 +1186,18 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_d, _m1 in self.n0_root.items():
-            for (v_d, v_e), _m2 in self.n1_by_d[v_d].items():
-                for (v_d, v_e, v_f, v_k), _m3 in self.s_by_d_e[(v_d, v_e)].items():
-                    for (v_g, v_h, v_i, v_t_k), _m4 in self.t_by_all[()].scan(
+            for (v_d, v_e), _m2 in (
+                (_g3,) if type((_g3 := self.n1_by_d[v_d])) is tuple else _g3.items()
+            ):
+                for (v_d, v_e, v_f, v_k), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.s_by_d_e[(v_d, v_e)])) is tuple
+                    else _g5.items()
+                ):
+                    for (v_g, v_h, v_i, v_t_k), _m6 in self.t_by_all[()].scan(
                         v_e, False, None, True
                     ):
-                        for (v_a, v_b, v_c), _m5 in self.r_by_all[()].scan(
+                        for (v_a, v_b, v_c), _m7 in self.r_by_all[()].scan(
                             None, True, v_d, False
                         ):
                             yield (
@@ -1107,7 +1212,7 @@ class View:
                                 v_h,
                                 v_i,
                                 v_t_k,
-                            ), _m3 * _m4 * _m5
+                            ), _m4 * _m6 * _m7
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

@@ -31,6 +31,20 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -243,7 +257,7 @@ class View:
     RELATIONS = {"r": ("a", "b", "c"), "s": ("d", "e", "f", "k")}
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k")
     QUERY_ID = "86adb69a14aceca2"
-    LAYOUT_ID = "fc7c3060623dd65b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "75975eb301fc544e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -401,7 +415,18 @@ class View:
             _p = d
             _grp = r_by_a.get(v_a)
             if _grp is None:
-                r_by_a[v_a] = {row: _p}
+                r_by_a[v_a] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        r_by_a[v_a] = (_grp[0], _n)
+                    else:
+                        del r_by_a[v_a]
+                else:
+                    r_by_a[v_a] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -412,8 +437,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del r_by_a[v_a]
+                        if len(_grp) == 1:
+                            r_by_a[v_a] = next(iter(_grp.items()))
             _grp = r_a_by_all.get(())
             if _grp is None:
                 _grp = r_a_by_all[()] = _SortedGroup()
@@ -491,7 +516,11 @@ class View:
                         else:
                             del n0_root[v_a]
                     if pending is not None:
-                        for (v_a, v_b, v_c), _m4 in self.r_by_a[v_a].items():
+                        for (v_a, v_b, v_c), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.r_by_a[v_a])) is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
                             _v = _p * _m4
                             _o = pending.get(_k)
@@ -543,13 +572,22 @@ class View:
             row, v_a, v_b, v_c = _k
             # a zero count with nonzero sums only where the key is kept (else
             # it is what float sums leave of rows inserted and deleted again)
-            if not _p and (
-                _p == _ZERO or not ((self.r_by_a.get(v_a) or _EMPTY).get(row) or _ZERO)
-            ):
+            if not _p and (_p == _ZERO or not _entry(self.r_by_a.get(v_a), row, _ZERO)):
                 continue
             _grp = r_by_a.get(v_a)
             if _grp is None:
-                r_by_a[v_a] = {row: _p}
+                r_by_a[v_a] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        r_by_a[v_a] = (_grp[0], _n)
+                    else:
+                        del r_by_a[v_a]
+                else:
+                    r_by_a[v_a] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -560,8 +598,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del r_by_a[v_a]
+                        if len(_grp) == 1:
+                            r_by_a[v_a] = next(iter(_grp.items()))
             _grp = r_a_by_all.get(())
             if _grp is None:
                 _grp = r_a_by_all[()] = _SortedGroup()
@@ -663,7 +701,11 @@ class View:
                         else:
                             del n0_root[v_a]
                     if pending is not None:
-                        for (v_a, v_b, v_c), _m4 in self.r_by_a[v_a].items():
+                        for (v_a, v_b, v_c), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.r_by_a[v_a])) is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_a, v_b, v_c, v_d, v_e, v_f, v_k)
                             _v = _p * _m4
                             _o = pending.get(_k)
@@ -677,7 +719,7 @@ class View:
         _g2 = self.r_by_a.get(v_a)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_a, v_b, v_c))
+        _m3 = _entry(_g2, (v_a, v_b, v_c))
         if _m3 is None:
             return None
         _g4 = self.s_by_all.get(())
@@ -694,11 +736,13 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_a, _m1 in self.n0_root.items():
-            for (v_a, v_b, v_c), _m2 in self.r_by_a[v_a].items():
-                for (v_d, v_e, v_f, v_k), _m3 in self.s_by_all[()].scan(
+            for (v_a, v_b, v_c), _m2 in (
+                (_g3,) if type((_g3 := self.r_by_a[v_a])) is tuple else _g3.items()
+            ):
+                for (v_d, v_e, v_f, v_k), _m4 in self.s_by_all[()].scan(
                     v_a, False, None, True
                 ):
-                    yield (v_a, v_b, v_c, v_d, v_e, v_f, v_k), _m2 * _m3
+                    yield (v_a, v_b, v_c, v_d, v_e, v_f, v_k), _m2 * _m4
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

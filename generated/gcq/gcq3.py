@@ -37,6 +37,20 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -253,7 +267,7 @@ class View:
     }
     COLUMNS = ("a", "b", "c", "d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "df3f05d6339283fd"
-    LAYOUT_ID = "a9df688a52472dcc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "de7fb05d6983e0dd"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -456,8 +470,12 @@ class View:
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            for (v_d, v_e, v_f, v_k), _m7 in self.s_by_d[v_d].items():
-                                for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[
+                            for (v_d, v_e, v_f, v_k), _m7 in (
+                                (_g8,)
+                                if type((_g8 := self.s_by_d[v_d])) is tuple
+                                else _g8.items()
+                            ):
+                                for (v_g, v_h, v_i, v_t_k), _m9 in self.t_by_all[
                                     ()
                                 ].scan(v_d, False, None, True):
                                     _k = (
@@ -473,7 +491,7 @@ class View:
                                         v_i,
                                         v_t_k,
                                     )
-                                    _v = _p * _m7 * _m8
+                                    _v = _p * _m7 * _m9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -507,7 +525,18 @@ class View:
             _p = d
             _grp = s_by_d.get(v_d)
             if _grp is None:
-                s_by_d[v_d] = {row: _p}
+                s_by_d[v_d] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_d[v_d] = (_grp[0], _n)
+                    else:
+                        del s_by_d[v_d]
+                else:
+                    s_by_d[v_d] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -518,8 +547,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del s_by_d[v_d]
+                        if len(_grp) == 1:
+                            s_by_d[v_d] = next(iter(_grp.items()))
             _grp = s_d_by_all.get(())
             if _grp is None:
                 _grp = s_d_by_all[()] = _SortedGroup()
@@ -621,8 +650,12 @@ class View:
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e, v_f, v_k), _m4 in self.s_by_d[v_d].items():
-                            for (v_a, v_b, v_c), _m5 in self.r_by_all[()].scan(
+                        for (v_d, v_e, v_f, v_k), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.s_by_d[v_d])) is tuple
+                            else _g5.items()
+                        ):
+                            for (v_a, v_b, v_c), _m6 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (
@@ -638,7 +671,7 @@ class View:
                                     v_i,
                                     v_t_k,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m4 * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -731,8 +764,12 @@ class View:
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            for (v_d, v_e, v_f, v_k), _m7 in self.s_by_d[v_d].items():
-                                for (v_g, v_h, v_i, v_t_k), _m8 in self.t_by_all[
+                            for (v_d, v_e, v_f, v_k), _m7 in (
+                                (_g8,)
+                                if type((_g8 := self.s_by_d[v_d])) is tuple
+                                else _g8.items()
+                            ):
+                                for (v_g, v_h, v_i, v_t_k), _m9 in self.t_by_all[
                                     ()
                                 ].scan(v_d, False, None, True):
                                     _k = (
@@ -748,7 +785,7 @@ class View:
                                         v_i,
                                         v_t_k,
                                     )
-                                    _v = _p * _m7 * _m8
+                                    _v = _p * _m7 * _m9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -800,13 +837,22 @@ class View:
             row, v_d, v_e, v_f, v_k = _k
             # a zero count with nonzero sums only where the key is kept (else
             # it is what float sums leave of rows inserted and deleted again)
-            if not _p and (
-                _p == _ZERO or not ((self.s_by_d.get(v_d) or _EMPTY).get(row) or _ZERO)
-            ):
+            if not _p and (_p == _ZERO or not _entry(self.s_by_d.get(v_d), row, _ZERO)):
                 continue
             _grp = s_by_d.get(v_d)
             if _grp is None:
-                s_by_d[v_d] = {row: _p}
+                s_by_d[v_d] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_d[v_d] = (_grp[0], _n)
+                    else:
+                        del s_by_d[v_d]
+                else:
+                    s_by_d[v_d] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -817,8 +863,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del s_by_d[v_d]
+                        if len(_grp) == 1:
+                            s_by_d[v_d] = next(iter(_grp.items()))
             _grp = s_d_by_all.get(())
             if _grp is None:
                 _grp = s_d_by_all[()] = _SortedGroup()
@@ -944,8 +990,12 @@ class View:
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e, v_f, v_k), _m4 in self.s_by_d[v_d].items():
-                            for (v_a, v_b, v_c), _m5 in self.r_by_all[()].scan(
+                        for (v_d, v_e, v_f, v_k), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.s_by_d[v_d])) is tuple
+                            else _g5.items()
+                        ):
+                            for (v_a, v_b, v_c), _m6 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (
@@ -961,7 +1011,7 @@ class View:
                                     v_i,
                                     v_t_k,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m4 * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -973,7 +1023,7 @@ class View:
         _g2 = self.s_by_d.get(v_d)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d, v_e, v_f, v_k))
+        _m3 = _entry(_g2, (v_d, v_e, v_f, v_k))
         if _m3 is None:
             return None
         _g4 = self.r_by_all.get(())
@@ -998,11 +1048,13 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_d, _m1 in self.n0_root.items():
-            for (v_d, v_e, v_f, v_k), _m2 in self.s_by_d[v_d].items():
-                for (v_a, v_b, v_c), _m3 in self.r_by_all[()].scan(
+            for (v_d, v_e, v_f, v_k), _m2 in (
+                (_g3,) if type((_g3 := self.s_by_d[v_d])) is tuple else _g3.items()
+            ):
+                for (v_a, v_b, v_c), _m4 in self.r_by_all[()].scan(
                     None, True, v_d, False
                 ):
-                    for (v_g, v_h, v_i, v_t_k), _m4 in self.t_by_all[()].scan(
+                    for (v_g, v_h, v_i, v_t_k), _m5 in self.t_by_all[()].scan(
                         v_d, False, None, True
                     ):
                         yield (
@@ -1017,7 +1069,7 @@ class View:
                             v_h,
                             v_i,
                             v_t_k,
-                        ), _m2 * _m3 * _m4
+                        ), _m2 * _m4 * _m5
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

@@ -32,6 +32,20 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -244,7 +258,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k", "g", "h", "i", "k")
     QUERY_ID = "87937bb9d6ae1b46"
-    LAYOUT_ID = "ca5a170b5d188f43"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "64ad7bf5f267cb31"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -400,9 +414,21 @@ class View:
         # atom s
         if keep_s:
             _p = d
-            _grp = s_by_e_k.get((v_e, v_k))
+            _t1 = (v_e, v_k)
+            _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[(v_e, v_k)] = {row: _p}
+                s_by_e_k[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = (_grp[0], _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -413,32 +439,32 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del s_by_e_k[(v_e, v_k)]
+                        if len(_grp) == 1:
+                            s_by_e_k[_t1] = next(iter(_grp.items()))
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
             if not _grp.add(v_e, v_e, _p):
                 del s_e_by_k[v_k]
-            _rs3 = t_count_by_k.get(v_k)
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_e, v_k))
+            _rs4 = t_count_by_k.get(v_k)
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_e, v_k)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v_e, v_k)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_e, v_k)]
+                        del n0_root[_t1]
                 if pending is not None:
-                    for (v_g, v_h, v_i, v_k), _m4 in self.t_by_k[v_k].scan(
+                    for (v_g, v_h, v_i, v_k), _m5 in self.t_by_k[v_k].scan(
                         v_e, False, None, True
                     ):
                         _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
-                        _v = _p * _m4
+                        _v = _p * _m5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -482,21 +508,24 @@ class View:
             if _g3:
                 for v_e, _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_e, v_k))
+                    _t4 = (v_e, v_k)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_e, v_k)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_e, v_k)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_e, v_k)]
+                            del n0_root[_t4]
                     if pending is not None:
-                        for (v_d, v_e, v_f, v_k), _m4 in self.s_by_e_k[
-                            (v_e, v_k)
-                        ].items():
+                        for (v_d, v_e, v_f, v_k), _m5 in (
+                            (_g6,)
+                            if type((_g6 := self.s_by_e_k[(v_e, v_k)])) is tuple
+                            else _g6.items()
+                        ):
                             _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
-                            _v = _p * _m4
+                            _v = _p * _m5
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -547,13 +576,24 @@ class View:
             # a zero count with nonzero sums only where the key is kept (else
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
-                _p == _ZERO
-                or not ((self.s_by_e_k.get((v_e, v_k)) or _EMPTY).get(row) or _ZERO)
+                _p == _ZERO or not _entry(self.s_by_e_k.get((v_e, v_k)), row, _ZERO)
             ):
                 continue
-            _grp = s_by_e_k.get((v_e, v_k))
+            _t1 = (v_e, v_k)
+            _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[(v_e, v_k)] = {row: _p}
+                s_by_e_k[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = (_grp[0], _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -564,32 +604,32 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del s_by_e_k[(v_e, v_k)]
+                        if len(_grp) == 1:
+                            s_by_e_k[_t1] = next(iter(_grp.items()))
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
             if not _grp.add(v_e, v_e, _p):
                 del s_e_by_k[v_k]
-            _rs3 = t_count_by_k.get(v_k)
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_e, v_k))
+            _rs4 = t_count_by_k.get(v_k)
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_e, v_k)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v_e, v_k)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_e, v_k)]
+                        del n0_root[_t1]
                 if pending is not None:
-                    for (v_g, v_h, v_i, v_k), _m4 in self.t_by_k[v_k].scan(
+                    for (v_g, v_h, v_i, v_k), _m5 in self.t_by_k[v_k].scan(
                         v_e, False, None, True
                     ):
                         _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
-                        _v = _p * _m4
+                        _v = _p * _m5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -657,21 +697,24 @@ class View:
             if _g3:
                 for v_e, _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_e, v_k))
+                    _t4 = (v_e, v_k)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_e, v_k)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_e, v_k)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_e, v_k)]
+                            del n0_root[_t4]
                     if pending is not None:
-                        for (v_d, v_e, v_f, v_k), _m4 in self.s_by_e_k[
-                            (v_e, v_k)
-                        ].items():
+                        for (v_d, v_e, v_f, v_k), _m5 in (
+                            (_g6,)
+                            if type((_g6 := self.s_by_e_k[(v_e, v_k)])) is tuple
+                            else _g6.items()
+                        ):
                             _k = (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k)
-                            _v = _p * _m4
+                            _v = _p * _m5
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -683,7 +726,7 @@ class View:
         _g2 = self.s_by_e_k.get((v_e, v_k))
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d, v_e, v_f, v_k))
+        _m3 = _entry(_g2, (v_d, v_e, v_f, v_k))
         if _m3 is None:
             return None
         _g4 = self.t_by_k.get(v_k)
@@ -700,11 +743,15 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for (v_e, v_k), _m1 in self.n0_root.items():
-            for (v_d, v_e, v_f, v_k), _m2 in self.s_by_e_k[(v_e, v_k)].items():
-                for (v_g, v_h, v_i, v_k), _m3 in self.t_by_k[v_k].scan(
+            for (v_d, v_e, v_f, v_k), _m2 in (
+                (_g3,)
+                if type((_g3 := self.s_by_e_k[(v_e, v_k)])) is tuple
+                else _g3.items()
+            ):
+                for (v_g, v_h, v_i, v_k), _m4 in self.t_by_k[v_k].scan(
                     v_e, False, None, True
                 ):
-                    yield (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k), _m2 * _m3
+                    yield (v_d, v_e, v_f, v_k, v_g, v_h, v_i, v_k), _m2 * _m4
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

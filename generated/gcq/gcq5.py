@@ -30,6 +30,20 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -246,7 +260,7 @@ class View:
     }
     COLUMNS = ("a", "b", "d", "e")
     QUERY_ID = "eb1859e669db803e"
-    LAYOUT_ID = "24416c708db07c8d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f050a95ef72459ec"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -408,33 +422,38 @@ class View:
         # atom r
         if keep_r:
             _p = d
+            _t1 = (v_a, v_b)
             _grp = r_by_all.get(())
             if _grp is None:
                 _grp = r_by_all[()] = _SortedGroup()
-            if not _grp.add(v_a, (v_a, v_b), _p):
+            if not _grp.add(v_a, _t1, _p):
                 del r_by_all[()]
             _grp = r_count_by_all.get(())
             if _grp is None:
                 _grp = r_count_by_all[()] = _RangeSum()
             if not _grp.add(v_a, _p):
                 del r_count_by_all[()]
-            _g3 = n1_d_by_all.get(())
-            if _g3:
-                for v_d, _w1 in _g3.scan(v_a, False, None, True):
-                    _d2 = _p * _w1
+            _g4 = n1_d_by_all.get(())
+            if _g4:
+                for v_d, _w2 in _g4.scan(v_a, False, None, True):
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d2
+                        n0_root[v_d] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
+                        for (v_d, v_e), _m5 in (
+                            (_g6,)
+                            if type((_g6 := self.n1_by_d[v_d])) is tuple
+                            else _g6.items()
+                        ):
                             _k = (v_a, v_b, v_d, v_e)
-                            _v = _p * _m4
+                            _v = _p * _m5
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -469,54 +488,66 @@ class View:
         # atom s
         if keep_s:
             _p = d
+            _t1 = (v_d, v_e)
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_by_all[()]
-            _rs3 = t_count_by_all.get(())
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t_count_by_all.get(())
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    n1_by_d[v_d] = {(v_d, v_e): _d2}
-                else:
-                    _o = _grp.get((v_d, v_e))
-                    if _o is None:
-                        _grp[(v_d, v_e)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d[v_d] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d, v_e)] = _n
+                            n1_by_d[v_d] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d, v_e)]
-                            if not _grp:
-                                del n1_by_d[v_d]
+                            del n1_by_d[v_d]
+                    else:
+                        n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d[v_d] = next(iter(_grp.items()))
                 _grp = n1_d_by_all.get(())
                 if _grp is None:
                     _grp = n1_d_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, v_d, _d2):
+                if not _grp.add(v_d, v_d, _d3):
                     del n1_d_by_all[()]
-                _rs6 = r_count_by_all.get(())
-                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else _ZERO
-                if _w4:
-                    _d5 = _d2 * _w4
+                _rs7 = r_count_by_all.get(())
+                _w5 = _rs7.range(None, True, v_d, False) if _rs7 is not None else _ZERO
+                if _w5:
+                    _d6 = _d3 * _w5
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d5
+                        n0_root[v_d] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                        for (v_a, v_b), _m8 in self.r_by_all[()].scan(
                             None, True, v_d, False
                         ):
                             _k = (v_a, v_b, v_d, v_e)
-                            _v = _d2 * _m7
+                            _v = _d3 * _m8
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -557,49 +588,61 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
+                    _t4 = (v_d, v_e)
                     _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                        n1_by_d[v_d] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_d[v_d] = (_grp[0], _n)
+                            else:
+                                del n1_by_d[v_d]
+                        else:
+                            n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_d, v_e))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_d, v_e)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_d, v_e)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_d, v_e)]
-                                if not _grp:
-                                    del n1_by_d[v_d]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_d[v_d] = next(iter(_grp.items()))
                     _grp = n1_d_by_all.get(())
                     if _grp is None:
                         _grp = n1_d_by_all[()] = _SortedGroup()
                     if not _grp.add(v_d, v_d, _d2):
                         del n1_d_by_all[()]
-                    _rs6 = r_count_by_all.get(())
-                    _w4 = (
-                        _rs6.range(None, True, v_d, False)
-                        if _rs6 is not None
+                    _rs7 = r_count_by_all.get(())
+                    _w5 = (
+                        _rs7.range(None, True, v_d, False)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
+                    if _w5:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_d)
                         if _o is None:
-                            n0_root[v_d] = _d5
+                            n0_root[v_d] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_d] = _n
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                            for (v_a, v_b), _m8 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (v_a, v_b, v_d, v_e)
-                                _v = _d2 * _m7
+                                _v = _d2 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -654,33 +697,38 @@ class View:
                 or not ((self.r_by_all.get(()) or _EMPTY).get((v_a, v_b)) or _ZERO)
             ):
                 continue
+            _t1 = (v_a, v_b)
             _grp = r_by_all.get(())
             if _grp is None:
                 _grp = r_by_all[()] = _SortedGroup()
-            if not _grp.add(v_a, (v_a, v_b), _p):
+            if not _grp.add(v_a, _t1, _p):
                 del r_by_all[()]
             _grp = r_count_by_all.get(())
             if _grp is None:
                 _grp = r_count_by_all[()] = _RangeSum()
             if not _grp.add(v_a, _p):
                 del r_count_by_all[()]
-            _g3 = n1_d_by_all.get(())
-            if _g3:
-                for v_d, _w1 in _g3.scan(v_a, False, None, True):
-                    _d2 = _p * _w1
+            _g4 = n1_d_by_all.get(())
+            if _g4:
+                for v_d, _w2 in _g4.scan(v_a, False, None, True):
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d2
+                        n0_root[v_d] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
+                        for (v_d, v_e), _m5 in (
+                            (_g6,)
+                            if type((_g6 := self.n1_by_d[v_d])) is tuple
+                            else _g6.items()
+                        ):
                             _k = (v_a, v_b, v_d, v_e)
-                            _v = _p * _m4
+                            _v = _p * _m5
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -740,54 +788,66 @@ class View:
                 or not ((self.s_d_e_by_all.get(()) or _EMPTY).get((v_d, v_e)) or _ZERO)
             ):
                 continue
+            _t1 = (v_d, v_e)
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_by_all[()]
-            _rs3 = t_count_by_all.get(())
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t_count_by_all.get(())
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    n1_by_d[v_d] = {(v_d, v_e): _d2}
-                else:
-                    _o = _grp.get((v_d, v_e))
-                    if _o is None:
-                        _grp[(v_d, v_e)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d[v_d] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d, v_e)] = _n
+                            n1_by_d[v_d] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d, v_e)]
-                            if not _grp:
-                                del n1_by_d[v_d]
+                            del n1_by_d[v_d]
+                    else:
+                        n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d[v_d] = next(iter(_grp.items()))
                 _grp = n1_d_by_all.get(())
                 if _grp is None:
                     _grp = n1_d_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, v_d, _d2):
+                if not _grp.add(v_d, v_d, _d3):
                     del n1_d_by_all[()]
-                _rs6 = r_count_by_all.get(())
-                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else _ZERO
-                if _w4:
-                    _d5 = _d2 * _w4
+                _rs7 = r_count_by_all.get(())
+                _w5 = _rs7.range(None, True, v_d, False) if _rs7 is not None else _ZERO
+                if _w5:
+                    _d6 = _d3 * _w5
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d5
+                        n0_root[v_d] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                        for (v_a, v_b), _m8 in self.r_by_all[()].scan(
                             None, True, v_d, False
                         ):
                             _k = (v_a, v_b, v_d, v_e)
-                            _v = _d2 * _m7
+                            _v = _d3 * _m8
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -857,49 +917,61 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
+                    _t4 = (v_d, v_e)
                     _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                        n1_by_d[v_d] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_d[v_d] = (_grp[0], _n)
+                            else:
+                                del n1_by_d[v_d]
+                        else:
+                            n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_d, v_e))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_d, v_e)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_d, v_e)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_d, v_e)]
-                                if not _grp:
-                                    del n1_by_d[v_d]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_d[v_d] = next(iter(_grp.items()))
                     _grp = n1_d_by_all.get(())
                     if _grp is None:
                         _grp = n1_d_by_all[()] = _SortedGroup()
                     if not _grp.add(v_d, v_d, _d2):
                         del n1_d_by_all[()]
-                    _rs6 = r_count_by_all.get(())
-                    _w4 = (
-                        _rs6.range(None, True, v_d, False)
-                        if _rs6 is not None
+                    _rs7 = r_count_by_all.get(())
+                    _w5 = (
+                        _rs7.range(None, True, v_d, False)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
+                    if _w5:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_d)
                         if _o is None:
-                            n0_root[v_d] = _d5
+                            n0_root[v_d] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_d] = _n
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            for (v_a, v_b), _m7 in self.r_by_all[()].scan(
+                            for (v_a, v_b), _m8 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (v_a, v_b, v_d, v_e)
-                                _v = _d2 * _m7
+                                _v = _d2 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -911,7 +983,7 @@ class View:
         _g2 = self.n1_by_d.get(v_d)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d, v_e))
+        _m3 = _entry(_g2, (v_d, v_e))
         if _m3 is None:
             return None
         _g4 = self.r_by_all.get(())
@@ -928,9 +1000,11 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_d, _m1 in self.n0_root.items():
-            for (v_d, v_e), _m2 in self.n1_by_d[v_d].items():
-                for (v_a, v_b), _m3 in self.r_by_all[()].scan(None, True, v_d, False):
-                    yield (v_a, v_b, v_d, v_e), _m2 * _m3
+            for (v_d, v_e), _m2 in (
+                (_g3,) if type((_g3 := self.n1_by_d[v_d])) is tuple else _g3.items()
+            ):
+                for (v_a, v_b), _m4 in self.r_by_all[()].scan(None, True, v_d, False):
+                    yield (v_a, v_b, v_d, v_e), _m2 * _m4
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

@@ -240,7 +240,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "e", "f", "k")
     QUERY_ID = "74c76a978541f8be"
-    LAYOUT_ID = "8f1a3c940530caeb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5a911504f7411ec8"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -391,27 +391,29 @@ class View:
         # atom s
         if keep_s:
             _p = d
+            _t1 = (v_d, v_e, v_f)
             _grp = s_d_e_f_by_k.get(v_k)
             if _grp is None:
                 _grp = s_d_e_f_by_k[v_k] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e, v_f), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_f_by_k[v_k]
-            _rs3 = t_count_by_k.get(v_k)
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_d, v_e, v_f, v_k))
+            _rs4 = t_count_by_k.get(v_k)
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
+                _t5 = (v_d, v_e, v_f, v_k)
+                _o = n0_root.get(_t5)
                 if _o is None:
-                    n0_root[(v_d, v_e, v_f, v_k)] = _d2
+                    n0_root[_t5] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v_d, v_e, v_f, v_k)] = _n
+                        n0_root[_t5] = _n
                     else:
-                        del n0_root[(v_d, v_e, v_f, v_k)]
+                        del n0_root[_t5]
                 if pending is not None:
                     _k = (v_d, v_e, v_f, v_k)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -450,15 +452,16 @@ class View:
             if _g3:
                 for (v_d, v_e, v_f), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_d, v_e, v_f, v_k))
+                    _t4 = (v_d, v_e, v_f, v_k)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_d, v_e, v_f, v_k)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_d, v_e, v_f, v_k)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_d, v_e, v_f, v_k)]
+                            del n0_root[_t4]
                     if pending is not None:
                         _k = (v_d, v_e, v_f, v_k)
                         _v = _d2
@@ -517,27 +520,29 @@ class View:
                 )
             ):
                 continue
+            _t1 = (v_d, v_e, v_f)
             _grp = s_d_e_f_by_k.get(v_k)
             if _grp is None:
                 _grp = s_d_e_f_by_k[v_k] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e, v_f), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_f_by_k[v_k]
-            _rs3 = t_count_by_k.get(v_k)
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_d, v_e, v_f, v_k))
+            _rs4 = t_count_by_k.get(v_k)
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
+                _t5 = (v_d, v_e, v_f, v_k)
+                _o = n0_root.get(_t5)
                 if _o is None:
-                    n0_root[(v_d, v_e, v_f, v_k)] = _d2
+                    n0_root[_t5] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v_d, v_e, v_f, v_k)] = _n
+                        n0_root[_t5] = _n
                     else:
-                        del n0_root[(v_d, v_e, v_f, v_k)]
+                        del n0_root[_t5]
                 if pending is not None:
                     _k = (v_d, v_e, v_f, v_k)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -605,15 +610,16 @@ class View:
             if _g3:
                 for (v_d, v_e, v_f), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_d, v_e, v_f, v_k))
+                    _t4 = (v_d, v_e, v_f, v_k)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_d, v_e, v_f, v_k)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_d, v_e, v_f, v_k)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_d, v_e, v_f, v_k)]
+                            del n0_root[_t4]
                     if pending is not None:
                         _k = (v_d, v_e, v_f, v_k)
                         _v = _d2

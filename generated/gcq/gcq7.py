@@ -29,6 +29,20 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -245,7 +259,7 @@ class View:
     }
     COLUMNS = ("a", "g")
     QUERY_ID = "f3c1ffb7903eafc3"
-    LAYOUT_ID = "caec593fc9a02840"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "92c3dbec5c9a128b"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -439,13 +453,17 @@ class View:
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
-                            _m5 = self.s[(v_d, v_e)]
-                            for v_g, _m6 in self.t_by_all[()].scan(
+                        for (v_d, v_e), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_d[v_d])) is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.s[(v_d, v_e)]
+                            for v_g, _m7 in self.t_by_all[()].scan(
                                 v_e, False, None, True
                             ):
                                 _k = (v_a, v_g)
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m6 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -481,64 +499,76 @@ class View:
         # atom s
         if keep_s:
             _p = d
-            _o = s.get((v_d, v_e))
+            _t1 = (v_d, v_e)
+            _o = s.get(_t1)
             if _o is None:
-                s[(v_d, v_e)] = _p
+                s[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    s[(v_d, v_e)] = _n
+                    s[_t1] = _n
                 else:
-                    del s[(v_d, v_e)]
+                    del s[_t1]
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_by_all[()]
-            _rs3 = t_count_by_all.get(())
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t_count_by_all.get(())
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    n1_by_d[v_d] = {(v_d, v_e): _d2}
-                else:
-                    _o = _grp.get((v_d, v_e))
-                    if _o is None:
-                        _grp[(v_d, v_e)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d[v_d] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d, v_e)] = _n
+                            n1_by_d[v_d] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d, v_e)]
-                            if not _grp:
-                                del n1_by_d[v_d]
+                            del n1_by_d[v_d]
+                    else:
+                        n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d[v_d] = next(iter(_grp.items()))
                 _grp = n1_d_by_all.get(())
                 if _grp is None:
                     _grp = n1_d_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, v_d, _d2):
+                if not _grp.add(v_d, v_d, _d3):
                     del n1_d_by_all[()]
-                _rs6 = r_count_by_all.get(())
-                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else _ZERO
-                if _w4:
-                    _d5 = _d2 * _w4
+                _rs7 = r_count_by_all.get(())
+                _w5 = _rs7.range(None, True, v_d, False) if _rs7 is not None else _ZERO
+                if _w5:
+                    _d6 = _d3 * _w5
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d5
+                        n0_root[v_d] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for v_g, _m7 in self.t_by_all[()].scan(v_e, False, None, True):
-                            for v_a, _m8 in self.r_by_all[()].scan(
+                        for v_g, _m8 in self.t_by_all[()].scan(v_e, False, None, True):
+                            for v_a, _m9 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (v_a, v_g)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m8 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -585,50 +615,62 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
+                    _t4 = (v_d, v_e)
                     _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                        n1_by_d[v_d] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_d[v_d] = (_grp[0], _n)
+                            else:
+                                del n1_by_d[v_d]
+                        else:
+                            n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_d, v_e))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_d, v_e)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_d, v_e)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_d, v_e)]
-                                if not _grp:
-                                    del n1_by_d[v_d]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_d[v_d] = next(iter(_grp.items()))
                     _grp = n1_d_by_all.get(())
                     if _grp is None:
                         _grp = n1_d_by_all[()] = _SortedGroup()
                     if not _grp.add(v_d, v_d, _d2):
                         del n1_d_by_all[()]
-                    _rs6 = r_count_by_all.get(())
-                    _w4 = (
-                        _rs6.range(None, True, v_d, False)
-                        if _rs6 is not None
+                    _rs7 = r_count_by_all.get(())
+                    _w5 = (
+                        _rs7.range(None, True, v_d, False)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
+                    if _w5:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_d)
                         if _o is None:
-                            n0_root[v_d] = _d5
+                            n0_root[v_d] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_d] = _n
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            _m7 = self.s[(v_d, v_e)]
-                            for v_a, _m8 in self.r_by_all[()].scan(
+                            _m8 = self.s[(v_d, v_e)]
+                            for v_a, _m9 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (v_a, v_g)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m8 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -706,13 +748,17 @@ class View:
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for (v_d, v_e), _m4 in self.n1_by_d[v_d].items():
-                            _m5 = self.s[(v_d, v_e)]
-                            for v_g, _m6 in self.t_by_all[()].scan(
+                        for (v_d, v_e), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_d[v_d])) is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.s[(v_d, v_e)]
+                            for v_g, _m7 in self.t_by_all[()].scan(
                                 v_e, False, None, True
                             ):
                                 _k = (v_a, v_g)
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m6 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -770,64 +816,76 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (_p == _ZERO or not self.s.get((v_d, v_e), _ZERO)):
                 continue
-            _o = s.get((v_d, v_e))
+            _t1 = (v_d, v_e)
+            _o = s.get(_t1)
             if _o is None:
-                s[(v_d, v_e)] = _p
+                s[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    s[(v_d, v_e)] = _n
+                    s[_t1] = _n
                 else:
-                    del s[(v_d, v_e)]
+                    del s[_t1]
             _grp = s_d_e_by_all.get(())
             if _grp is None:
                 _grp = s_d_e_by_all[()] = _SortedGroup()
-            if not _grp.add(v_e, (v_d, v_e), _p):
+            if not _grp.add(v_e, _t1, _p):
                 del s_d_e_by_all[()]
-            _rs3 = t_count_by_all.get(())
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
+            _rs4 = t_count_by_all.get(())
+            _w2 = _rs4.range(v_e, False, None, True) if _rs4 is not None else _ZERO
+            if _w2:
+                _d3 = _p * _w2
                 _grp = n1_by_d.get(v_d)
                 if _grp is None:
-                    n1_by_d[v_d] = {(v_d, v_e): _d2}
-                else:
-                    _o = _grp.get((v_d, v_e))
-                    if _o is None:
-                        _grp[(v_d, v_e)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d[v_d] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d, v_e)] = _n
+                            n1_by_d[v_d] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d, v_e)]
-                            if not _grp:
-                                del n1_by_d[v_d]
+                            del n1_by_d[v_d]
+                    else:
+                        n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d[v_d] = next(iter(_grp.items()))
                 _grp = n1_d_by_all.get(())
                 if _grp is None:
                     _grp = n1_d_by_all[()] = _SortedGroup()
-                if not _grp.add(v_d, v_d, _d2):
+                if not _grp.add(v_d, v_d, _d3):
                     del n1_d_by_all[()]
-                _rs6 = r_count_by_all.get(())
-                _w4 = _rs6.range(None, True, v_d, False) if _rs6 is not None else _ZERO
-                if _w4:
-                    _d5 = _d2 * _w4
+                _rs7 = r_count_by_all.get(())
+                _w5 = _rs7.range(None, True, v_d, False) if _rs7 is not None else _ZERO
+                if _w5:
+                    _d6 = _d3 * _w5
                     _o = n0_root.get(v_d)
                     if _o is None:
-                        n0_root[v_d] = _d5
+                        n0_root[v_d] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d] = _n
                         else:
                             del n0_root[v_d]
                     if pending is not None:
-                        for v_g, _m7 in self.t_by_all[()].scan(v_e, False, None, True):
-                            for v_a, _m8 in self.r_by_all[()].scan(
+                        for v_g, _m8 in self.t_by_all[()].scan(v_e, False, None, True):
+                            for v_a, _m9 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (v_a, v_g)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m8 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -898,50 +956,62 @@ class View:
             if _g3:
                 for (v_d, v_e), _w1 in _g3.scan(None, True, v_g, False):
                     _d2 = _p * _w1
+                    _t4 = (v_d, v_e)
                     _grp = n1_by_d.get(v_d)
                     if _grp is None:
-                        n1_by_d[v_d] = {(v_d, v_e): _d2}
+                        n1_by_d[v_d] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_d[v_d] = (_grp[0], _n)
+                            else:
+                                del n1_by_d[v_d]
+                        else:
+                            n1_by_d[v_d] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_d, v_e))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_d, v_e)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_d, v_e)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_d, v_e)]
-                                if not _grp:
-                                    del n1_by_d[v_d]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_d[v_d] = next(iter(_grp.items()))
                     _grp = n1_d_by_all.get(())
                     if _grp is None:
                         _grp = n1_d_by_all[()] = _SortedGroup()
                     if not _grp.add(v_d, v_d, _d2):
                         del n1_d_by_all[()]
-                    _rs6 = r_count_by_all.get(())
-                    _w4 = (
-                        _rs6.range(None, True, v_d, False)
-                        if _rs6 is not None
+                    _rs7 = r_count_by_all.get(())
+                    _w5 = (
+                        _rs7.range(None, True, v_d, False)
+                        if _rs7 is not None
                         else _ZERO
                     )
-                    if _w4:
-                        _d5 = _d2 * _w4
+                    if _w5:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_d)
                         if _o is None:
-                            n0_root[v_d] = _d5
+                            n0_root[v_d] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_d] = _n
                             else:
                                 del n0_root[v_d]
                         if pending is not None:
-                            _m7 = self.s[(v_d, v_e)]
-                            for v_a, _m8 in self.r_by_all[()].scan(
+                            _m8 = self.s[(v_d, v_e)]
+                            for v_a, _m9 in self.r_by_all[()].scan(
                                 None, True, v_d, False
                             ):
                                 _k = (v_a, v_g)
-                                _v = _p * _m7 * _m8
+                                _v = _p * _m8 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -953,7 +1023,7 @@ class View:
         _g2 = self.n1_by_d.get(v_d)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d, v_e))
+        _m3 = _entry(_g2, (v_d, v_e))
         if _m3 is None:
             return None
         _m4 = self.s.get((v_d, v_e))

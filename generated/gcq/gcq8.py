@@ -26,6 +26,20 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -238,7 +252,7 @@ class View:
     RELATIONS = {"s": ("d", "e", "f", "k"), "t": ("g", "h", "i", "k")}
     COLUMNS = ("d", "g")
     QUERY_ID = "dbc2a4e39443017a"
-    LAYOUT_ID = "b5e1478f1f622a2a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5c5ce95fec726472"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -398,45 +412,58 @@ class View:
         # atom s
         if keep_s:
             _p = d
-            _grp = s_by_e_k.get((v_e, v_k))
+            _t1 = (v_e, v_k)
+            _t2 = (v_d, v_e, v_k)
+            _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[(v_e, v_k)] = {(v_d, v_e, v_k): _p}
+                s_by_e_k[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = (_grp[0], _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_d, v_e, v_k))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_d, v_e, v_k)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_d, v_e, v_k)] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[(v_d, v_e, v_k)]
-                        if not _grp:
-                            del s_by_e_k[(v_e, v_k)]
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            s_by_e_k[_t1] = next(iter(_grp.items()))
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
             if not _grp.add(v_e, v_e, _p):
                 del s_e_by_k[v_k]
-            _rs3 = t_count_by_k.get(v_k)
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_e, v_k))
+            _rs5 = t_count_by_k.get(v_k)
+            _w3 = _rs5.range(v_e, False, None, True) if _rs5 is not None else _ZERO
+            if _w3:
+                _d4 = _p * _w3
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_e, v_k)] = _d2
+                    n0_root[_t1] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
-                        n0_root[(v_e, v_k)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_e, v_k)]
+                        del n0_root[_t1]
                 if pending is not None:
-                    for (v_g, v_k), _m4 in self.t_by_k[v_k].scan(
+                    for (v_g, v_k), _m6 in self.t_by_k[v_k].scan(
                         v_e, False, None, True
                     ):
                         _k = (v_d, v_g)
-                        _v = _p * _m4
+                        _v = _p * _m6
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -467,33 +494,39 @@ class View:
         # atom t
         if keep_t:
             _p = d
+            _t1 = (v_g, v_k)
             _grp = t_by_k.get(v_k)
             if _grp is None:
                 _grp = t_by_k[v_k] = _SortedGroup()
-            if not _grp.add(v_g, (v_g, v_k), _p):
+            if not _grp.add(v_g, _t1, _p):
                 del t_by_k[v_k]
             _grp = t_count_by_k.get(v_k)
             if _grp is None:
                 _grp = t_count_by_k[v_k] = _RangeSum()
             if not _grp.add(v_g, _p):
                 del t_count_by_k[v_k]
-            _g3 = s_e_by_k.get(v_k)
-            if _g3:
-                for v_e, _w1 in _g3.scan(None, True, v_g, False):
-                    _d2 = _p * _w1
-                    _o = n0_root.get((v_e, v_k))
+            _g4 = s_e_by_k.get(v_k)
+            if _g4:
+                for v_e, _w2 in _g4.scan(None, True, v_g, False):
+                    _d3 = _p * _w2
+                    _t5 = (v_e, v_k)
+                    _o = n0_root.get(_t5)
                     if _o is None:
-                        n0_root[(v_e, v_k)] = _d2
+                        n0_root[_t5] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
-                            n0_root[(v_e, v_k)] = _n
+                            n0_root[_t5] = _n
                         else:
-                            del n0_root[(v_e, v_k)]
+                            del n0_root[_t5]
                     if pending is not None:
-                        for (v_d, v_e, v_k), _m4 in self.s_by_e_k[(v_e, v_k)].items():
+                        for (v_d, v_e, v_k), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.s_by_e_k[(v_e, v_k)])) is tuple
+                            else _g7.items()
+                        ):
                             _k = (v_d, v_g)
-                            _v = _p * _m4
+                            _v = _p * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -545,51 +578,61 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.s_by_e_k.get((v_e, v_k)) or _EMPTY).get((v_d, v_e, v_k))
-                    or _ZERO
-                )
+                or not _entry(self.s_by_e_k.get((v_e, v_k)), (v_d, v_e, v_k), _ZERO)
             ):
                 continue
-            _grp = s_by_e_k.get((v_e, v_k))
+            _t1 = (v_e, v_k)
+            _t2 = (v_d, v_e, v_k)
+            _grp = s_by_e_k.get(_t1)
             if _grp is None:
-                s_by_e_k[(v_e, v_k)] = {(v_d, v_e, v_k): _p}
+                s_by_e_k[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        s_by_e_k[_t1] = (_grp[0], _n)
+                    else:
+                        del s_by_e_k[_t1]
+                else:
+                    s_by_e_k[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_d, v_e, v_k))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_d, v_e, v_k)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_d, v_e, v_k)] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[(v_d, v_e, v_k)]
-                        if not _grp:
-                            del s_by_e_k[(v_e, v_k)]
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            s_by_e_k[_t1] = next(iter(_grp.items()))
             _grp = s_e_by_k.get(v_k)
             if _grp is None:
                 _grp = s_e_by_k[v_k] = _SortedGroup()
             if not _grp.add(v_e, v_e, _p):
                 del s_e_by_k[v_k]
-            _rs3 = t_count_by_k.get(v_k)
-            _w1 = _rs3.range(v_e, False, None, True) if _rs3 is not None else _ZERO
-            if _w1:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_e, v_k))
+            _rs5 = t_count_by_k.get(v_k)
+            _w3 = _rs5.range(v_e, False, None, True) if _rs5 is not None else _ZERO
+            if _w3:
+                _d4 = _p * _w3
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_e, v_k)] = _d2
+                    n0_root[_t1] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
-                        n0_root[(v_e, v_k)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_e, v_k)]
+                        del n0_root[_t1]
                 if pending is not None:
-                    for (v_g, v_k), _m4 in self.t_by_k[v_k].scan(
+                    for (v_g, v_k), _m6 in self.t_by_k[v_k].scan(
                         v_e, False, None, True
                     ):
                         _k = (v_d, v_g)
-                        _v = _p * _m4
+                        _v = _p * _m6
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -645,33 +688,39 @@ class View:
                 or not ((self.t_by_k.get(v_k) or _EMPTY).get((v_g, v_k)) or _ZERO)
             ):
                 continue
+            _t1 = (v_g, v_k)
             _grp = t_by_k.get(v_k)
             if _grp is None:
                 _grp = t_by_k[v_k] = _SortedGroup()
-            if not _grp.add(v_g, (v_g, v_k), _p):
+            if not _grp.add(v_g, _t1, _p):
                 del t_by_k[v_k]
             _grp = t_count_by_k.get(v_k)
             if _grp is None:
                 _grp = t_count_by_k[v_k] = _RangeSum()
             if not _grp.add(v_g, _p):
                 del t_count_by_k[v_k]
-            _g3 = s_e_by_k.get(v_k)
-            if _g3:
-                for v_e, _w1 in _g3.scan(None, True, v_g, False):
-                    _d2 = _p * _w1
-                    _o = n0_root.get((v_e, v_k))
+            _g4 = s_e_by_k.get(v_k)
+            if _g4:
+                for v_e, _w2 in _g4.scan(None, True, v_g, False):
+                    _d3 = _p * _w2
+                    _t5 = (v_e, v_k)
+                    _o = n0_root.get(_t5)
                     if _o is None:
-                        n0_root[(v_e, v_k)] = _d2
+                        n0_root[_t5] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
-                            n0_root[(v_e, v_k)] = _n
+                            n0_root[_t5] = _n
                         else:
-                            del n0_root[(v_e, v_k)]
+                            del n0_root[_t5]
                     if pending is not None:
-                        for (v_d, v_e, v_k), _m4 in self.s_by_e_k[(v_e, v_k)].items():
+                        for (v_d, v_e, v_k), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.s_by_e_k[(v_e, v_k)])) is tuple
+                            else _g7.items()
+                        ):
                             _k = (v_d, v_g)
-                            _v = _p * _m4
+                            _v = _p * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -683,7 +732,7 @@ class View:
         _g2 = self.s_by_e_k.get((v_e, v_k))
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d, v_e, v_k))
+        _m3 = _entry(_g2, (v_d, v_e, v_k))
         if _m3 is None:
             return None
         _g4 = self.t_by_k.get(v_k)

@@ -98,6 +98,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -293,7 +307,7 @@ class View:
         "i_product_name",
     )
     QUERY_ID = "dd2e5b1450c4e408"
-    LAYOUT_ID = "171e3b43d8ca8736"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "513742376db7e41d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -475,8 +489,7 @@ class View:
             raise _null_error("date_dim", row, ((0, "d_date_sk"), (1, "d_date_id")))
         if (
             d < 0
-            and self.date_dim_by_d_date_sk.get(v_d_date_sk, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.date_dim_by_d_date_sk.get(v_d_date_sk), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("date_dim", row))
         pending = self._pending
@@ -488,7 +501,18 @@ class View:
         _p = d
         _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
         if _grp is None:
-            date_dim_by_d_date_sk[v_d_date_sk] = {row: _p}
+            date_dim_by_d_date_sk[v_d_date_sk] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    date_dim_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                else:
+                    del date_dim_by_d_date_sk[v_d_date_sk]
+            else:
+                date_dim_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -499,8 +523,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del date_dim_by_d_date_sk[v_d_date_sk]
+                    if len(_grp) == 1:
+                        date_dim_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
         _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
         if _o is None:
             date_dim_count_by_d_date_sk[v_d_date_sk] = _p
@@ -523,9 +547,11 @@ class View:
                 else:
                     del n0_root[v_d_date_sk]
             if pending is not None:
-                for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
-                    v_d_date_sk
-                ].items():
+                for (v_d_date_sk, v_ss_item_sk), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.n1_by_d_date_sk[v_d_date_sk])) is tuple
+                    else _g4.items()
+                ):
                     for (
                         v_d_date_sk,
                         v_ss_sold_time_sk,
@@ -550,9 +576,18 @@ class View:
                         v_ss_net_paid,
                         v_ss_net_paid_inc_tax,
                         v_ss_net_profit,
-                    ), _m4 in self.store_sales_by_d_date_sk_ss_item_sk[
-                        (v_d_date_sk, v_ss_item_sk)
-                    ].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type(
+                            (
+                                _g6 := self.store_sales_by_d_date_sk_ss_item_sk[
+                                    (v_d_date_sk, v_ss_item_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g6.items()
+                    ):
                         for (
                             v_ss_item_sk,
                             v_i_item_id,
@@ -576,7 +611,12 @@ class View:
                             v_i_container,
                             v_i_manager_id,
                             v_i_product_name,
-                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (
                                 v_d_date_sk,
                                 v_d_date_id,
@@ -652,7 +692,7 @@ class View:
                                 v_i_manager_id,
                                 v_i_product_name,
                             )
-                            _v = _p * _m4 * _m5
+                            _v = _p * _m5 * _m7
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -711,11 +751,24 @@ class View:
         # atom store_sales
         if keep_store_sales:
             _p = d
-            _grp = store_sales_by_d_date_sk_ss_item_sk.get((v_d_date_sk, v_ss_item_sk))
+            _t1 = (v_d_date_sk, v_ss_item_sk)
+            _grp = store_sales_by_d_date_sk_ss_item_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_item_sk[(v_d_date_sk, v_ss_item_sk)] = {
-                    row: _p
-                }
+                store_sales_by_d_date_sk_ss_item_sk[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_item_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del store_sales_by_d_date_sk_ss_item_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_item_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -726,13 +779,30 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del store_sales_by_d_date_sk_ss_item_sk[
-                                (v_d_date_sk, v_ss_item_sk)
-                            ]
+                        if len(_grp) == 1:
+                            store_sales_by_d_date_sk_ss_item_sk[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {v_d_date_sk: _p}
+                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (v_d_date_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_d_date_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_d_date_sk)
                 if _o is None:
@@ -743,43 +813,56 @@ class View:
                         _grp[v_d_date_sk] = _n
                     else:
                         del _grp[v_d_date_sk]
-                        if not _grp:
-                            del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
-            _w1 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
-                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
-                else:
-                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
-                    if _o is None:
-                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d_date_sk[v_d_date_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                            n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d_date_sk, v_ss_item_sk)]
-                            if not _grp:
-                                del n1_by_d_date_sk[v_d_date_sk]
+                            del n1_by_d_date_sk[v_d_date_sk]
+                    else:
+                        n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                 if _o is None:
-                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
-                _w3 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
-                        n0_root[v_d_date_sk] = _d4
+                        n0_root[v_d_date_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_d_date_sk] = _n
                         else:
@@ -808,7 +891,12 @@ class View:
                             v_i_container,
                             v_i_manager_id,
                             v_i_product_name,
-                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_d_date_sk,
                                 v_d_date_id,
@@ -838,7 +926,14 @@ class View:
                                 v_d_current_month,
                                 v_d_current_quarter,
                                 v_d_current_year,
-                            ), _m6 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.date_dim_by_d_date_sk[v_d_date_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (
                                     v_d_date_sk,
                                     v_d_date_id,
@@ -914,7 +1009,7 @@ class View:
                                     v_i_manager_id,
                                     v_i_product_name,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m6 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -952,8 +1047,7 @@ class View:
             raise _null_error("item", row, ((0, "i_item_sk"), (1, "i_item_id")))
         if (
             d < 0
-            and self.item_by_ss_item_sk.get(v_ss_item_sk, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.item_by_ss_item_sk.get(v_ss_item_sk), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("item", row))
         pending = self._pending
@@ -968,7 +1062,18 @@ class View:
         _p = d
         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
         if _grp is None:
-            item_by_ss_item_sk[v_ss_item_sk] = {row: _p}
+            item_by_ss_item_sk[v_ss_item_sk] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                else:
+                    del item_by_ss_item_sk[v_ss_item_sk]
+            else:
+                item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -979,8 +1084,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del item_by_ss_item_sk[v_ss_item_sk]
+                    if len(_grp) == 1:
+                        item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
         if _o is None:
             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -992,23 +1097,35 @@ class View:
                 del item_count_by_ss_item_sk[v_ss_item_sk]
         _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
         if _g3:
-            for v_d_date_sk, _w1 in _g3.items():
+            for v_d_date_sk, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = _p * _w1
+                _t4 = (v_d_date_sk, v_ss_item_sk)
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
-                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
+                    n1_by_d_date_sk[v_d_date_sk] = (_t4, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d2
+                        if _n:
+                            n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                        else:
+                            del n1_by_d_date_sk[v_d_date_sk]
+                    else:
+                        n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d2}
                 else:
-                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
+                        _grp[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[(v_d_date_sk, v_ss_item_sk)]
-                            if not _grp:
-                                del n1_by_d_date_sk[v_d_date_sk]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n1_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                 if _o is None:
                     n1_count_by_d_date_sk[v_d_date_sk] = _d2
@@ -1018,14 +1135,14 @@ class View:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
-                _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
+                _w5 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w5 is not None:
+                    _d6 = _d2 * _w5
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
-                        n0_root[v_d_date_sk] = _d5
+                        n0_root[v_d_date_sk] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d_date_sk] = _n
                         else:
@@ -1055,9 +1172,18 @@ class View:
                             v_ss_net_paid,
                             v_ss_net_paid_inc_tax,
                             v_ss_net_profit,
-                        ), _m6 in self.store_sales_by_d_date_sk_ss_item_sk[
-                            (v_d_date_sk, v_ss_item_sk)
-                        ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.store_sales_by_d_date_sk_ss_item_sk[
+                                        (v_d_date_sk, v_ss_item_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_d_date_sk,
                                 v_d_date_id,
@@ -1087,7 +1213,14 @@ class View:
                                 v_d_current_month,
                                 v_d_current_quarter,
                                 v_d_current_year,
-                            ), _m7 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (_g10 := self.date_dim_by_d_date_sk[v_d_date_sk])
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_d_date_sk,
                                     v_d_date_id,
@@ -1163,7 +1296,7 @@ class View:
                                     v_i_manager_id,
                                     v_i_product_name,
                                 )
-                                _v = _p * _m6 * _m7
+                                _v = _p * _m7 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1251,7 +1384,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.date_dim_by_d_date_sk.get(v_d_date_sk, _EMPTY).get(row, _ZERO)
+                _entry(self.date_dim_by_d_date_sk.get(v_d_date_sk), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -1300,15 +1433,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.date_dim_by_d_date_sk.get(v_d_date_sk) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.date_dim_by_d_date_sk.get(v_d_date_sk), row, _ZERO)
             ):
                 continue
             _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                date_dim_by_d_date_sk[v_d_date_sk] = {row: _p}
+                date_dim_by_d_date_sk[v_d_date_sk] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        date_dim_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_d_date_sk[v_d_date_sk]
+                else:
+                    date_dim_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1319,8 +1460,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del date_dim_by_d_date_sk[v_d_date_sk]
+                        if len(_grp) == 1:
+                            date_dim_by_d_date_sk[v_d_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
             if _o is None:
                 date_dim_count_by_d_date_sk[v_d_date_sk] = _p
@@ -1343,9 +1486,11 @@ class View:
                     else:
                         del n0_root[v_d_date_sk]
                 if pending is not None:
-                    for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
-                        v_d_date_sk
-                    ].items():
+                    for (v_d_date_sk, v_ss_item_sk), _m3 in (
+                        (_g4,)
+                        if type((_g4 := self.n1_by_d_date_sk[v_d_date_sk])) is tuple
+                        else _g4.items()
+                    ):
                         for (
                             v_d_date_sk,
                             v_ss_sold_time_sk,
@@ -1370,9 +1515,18 @@ class View:
                             v_ss_net_paid,
                             v_ss_net_paid_inc_tax,
                             v_ss_net_profit,
-                        ), _m4 in self.store_sales_by_d_date_sk_ss_item_sk[
-                            (v_d_date_sk, v_ss_item_sk)
-                        ].items():
+                        ), _m5 in (
+                            (_g6,)
+                            if type(
+                                (
+                                    _g6 := self.store_sales_by_d_date_sk_ss_item_sk[
+                                        (v_d_date_sk, v_ss_item_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g6.items()
+                        ):
                             for (
                                 v_ss_item_sk,
                                 v_i_item_id,
@@ -1396,7 +1550,12 @@ class View:
                                 v_i_container,
                                 v_i_manager_id,
                                 v_i_product_name,
-                            ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                            ), _m7 in (
+                                (_g8,)
+                                if type((_g8 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_d_date_sk,
                                     v_d_date_id,
@@ -1472,7 +1631,7 @@ class View:
                                     v_i_manager_id,
                                     v_i_product_name,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m5 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1603,22 +1762,33 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_by_d_date_sk_ss_item_sk.get(
-                            (v_d_date_sk, v_ss_item_sk)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_by_d_date_sk_ss_item_sk.get(
+                        (v_d_date_sk, v_ss_item_sk)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = store_sales_by_d_date_sk_ss_item_sk.get((v_d_date_sk, v_ss_item_sk))
+            _t1 = (v_d_date_sk, v_ss_item_sk)
+            _grp = store_sales_by_d_date_sk_ss_item_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_item_sk[(v_d_date_sk, v_ss_item_sk)] = {
-                    row: _p
-                }
+                store_sales_by_d_date_sk_ss_item_sk[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_item_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del store_sales_by_d_date_sk_ss_item_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_item_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1629,13 +1799,30 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del store_sales_by_d_date_sk_ss_item_sk[
-                                (v_d_date_sk, v_ss_item_sk)
-                            ]
+                        if len(_grp) == 1:
+                            store_sales_by_d_date_sk_ss_item_sk[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {v_d_date_sk: _p}
+                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (v_d_date_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_d_date_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_d_date_sk)
                 if _o is None:
@@ -1646,43 +1833,56 @@ class View:
                         _grp[v_d_date_sk] = _n
                     else:
                         del _grp[v_d_date_sk]
-                        if not _grp:
-                            del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
-            _w1 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
-                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
-                else:
-                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
-                    if _o is None:
-                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d_date_sk[v_d_date_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                            n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d_date_sk, v_ss_item_sk)]
-                            if not _grp:
-                                del n1_by_d_date_sk[v_d_date_sk]
+                            del n1_by_d_date_sk[v_d_date_sk]
+                    else:
+                        n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                 if _o is None:
-                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
-                _w3 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
-                        n0_root[v_d_date_sk] = _d4
+                        n0_root[v_d_date_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_d_date_sk] = _n
                         else:
@@ -1711,7 +1911,12 @@ class View:
                             v_i_container,
                             v_i_manager_id,
                             v_i_product_name,
-                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_d_date_sk,
                                 v_d_date_id,
@@ -1741,7 +1946,14 @@ class View:
                                 v_d_current_month,
                                 v_d_current_quarter,
                                 v_d_current_year,
-                            ), _m6 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.date_dim_by_d_date_sk[v_d_date_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (
                                     v_d_date_sk,
                                     v_d_date_id,
@@ -1817,7 +2029,7 @@ class View:
                                     v_i_manager_id,
                                     v_i_product_name,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m6 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1893,7 +2105,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.item_by_ss_item_sk.get(v_ss_item_sk, _EMPTY).get(row, _ZERO)
+                _entry(self.item_by_ss_item_sk.get(v_ss_item_sk), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -1939,15 +2151,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.item_by_ss_item_sk.get(v_ss_item_sk), row, _ZERO)
             ):
                 continue
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {row: _p}
+                item_by_ss_item_sk[v_ss_item_sk] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1958,8 +2178,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
+                        if len(_grp) == 1:
+                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -1971,25 +2191,37 @@ class View:
                     del item_count_by_ss_item_sk[v_ss_item_sk]
             _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _g3:
-                for v_d_date_sk, _w1 in _g3.items():
+                for v_d_date_sk, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
+                    _t4 = (v_d_date_sk, v_ss_item_sk)
                     _grp = n1_by_d_date_sk.get(v_d_date_sk)
                     if _grp is None:
-                        n1_by_d_date_sk[v_d_date_sk] = {
-                            (v_d_date_sk, v_ss_item_sk): _d2
-                        }
+                        n1_by_d_date_sk[v_d_date_sk] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                            else:
+                                del n1_by_d_date_sk[v_d_date_sk]
+                        else:
+                            n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_d_date_sk, v_ss_item_sk))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_d_date_sk, v_ss_item_sk)]
-                                if not _grp:
-                                    del n1_by_d_date_sk[v_d_date_sk]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_d_date_sk[v_d_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                     if _o is None:
                         n1_count_by_d_date_sk[v_d_date_sk] = _d2
@@ -1999,14 +2231,14 @@ class View:
                             n1_count_by_d_date_sk[v_d_date_sk] = _n
                         else:
                             del n1_count_by_d_date_sk[v_d_date_sk]
-                    _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w5 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_d_date_sk)
                         if _o is None:
-                            n0_root[v_d_date_sk] = _d5
+                            n0_root[v_d_date_sk] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_d_date_sk] = _n
                             else:
@@ -2036,9 +2268,18 @@ class View:
                                 v_ss_net_paid,
                                 v_ss_net_paid_inc_tax,
                                 v_ss_net_profit,
-                            ), _m6 in self.store_sales_by_d_date_sk_ss_item_sk[
-                                (v_d_date_sk, v_ss_item_sk)
-                            ].items():
+                            ), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.store_sales_by_d_date_sk_ss_item_sk[
+                                            (v_d_date_sk, v_ss_item_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 for (
                                     v_d_date_sk,
                                     v_d_date_id,
@@ -2068,9 +2309,18 @@ class View:
                                     v_d_current_month,
                                     v_d_current_quarter,
                                     v_d_current_year,
-                                ), _m7 in self.date_dim_by_d_date_sk[
-                                    v_d_date_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.date_dim_by_d_date_sk[
+                                                v_d_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_d_date_sk,
                                         v_d_date_id,
@@ -2146,7 +2396,7 @@ class View:
                                         v_i_manager_id,
                                         v_i_product_name,
                                     )
-                                    _v = _p * _m6 * _m7
+                                    _v = _p * _m7 * _m9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2231,13 +2481,14 @@ class View:
         _g2 = self.n1_by_d_date_sk.get(v_d_date_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d_date_sk, v_ss_item_sk))
+        _m3 = _entry(_g2, (v_d_date_sk, v_ss_item_sk))
         if _m3 is None:
             return None
         _g4 = self.store_sales_by_d_date_sk_ss_item_sk.get((v_d_date_sk, v_ss_item_sk))
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_d_date_sk,
                 v_ss_sold_time_sk,
@@ -2262,14 +2513,15 @@ class View:
                 v_ss_net_paid,
                 v_ss_net_paid_inc_tax,
                 v_ss_net_profit,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.item_by_ss_item_sk.get(v_ss_item_sk)
         if _g6 is None:
             return None
-        _m7 = _g6.get(
+        _m7 = _entry(
+            _g6,
             (
                 v_ss_item_sk,
                 v_i_item_id,
@@ -2293,14 +2545,15 @@ class View:
                 v_i_container,
                 v_i_manager_id,
                 v_i_product_name,
-            )
+            ),
         )
         if _m7 is None:
             return None
         _g8 = self.date_dim_by_d_date_sk.get(v_d_date_sk)
         if _g8 is None:
             return None
-        _m9 = _g8.get(
+        _m9 = _entry(
+            _g8,
             (
                 v_d_date_sk,
                 v_d_date_id,
@@ -2330,7 +2583,7 @@ class View:
                 v_d_current_month,
                 v_d_current_quarter,
                 v_d_current_year,
-            )
+            ),
         )
         if _m9 is None:
             return None
@@ -2340,9 +2593,11 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_d_date_sk, _m1 in self.n0_root.items():
-            for (v_d_date_sk, v_ss_item_sk), _m2 in self.n1_by_d_date_sk[
-                v_d_date_sk
-            ].items():
+            for (v_d_date_sk, v_ss_item_sk), _m2 in (
+                (_g3,)
+                if type((_g3 := self.n1_by_d_date_sk[v_d_date_sk])) is tuple
+                else _g3.items()
+            ):
                 for (
                     v_d_date_sk,
                     v_ss_sold_time_sk,
@@ -2367,9 +2622,18 @@ class View:
                     v_ss_net_paid,
                     v_ss_net_paid_inc_tax,
                     v_ss_net_profit,
-                ), _m3 in self.store_sales_by_d_date_sk_ss_item_sk[
-                    (v_d_date_sk, v_ss_item_sk)
-                ].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type(
+                        (
+                            _g5 := self.store_sales_by_d_date_sk_ss_item_sk[
+                                (v_d_date_sk, v_ss_item_sk)
+                            ]
+                        )
+                    )
+                    is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_ss_item_sk,
                         v_i_item_id,
@@ -2393,7 +2657,11 @@ class View:
                         v_i_container,
                         v_i_manager_id,
                         v_i_product_name,
-                    ), _m4 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk])) is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_d_date_sk,
                             v_d_date_id,
@@ -2423,7 +2691,12 @@ class View:
                             v_d_current_month,
                             v_d_current_quarter,
                             v_d_current_year,
-                        ), _m5 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.date_dim_by_d_date_sk[v_d_date_sk]))
+                            is tuple
+                            else _g9.items()
+                        ):
                             yield (
                                 v_d_date_sk,
                                 v_d_date_id,
@@ -2498,7 +2771,7 @@ class View:
                                 v_i_container,
                                 v_i_manager_id,
                                 v_i_product_name,
-                            ), _m3 * _m4 * _m5
+                            ), _m4 * _m6 * _m8
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

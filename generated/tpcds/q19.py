@@ -57,6 +57,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -277,7 +291,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "i_manufact_id", "i_manufact", "ext_price")
     QUERY_ID = "cfeee7842092578a"
-    LAYOUT_ID = "614ebba60e1ce349"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2fcf95657ec83be8"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -514,135 +528,201 @@ class View:
                 v_d_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                    _o = n6.get(_t4)
                     if _o is None:
-                        n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
+                        n6[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                            n6[_t4] = _n
                         else:
-                            del n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                            del n6[_t4]
+                    _t5 = (v_ss_customer_sk, v_ss_store_sk)
                     _grp = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_customer_sk, v_ss_store_sk): _d2
-                        }
+                        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _t5,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ]
+                        else:
+                            n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                         v_ss_item_sk
-                                    ]
-                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _grp = n5_by_ss_customer_sk_ss_store_sk.get(
-                            (v_ss_customer_sk, v_ss_store_sk)
-                        )
+                                    ] = next(iter(_grp.items()))
+                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w6 is not None:
+                        _d7 = (_d2[0] * _w6[0], _d2[1] * _w6[1], _d2[2] * _w6[2])
+                        _grp = n5_by_ss_customer_sk_ss_store_sk.get(_t5)
                         if _grp is None:
-                            n5_by_ss_customer_sk_ss_store_sk[
-                                (v_ss_customer_sk, v_ss_store_sk)
-                            ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d5}
-                        else:
-                            _o = _grp.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            n5_by_ss_customer_sk_ss_store_sk[_t5] = (_t4, _d7)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                    ] = _n
+                                    n5_by_ss_customer_sk_ss_store_sk[_t5] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del n5_by_ss_customer_sk_ss_store_sk[
-                                            (v_ss_customer_sk, v_ss_store_sk)
-                                        ]
+                                    del n5_by_ss_customer_sk_ss_store_sk[_t5]
+                            else:
+                                n5_by_ss_customer_sk_ss_store_sk[_t5] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n5_by_ss_customer_sk_ss_store_sk[_t5] = next(
+                                            iter(_grp.items())
+                                        )
                         _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_customer_sk: _d5
-                            }
+                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_customer_sk,
+                                _d7,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
-                                _grp[v_ss_customer_sk] = _d5
+                                _grp[v_ss_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n5_ss_customer_sk_by_ss_store_sk[
+                                    if len(_grp) == 1:
+                                        n5_ss_customer_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                                        ] = next(iter(_grp.items()))
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (_d7[0] * _w8[0], _d7[1] * _w8[1], _d7[2] * _w8[2])
                             _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _grp is None:
-                                n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                                    (v_ss_customer_sk, v_ss_store_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d7
-                                else:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                        n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n4_by_ss_customer_sk[v_ss_customer_sk]
-                            _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _o is None:
-                                n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
-                            else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
-                                if _n[0]:
-                                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
                                 else:
-                                    del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                            _w8 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                )
-                                _o = n0_root.get(v_ss_customer_sk)
+                                    n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
                                 if _o is None:
-                                    n0_root[v_ss_customer_sk] = _d9
+                                    _grp[_t5] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
                                         _o[1] + _d9[1],
                                         _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _o is None:
+                                n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d9
+                            else:
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
+                                if _n[0]:
+                                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                else:
+                                    del n4_count_by_ss_customer_sk[v_ss_customer_sk]
+                            _w10 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                )
+                                _o = n0_root.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n0_root[v_ss_customer_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_customer_sk] = _n
@@ -652,33 +732,63 @@ class View:
                                     for (
                                         v_ss_customer_sk,
                                         v_c_current_addr_sk,
-                                    ), _m10 in self.n1_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ].items():
-                                        _m11 = self.customer[
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n1_by_ss_customer_sk[
+                                                    v_ss_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        _m14 = self.customer[
                                             (v_ss_customer_sk, v_c_current_addr_sk)
                                         ]
-                                        for (
-                                            v_c_current_addr_sk,
-                                            v_ca_zip,
-                                        ), _m12 in self.customer_address_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ].items():
+                                        for (v_c_current_addr_sk, v_ca_zip), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.customer_address_by_c_current_addr_sk[
+                                                        v_c_current_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_brand_id,
                                                 v_i_brand,
                                                 v_i_manufact_id,
                                                 v_i_manufact,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
-                                                for (
-                                                    v_ss_store_sk,
-                                                    v_s_zip,
-                                                ), _m14 in self.store_2_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for (v_ss_store_sk, v_s_zip), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.store_2_by_ss_store_sk[
+                                                                v_ss_store_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     if (
                                                         v_ca_zip is not None
                                                         and v_s_zip is not None
@@ -700,20 +810,20 @@ class View:
                                                         )
                                                         _v = (
                                                             _d2[0]
-                                                            * _m11[0]
-                                                            * _m12[0]
-                                                            * _m13[0]
-                                                            * _m14[0],
+                                                            * _m14[0]
+                                                            * _m15[0]
+                                                            * _m17[0]
+                                                            * _m19[0],
                                                             _d2[1]
-                                                            * _m11[1]
-                                                            * _m12[1]
-                                                            * _m13[1]
-                                                            * _m14[1],
+                                                            * _m14[1]
+                                                            * _m15[1]
+                                                            * _m17[1]
+                                                            * _m19[1],
                                                             _d2[2]
-                                                            * _m11[2]
-                                                            * _m12[2]
-                                                            * _m13[2]
-                                                            * _m14[2],
+                                                            * _m14[2]
+                                                            * _m15[2]
+                                                            * _m17[2]
+                                                            * _m19[2],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -785,175 +895,285 @@ class View:
             del store[row]
         # atom store_sales
         if keep_store_sales:
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk.get(
                 v_d_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
                     v_d_date_sk
-                ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                            v_d_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                            v_d_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                        v_d_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
                                 v_d_date_sk
-                            ]
-            _w1 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _o = n6.get(_t1)
                 if _o is None:
-                    n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
+                    n6[_t1] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                        n6[_t1] = _n
                     else:
-                        del n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                        del n6[_t1]
+                _t4 = (v_ss_customer_sk, v_ss_store_sk)
                 _grp = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                 if _grp is None:
-                    n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                        (v_ss_customer_sk, v_ss_store_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                        if _n[0]:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
-                        else:
-                            del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
-                                    v_ss_item_sk
-                                ]
-                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(
-                        (v_ss_customer_sk, v_ss_store_sk)
+                    n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                        _t4,
+                        _d3,
                     )
-                    if _grp is None:
-                        n5_by_ss_customer_sk_ss_store_sk[
-                            (v_ss_customer_sk, v_ss_store_sk)
-                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d4}
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d4
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = (_grp[0], _n)
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ]
+                    else:
+                        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = next(iter(_grp.items()))
+                _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(_t4)
+                    if _grp is None:
+                        n5_by_ss_customer_sk_ss_store_sk[_t4] = (_t1, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ] = _n
+                                n5_by_ss_customer_sk_ss_store_sk[_t4] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ]
-                                if not _grp:
-                                    del n5_by_ss_customer_sk_ss_store_sk[
-                                        (v_ss_customer_sk, v_ss_store_sk)
-                                    ]
+                                del n5_by_ss_customer_sk_ss_store_sk[_t4]
+                        else:
+                            n5_by_ss_customer_sk_ss_store_sk[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n5_by_ss_customer_sk_ss_store_sk[_t4] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_customer_sk: _d4
-                        }
+                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_customer_sk,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
                     else:
                         _o = _grp.get(v_ss_customer_sk)
                         if _o is None:
-                            _grp[v_ss_customer_sk] = _d4
+                            _grp[v_ss_customer_sk] = _d6
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 _grp[v_ss_customer_sk] = _n
                             else:
                                 del _grp[v_ss_customer_sk]
-                                if not _grp:
-                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                                if len(_grp) == 1:
+                                    n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
+                    _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
-                            n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                                (v_ss_customer_sk, v_ss_store_sk): _d6
-                            }
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d6
-                            else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = (_t4, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                    n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
+                                    del n4_by_ss_customer_sk[v_ss_customer_sk]
+                            else:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
-                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d6
+                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                             else:
                                 del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                        _w7 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                        if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        _w9 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(v_ss_customer_sk)
                             if _o is None:
-                                n0_root[v_ss_customer_sk] = _d8
+                                n0_root[v_ss_customer_sk] = _d10
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[v_ss_customer_sk] = _n
                                 else:
                                     del n0_root[v_ss_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m9 in self.n1_by_ss_customer_sk[
-                                    v_ss_customer_sk
-                                ].items():
-                                    _m10 = self.customer[
+                                for (v_ss_customer_sk, v_c_current_addr_sk), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n1_by_ss_customer_sk[
+                                                v_ss_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.customer[
                                         (v_ss_customer_sk, v_c_current_addr_sk)
                                     ]
-                                    for (
-                                        v_c_current_addr_sk,
-                                        v_ca_zip,
-                                    ), _m11 in self.customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ].items():
+                                    for (v_c_current_addr_sk, v_ca_zip), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_address_by_c_current_addr_sk[
+                                                    v_c_current_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_brand_id,
                                             v_i_brand,
                                             v_i_manufact_id,
                                             v_i_manufact,
-                                        ), _m12 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_zip,
-                                            ), _m13 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
+                                            for (v_ss_store_sk, v_s_zip), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 if (
                                                     v_ca_zip is not None
                                                     and v_s_zip is not None
@@ -974,21 +1194,21 @@ class View:
                                                         v_i_manufact,
                                                     )
                                                     _v = (
-                                                        _d2[0]
-                                                        * _m10[0]
-                                                        * _m11[0]
-                                                        * _m12[0]
-                                                        * _m13[0],
-                                                        _d2[1]
-                                                        * _m10[1]
-                                                        * _m11[1]
-                                                        * _m12[1]
-                                                        * _m13[1],
-                                                        _d2[2]
-                                                        * _m10[2]
-                                                        * _m11[2]
-                                                        * _m12[2]
-                                                        * _m13[2],
+                                                        _d3[0]
+                                                        * _m13[0]
+                                                        * _m14[0]
+                                                        * _m16[0]
+                                                        * _m18[0],
+                                                        _d3[1]
+                                                        * _m13[1]
+                                                        * _m14[1]
+                                                        * _m16[1]
+                                                        * _m18[1],
+                                                        _d3[2]
+                                                        * _m13[2]
+                                                        * _m14[2]
+                                                        * _m16[2]
+                                                        * _m18[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -1041,61 +1261,33 @@ class View:
             del store[row]
         # atom item
         if keep_item:
+            _t1 = (v_ss_item_sk, v_i_brand_id, v_i_brand, v_i_manufact_id, v_i_manufact)
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {
-                    (
-                        v_ss_item_sk,
-                        v_i_brand_id,
-                        v_i_brand,
-                        v_i_manufact_id,
-                        v_i_manufact,
-                    ): _p
-                }
+                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (
-                        v_ss_item_sk,
-                        v_i_brand_id,
-                        v_i_brand,
-                        v_i_manufact_id,
-                        v_i_manufact,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_i_brand_id,
-                            v_i_brand,
-                            v_i_manufact_id,
-                            v_i_manufact,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_i_brand_id,
-                                v_i_brand,
-                                v_i_manufact_id,
-                                v_i_manufact,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_i_brand_id,
-                                v_i_brand,
-                                v_i_manufact_id,
-                                v_i_manufact,
-                            )
-                        ]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -1105,122 +1297,187 @@ class View:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
                     del item_count_by_ss_item_sk[v_ss_item_sk]
-            _g3 = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
-            if _g3:
-                for (v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(
-                        (v_ss_customer_sk, v_ss_store_sk)
-                    )
+            _g4 = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _g4:
+                for (v_ss_customer_sk, v_ss_store_sk), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ss_customer_sk, v_ss_store_sk)
+                    _t6 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(_t5)
                     if _grp is None:
-                        n5_by_ss_customer_sk_ss_store_sk[
-                            (v_ss_customer_sk, v_ss_store_sk)
-                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d2}
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n5_by_ss_customer_sk_ss_store_sk[_t5] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ] = _n
+                                n5_by_ss_customer_sk_ss_store_sk[_t5] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ]
-                                if not _grp:
-                                    del n5_by_ss_customer_sk_ss_store_sk[
-                                        (v_ss_customer_sk, v_ss_store_sk)
-                                    ]
+                                del n5_by_ss_customer_sk_ss_store_sk[_t5]
+                        else:
+                            n5_by_ss_customer_sk_ss_store_sk[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n5_by_ss_customer_sk_ss_store_sk[_t5] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_customer_sk: _d2
-                        }
+                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_customer_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_customer_sk)
                         if _o is None:
-                            _grp[v_ss_customer_sk] = _d2
+                            _grp[v_ss_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 _grp[v_ss_customer_sk] = _n
                             else:
                                 del _grp[v_ss_customer_sk]
-                                if not _grp:
-                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                if len(_grp) == 1:
+                                    n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
+                    _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w7 is not None:
+                        _d8 = (_d3[0] * _w7[0], _d3[1] * _w7[1], _d3[2] * _w7[2])
                         _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
-                            n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                                (v_ss_customer_sk, v_ss_store_sk): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                    n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
+                                    del n4_by_ss_customer_sk[v_ss_customer_sk]
+                            else:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n4_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
-                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d5
+                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                             else:
                                 del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                        _w6 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _w9 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(v_ss_customer_sk)
                             if _o is None:
-                                n0_root[v_ss_customer_sk] = _d7
+                                n0_root[v_ss_customer_sk] = _d10
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[v_ss_customer_sk] = _n
                                 else:
                                     del n0_root[v_ss_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m8 in self.n1_by_ss_customer_sk[
-                                    v_ss_customer_sk
-                                ].items():
-                                    _m9 = self.customer[
+                                for (v_ss_customer_sk, v_c_current_addr_sk), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n1_by_ss_customer_sk[
+                                                v_ss_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.customer[
                                         (v_ss_customer_sk, v_c_current_addr_sk)
                                     ]
-                                    for (
-                                        v_c_current_addr_sk,
-                                        v_ca_zip,
-                                    ), _m10 in self.customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ].items():
-                                        _m11 = self.n6[
+                                    for (v_c_current_addr_sk, v_ca_zip), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_address_by_c_current_addr_sk[
+                                                    v_c_current_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
+                                        _m16 = self.n6[
                                             (
                                                 v_ss_item_sk,
                                                 v_ss_customer_sk,
                                                 v_ss_store_sk,
                                             )
                                         ]
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_zip,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_zip), _m17 in (
+                                            (_g18,)
+                                            if type(
+                                                (
+                                                    _g18 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g18.items()
+                                        ):
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
@@ -1239,20 +1496,20 @@ class View:
                                                 )
                                                 _v = (
                                                     _p[0]
-                                                    * _m9[0]
-                                                    * _m10[0]
-                                                    * _m11[0]
-                                                    * _m12[0],
+                                                    * _m13[0]
+                                                    * _m14[0]
+                                                    * _m16[0]
+                                                    * _m17[0],
                                                     _p[1]
-                                                    * _m9[1]
-                                                    * _m10[1]
-                                                    * _m11[1]
-                                                    * _m12[1],
+                                                    * _m13[1]
+                                                    * _m14[1]
+                                                    * _m16[1]
+                                                    * _m17[1],
                                                     _p[2]
-                                                    * _m9[2]
-                                                    * _m10[2]
-                                                    * _m11[2]
-                                                    * _m12[2],
+                                                    * _m13[2]
+                                                    * _m14[2]
+                                                    * _m16[2]
+                                                    * _m17[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1300,20 +1557,39 @@ class View:
             del store[row]
         # atom customer
         if keep_customer:
-            _o = customer.get((v_ss_customer_sk, v_c_current_addr_sk))
+            _t1 = (v_ss_customer_sk, v_c_current_addr_sk)
+            _o = customer.get(_t1)
             if _o is None:
-                customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _p
+                customer[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                    customer[_t1] = _n
                 else:
-                    del customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+                    del customer[_t1]
             _grp = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _grp is None:
-                customer_ss_customer_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                    v_ss_customer_sk: _p
-                }
+                customer_ss_customer_sk_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                    v_ss_customer_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ss_customer_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ]
+                else:
+                    customer_ss_customer_sk_by_c_current_addr_sk[
+                        v_c_current_addr_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_ss_customer_sk)
                 if _o is None:
@@ -1324,72 +1600,103 @@ class View:
                         _grp[v_ss_customer_sk] = _n
                     else:
                         del _grp[v_ss_customer_sk]
-                        if not _grp:
-                            del customer_ss_customer_sk_by_c_current_addr_sk[
+                        if len(_grp) == 1:
+                            customer_ss_customer_sk_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ]
-            _w1 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(iter(_grp.items()))
+            _w2 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _grp is None:
-                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_ss_customer_sk[v_ss_customer_sk]
+                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                    else:
+                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _o is None:
-                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                     else:
                         del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                _w3 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_ss_customer_sk)
                     if _o is None:
-                        n0_root[v_ss_customer_sk] = _d4
+                        n0_root[v_ss_customer_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_ss_customer_sk] = _n
                         else:
                             del n0_root[v_ss_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_current_addr_sk,
-                            v_ca_zip,
-                        ), _m5 in self.customer_address_by_c_current_addr_sk[
-                            v_c_current_addr_sk
-                        ].items():
-                            for (
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                            ), _m6 in self.n4_by_ss_customer_sk[
-                                v_ss_customer_sk
-                            ].items():
+                        for (v_c_current_addr_sk, v_ca_zip), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ss_customer_sk, v_ss_store_sk), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.n4_by_ss_customer_sk[v_ss_customer_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_store_sk,
-                                ), _m7 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                    (v_ss_customer_sk, v_ss_store_sk)
-                                ].items():
-                                    _m8 = self.n6[
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n5_by_ss_customer_sk_ss_store_sk[
+                                                (v_ss_customer_sk, v_ss_store_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    _m12 = self.n6[
                                         (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                                     ]
                                     for (
@@ -1398,15 +1705,30 @@ class View:
                                         v_i_brand,
                                         v_i_manufact_id,
                                         v_i_manufact,
-                                    ), _m9 in self.item_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_zip,
-                                        ), _m10 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.item_by_ss_item_sk[
+                                                    v_ss_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_ss_store_sk, v_s_zip), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
@@ -1425,20 +1747,20 @@ class View:
                                                 )
                                                 _v = (
                                                     _p[0]
-                                                    * _m5[0]
-                                                    * _m8[0]
-                                                    * _m9[0]
-                                                    * _m10[0],
+                                                    * _m6[0]
+                                                    * _m12[0]
+                                                    * _m13[0]
+                                                    * _m15[0],
                                                     _p[1]
-                                                    * _m5[1]
-                                                    * _m8[1]
-                                                    * _m9[1]
-                                                    * _m10[1],
+                                                    * _m6[1]
+                                                    * _m12[1]
+                                                    * _m13[1]
+                                                    * _m15[1],
                                                     _p[2]
-                                                    * _m5[2]
-                                                    * _m8[2]
-                                                    * _m9[2]
-                                                    * _m10[2],
+                                                    * _m6[2]
+                                                    * _m12[2]
+                                                    * _m13[2]
+                                                    * _m15[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1489,23 +1811,41 @@ class View:
         else:
             del store[row]
         # atom customer_address
+        _t1 = (v_c_current_addr_sk, v_ca_zip)
         _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _grp is None:
-            customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                (v_c_current_addr_sk, v_ca_zip): _p
-            }
+            customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del customer_address_by_c_current_addr_sk[v_c_current_addr_sk]
+            else:
+                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_c_current_addr_sk, v_ca_zip))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_current_addr_sk, v_ca_zip)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_c_current_addr_sk, v_ca_zip)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_current_addr_sk, v_ca_zip)]
-                    if not _grp:
-                        del customer_address_by_c_current_addr_sk[v_c_current_addr_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                            next(iter(_grp.items()))
+                        )
         _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _o is None:
             customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -1515,62 +1855,92 @@ class View:
                 customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
             else:
                 del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
-        _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
-        if _g3:
-            for v_ss_customer_sk, _w1 in _g3.items():
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _g4 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _g4:
+            for v_ss_customer_sk, _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t5 = (v_ss_customer_sk, v_c_current_addr_sk)
                 _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _grp is None:
-                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_ss_customer_sk[v_ss_customer_sk]
+                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                    else:
+                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _o is None:
-                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                     else:
                         del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                _w6 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _w6 is not None:
+                    _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                     _o = n0_root.get(v_ss_customer_sk)
                     if _o is None:
-                        n0_root[v_ss_customer_sk] = _d5
+                        n0_root[v_ss_customer_sk] = _d7
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                         if _n[0]:
                             n0_root[v_ss_customer_sk] = _n
                         else:
                             del n0_root[v_ss_customer_sk]
                     if pending is not None:
-                        _m6 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
-                        for (
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                        ), _m7 in self.n4_by_ss_customer_sk[v_ss_customer_sk].items():
+                        _m8 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+                        for (v_ss_customer_sk, v_ss_store_sk), _m9 in (
+                            (_g10,)
+                            if type(
+                                (_g10 := self.n4_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g10.items()
+                        ):
                             for (
                                 v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_store_sk,
-                            ), _m8 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                (v_ss_customer_sk, v_ss_store_sk)
-                            ].items():
-                                _m9 = self.n6[
+                            ), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (
+                                        _g12 := self.n5_by_ss_customer_sk_ss_store_sk[
+                                            (v_ss_customer_sk, v_ss_store_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
+                                _m13 = self.n6[
                                     (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                                 ]
                                 for (
@@ -1579,15 +1949,26 @@ class View:
                                     v_i_brand,
                                     v_i_manufact_id,
                                     v_i_manufact,
-                                ), _m10 in self.item_by_ss_item_sk[
-                                    v_ss_item_sk
-                                ].items():
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_zip,
-                                    ), _m11 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                ), _m14 in (
+                                    (_g15,)
+                                    if type(
+                                        (_g15 := self.item_by_ss_item_sk[v_ss_item_sk])
+                                    )
+                                    is tuple
+                                    else _g15.items()
+                                ):
+                                    for (v_ss_store_sk, v_s_zip), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         if (
                                             v_ca_zip is not None
                                             and v_s_zip is not None
@@ -1606,20 +1987,20 @@ class View:
                                             )
                                             _v = (
                                                 _p[0]
-                                                * _m6[0]
-                                                * _m9[0]
-                                                * _m10[0]
-                                                * _m11[0],
+                                                * _m8[0]
+                                                * _m13[0]
+                                                * _m14[0]
+                                                * _m16[0],
                                                 _p[1]
-                                                * _m6[1]
-                                                * _m9[1]
-                                                * _m10[1]
-                                                * _m11[1],
+                                                * _m8[1]
+                                                * _m13[1]
+                                                * _m14[1]
+                                                * _m16[1],
                                                 _p[2]
-                                                * _m6[2]
-                                                * _m9[2]
-                                                * _m10[2]
-                                                * _m11[2],
+                                                * _m8[2]
+                                                * _m13[2]
+                                                * _m14[2]
+                                                * _m16[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1664,21 +2045,33 @@ class View:
         else:
             del store[row]
         # atom store_2
+        _t1 = (v_ss_store_sk, v_s_zip)
         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _grp is None:
-            store_2_by_ss_store_sk[v_ss_store_sk] = {(v_ss_store_sk, v_s_zip): _p}
+            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                else:
+                    del store_2_by_ss_store_sk[v_ss_store_sk]
+            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ss_store_sk, v_s_zip))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ss_store_sk, v_s_zip)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_ss_store_sk, v_s_zip)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ss_store_sk, v_s_zip)]
-                    if not _grp:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = next(iter(_grp.items()))
         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
         if _o is None:
             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1688,68 +2081,106 @@ class View:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
             else:
                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-        _g3 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
-        if _g3:
-            for v_ss_customer_sk, _w1 in _g3.items():
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _g4 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+        if _g4:
+            for v_ss_customer_sk, _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t5 = (v_ss_customer_sk, v_ss_store_sk)
                 _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _grp is None:
-                    n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                        (v_ss_customer_sk, v_ss_store_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n4_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del n4_by_ss_customer_sk[v_ss_customer_sk]
+                            del n4_by_ss_customer_sk[v_ss_customer_sk]
+                    else:
+                        n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _o is None:
-                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                     else:
                         del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                _w4 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                _w6 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _w6 is not None:
+                    _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                     _o = n0_root.get(v_ss_customer_sk)
                     if _o is None:
-                        n0_root[v_ss_customer_sk] = _d5
+                        n0_root[v_ss_customer_sk] = _d7
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                         if _n[0]:
                             n0_root[v_ss_customer_sk] = _n
                         else:
                             del n0_root[v_ss_customer_sk]
                     if pending is not None:
-                        for (
-                            v_ss_customer_sk,
-                            v_c_current_addr_sk,
-                        ), _m6 in self.n1_by_ss_customer_sk[v_ss_customer_sk].items():
-                            _m7 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_zip,
-                            ), _m8 in self.customer_address_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                        for (v_ss_customer_sk, v_c_current_addr_sk), _m8 in (
+                            (_g9,)
+                            if type(
+                                (_g9 := self.n1_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
+                            _m10 = self.customer[
+                                (v_ss_customer_sk, v_c_current_addr_sk)
+                            ]
+                            for (v_c_current_addr_sk, v_ca_zip), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (
+                                        _g12 := self.customer_address_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_store_sk,
-                                ), _m9 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                    (v_ss_customer_sk, v_ss_store_sk)
-                                ].items():
-                                    _m10 = self.n6[
+                                ), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (
+                                            _g14 := self.n5_by_ss_customer_sk_ss_store_sk[
+                                                (v_ss_customer_sk, v_ss_store_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g14.items()
+                                ):
+                                    _m15 = self.n6[
                                         (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                                     ]
                                     for (
@@ -1758,9 +2189,18 @@ class View:
                                         v_i_brand,
                                         v_i_manufact_id,
                                         v_i_manufact,
-                                    ), _m11 in self.item_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
+                                    ), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.item_by_ss_item_sk[
+                                                    v_ss_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         if (
                                             v_ca_zip is not None
                                             and v_s_zip is not None
@@ -1779,20 +2219,20 @@ class View:
                                             )
                                             _v = (
                                                 _p[0]
-                                                * _m7[0]
-                                                * _m8[0]
                                                 * _m10[0]
-                                                * _m11[0],
+                                                * _m11[0]
+                                                * _m15[0]
+                                                * _m16[0],
                                                 _p[1]
-                                                * _m7[1]
-                                                * _m8[1]
                                                 * _m10[1]
-                                                * _m11[1],
+                                                * _m11[1]
+                                                * _m15[1]
+                                                * _m16[1],
                                                 _p[2]
-                                                * _m7[2]
-                                                * _m8[2]
                                                 * _m10[2]
-                                                * _m11[2],
+                                                * _m11[2]
+                                                * _m15[2]
+                                                * _m16[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1890,135 +2330,201 @@ class View:
                 v_d_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                    _o = n6.get(_t4)
                     if _o is None:
-                        n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
+                        n6[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                            n6[_t4] = _n
                         else:
-                            del n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                            del n6[_t4]
+                    _t5 = (v_ss_customer_sk, v_ss_store_sk)
                     _grp = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_customer_sk, v_ss_store_sk): _d2
-                        }
+                        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _t5,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ]
+                        else:
+                            n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                         v_ss_item_sk
-                                    ]
-                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _grp = n5_by_ss_customer_sk_ss_store_sk.get(
-                            (v_ss_customer_sk, v_ss_store_sk)
-                        )
+                                    ] = next(iter(_grp.items()))
+                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w6 is not None:
+                        _d7 = (_d2[0] * _w6[0], _d2[1] * _w6[1], _d2[2] * _w6[2])
+                        _grp = n5_by_ss_customer_sk_ss_store_sk.get(_t5)
                         if _grp is None:
-                            n5_by_ss_customer_sk_ss_store_sk[
-                                (v_ss_customer_sk, v_ss_store_sk)
-                            ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d5}
-                        else:
-                            _o = _grp.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            n5_by_ss_customer_sk_ss_store_sk[_t5] = (_t4, _d7)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                    ] = _n
+                                    n5_by_ss_customer_sk_ss_store_sk[_t5] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del n5_by_ss_customer_sk_ss_store_sk[
-                                            (v_ss_customer_sk, v_ss_store_sk)
-                                        ]
+                                    del n5_by_ss_customer_sk_ss_store_sk[_t5]
+                            else:
+                                n5_by_ss_customer_sk_ss_store_sk[_t5] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n5_by_ss_customer_sk_ss_store_sk[_t5] = next(
+                                            iter(_grp.items())
+                                        )
                         _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_customer_sk: _d5
-                            }
+                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_customer_sk,
+                                _d7,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
-                                _grp[v_ss_customer_sk] = _d5
+                                _grp[v_ss_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n5_ss_customer_sk_by_ss_store_sk[
+                                    if len(_grp) == 1:
+                                        n5_ss_customer_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                                        ] = next(iter(_grp.items()))
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (_d7[0] * _w8[0], _d7[1] * _w8[1], _d7[2] * _w8[2])
                             _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _grp is None:
-                                n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                                    (v_ss_customer_sk, v_ss_store_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d7
-                                else:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                        n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n4_by_ss_customer_sk[v_ss_customer_sk]
-                            _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _o is None:
-                                n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
-                            else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
-                                if _n[0]:
-                                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
                                 else:
-                                    del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                            _w8 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                )
-                                _o = n0_root.get(v_ss_customer_sk)
+                                    n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
                                 if _o is None:
-                                    n0_root[v_ss_customer_sk] = _d9
+                                    _grp[_t5] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
                                         _o[1] + _d9[1],
                                         _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _o is None:
+                                n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d9
+                            else:
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
+                                if _n[0]:
+                                    n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
+                                else:
+                                    del n4_count_by_ss_customer_sk[v_ss_customer_sk]
+                            _w10 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                )
+                                _o = n0_root.get(v_ss_customer_sk)
+                                if _o is None:
+                                    n0_root[v_ss_customer_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_customer_sk] = _n
@@ -2028,33 +2534,63 @@ class View:
                                     for (
                                         v_ss_customer_sk,
                                         v_c_current_addr_sk,
-                                    ), _m10 in self.n1_by_ss_customer_sk[
-                                        v_ss_customer_sk
-                                    ].items():
-                                        _m11 = self.customer[
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n1_by_ss_customer_sk[
+                                                    v_ss_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        _m14 = self.customer[
                                             (v_ss_customer_sk, v_c_current_addr_sk)
                                         ]
-                                        for (
-                                            v_c_current_addr_sk,
-                                            v_ca_zip,
-                                        ), _m12 in self.customer_address_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ].items():
+                                        for (v_c_current_addr_sk, v_ca_zip), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.customer_address_by_c_current_addr_sk[
+                                                        v_c_current_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_brand_id,
                                                 v_i_brand,
                                                 v_i_manufact_id,
                                                 v_i_manufact,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
-                                                for (
-                                                    v_ss_store_sk,
-                                                    v_s_zip,
-                                                ), _m14 in self.store_2_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for (v_ss_store_sk, v_s_zip), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.store_2_by_ss_store_sk[
+                                                                v_ss_store_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     if (
                                                         v_ca_zip is not None
                                                         and v_s_zip is not None
@@ -2076,20 +2612,20 @@ class View:
                                                         )
                                                         _v = (
                                                             _d2[0]
-                                                            * _m11[0]
-                                                            * _m12[0]
-                                                            * _m13[0]
-                                                            * _m14[0],
+                                                            * _m14[0]
+                                                            * _m15[0]
+                                                            * _m17[0]
+                                                            * _m19[0],
                                                             _d2[1]
-                                                            * _m11[1]
-                                                            * _m12[1]
-                                                            * _m13[1]
-                                                            * _m14[1],
+                                                            * _m14[1]
+                                                            * _m15[1]
+                                                            * _m17[1]
+                                                            * _m19[1],
                                                             _d2[2]
-                                                            * _m11[2]
-                                                            * _m12[2]
-                                                            * _m13[2]
-                                                            * _m14[2],
+                                                            * _m14[2]
+                                                            * _m15[2]
+                                                            * _m17[2]
+                                                            * _m19[2],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -2180,186 +2716,294 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk.get(
-                            v_d_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk.get(
+                        v_d_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk.get(
                 v_d_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
                     v_d_date_sk
-                ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                            v_d_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                            v_d_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                        v_d_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk[
                                 v_d_date_sk
-                            ]
-            _w1 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _o = n6.get(_t1)
                 if _o is None:
-                    n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
+                    n6[_t1] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                        n6[_t1] = _n
                     else:
-                        del n6[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
+                        del n6[_t1]
+                _t4 = (v_ss_customer_sk, v_ss_store_sk)
                 _grp = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                 if _grp is None:
-                    n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                        (v_ss_customer_sk, v_ss_store_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
-                        if _n[0]:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
-                        else:
-                            del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
-                                    v_ss_item_sk
-                                ]
-                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(
-                        (v_ss_customer_sk, v_ss_store_sk)
+                    n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                        _t4,
+                        _d3,
                     )
-                    if _grp is None:
-                        n5_by_ss_customer_sk_ss_store_sk[
-                            (v_ss_customer_sk, v_ss_store_sk)
-                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d4}
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d4
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = (_grp[0], _n)
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            del n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ]
+                    else:
+                        n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n6_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = next(iter(_grp.items()))
+                _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(_t4)
+                    if _grp is None:
+                        n5_by_ss_customer_sk_ss_store_sk[_t4] = (_t1, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ] = _n
+                                n5_by_ss_customer_sk_ss_store_sk[_t4] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ]
-                                if not _grp:
-                                    del n5_by_ss_customer_sk_ss_store_sk[
-                                        (v_ss_customer_sk, v_ss_store_sk)
-                                    ]
+                                del n5_by_ss_customer_sk_ss_store_sk[_t4]
+                        else:
+                            n5_by_ss_customer_sk_ss_store_sk[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n5_by_ss_customer_sk_ss_store_sk[_t4] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_customer_sk: _d4
-                        }
+                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_customer_sk,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
                     else:
                         _o = _grp.get(v_ss_customer_sk)
                         if _o is None:
-                            _grp[v_ss_customer_sk] = _d4
+                            _grp[v_ss_customer_sk] = _d6
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 _grp[v_ss_customer_sk] = _n
                             else:
                                 del _grp[v_ss_customer_sk]
-                                if not _grp:
-                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                                if len(_grp) == 1:
+                                    n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
+                    _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
-                            n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                                (v_ss_customer_sk, v_ss_store_sk): _d6
-                            }
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d6
-                            else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = (_t4, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                    n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
+                                    del n4_by_ss_customer_sk[v_ss_customer_sk]
+                            else:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
-                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d6
+                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                             else:
                                 del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                        _w7 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                        if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        _w9 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(v_ss_customer_sk)
                             if _o is None:
-                                n0_root[v_ss_customer_sk] = _d8
+                                n0_root[v_ss_customer_sk] = _d10
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[v_ss_customer_sk] = _n
                                 else:
                                     del n0_root[v_ss_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m9 in self.n1_by_ss_customer_sk[
-                                    v_ss_customer_sk
-                                ].items():
-                                    _m10 = self.customer[
+                                for (v_ss_customer_sk, v_c_current_addr_sk), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n1_by_ss_customer_sk[
+                                                v_ss_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.customer[
                                         (v_ss_customer_sk, v_c_current_addr_sk)
                                     ]
-                                    for (
-                                        v_c_current_addr_sk,
-                                        v_ca_zip,
-                                    ), _m11 in self.customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ].items():
+                                    for (v_c_current_addr_sk, v_ca_zip), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_address_by_c_current_addr_sk[
+                                                    v_c_current_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_brand_id,
                                             v_i_brand,
                                             v_i_manufact_id,
                                             v_i_manufact,
-                                        ), _m12 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_zip,
-                                            ), _m13 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
+                                            for (v_ss_store_sk, v_s_zip), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 if (
                                                     v_ca_zip is not None
                                                     and v_s_zip is not None
@@ -2380,21 +3024,21 @@ class View:
                                                         v_i_manufact,
                                                     )
                                                     _v = (
-                                                        _d2[0]
-                                                        * _m10[0]
-                                                        * _m11[0]
-                                                        * _m12[0]
-                                                        * _m13[0],
-                                                        _d2[1]
-                                                        * _m10[1]
-                                                        * _m11[1]
-                                                        * _m12[1]
-                                                        * _m13[1],
-                                                        _d2[2]
-                                                        * _m10[2]
-                                                        * _m11[2]
-                                                        * _m12[2]
-                                                        * _m13[2],
+                                                        _d3[0]
+                                                        * _m13[0]
+                                                        * _m14[0]
+                                                        * _m16[0]
+                                                        * _m18[0],
+                                                        _d3[1]
+                                                        * _m13[1]
+                                                        * _m14[1]
+                                                        * _m16[1]
+                                                        * _m18[1],
+                                                        _d3[2]
+                                                        * _m13[2]
+                                                        * _m14[2]
+                                                        * _m16[2]
+                                                        * _m18[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -2476,75 +3120,46 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
-                        (
-                            v_ss_item_sk,
-                            v_i_brand_id,
-                            v_i_brand,
-                            v_i_manufact_id,
-                            v_i_manufact,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                    (
+                        v_ss_item_sk,
+                        v_i_brand_id,
+                        v_i_brand,
+                        v_i_manufact_id,
+                        v_i_manufact,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_i_brand_id, v_i_brand, v_i_manufact_id, v_i_manufact)
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {
-                    (
-                        v_ss_item_sk,
-                        v_i_brand_id,
-                        v_i_brand,
-                        v_i_manufact_id,
-                        v_i_manufact,
-                    ): _p
-                }
+                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (
-                        v_ss_item_sk,
-                        v_i_brand_id,
-                        v_i_brand,
-                        v_i_manufact_id,
-                        v_i_manufact,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_i_brand_id,
-                            v_i_brand,
-                            v_i_manufact_id,
-                            v_i_manufact,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_i_brand_id,
-                                v_i_brand,
-                                v_i_manufact_id,
-                                v_i_manufact,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_i_brand_id,
-                                v_i_brand,
-                                v_i_manufact_id,
-                                v_i_manufact,
-                            )
-                        ]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -2554,122 +3169,187 @@ class View:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
                     del item_count_by_ss_item_sk[v_ss_item_sk]
-            _g3 = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
-            if _g3:
-                for (v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(
-                        (v_ss_customer_sk, v_ss_store_sk)
-                    )
+            _g4 = n6_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _g4:
+                for (v_ss_customer_sk, v_ss_store_sk), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ss_customer_sk, v_ss_store_sk)
+                    _t6 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
+                    _grp = n5_by_ss_customer_sk_ss_store_sk.get(_t5)
                     if _grp is None:
-                        n5_by_ss_customer_sk_ss_store_sk[
-                            (v_ss_customer_sk, v_ss_store_sk)
-                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _d2}
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n5_by_ss_customer_sk_ss_store_sk[_t5] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ] = _n
+                                n5_by_ss_customer_sk_ss_store_sk[_t5] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
-                                ]
-                                if not _grp:
-                                    del n5_by_ss_customer_sk_ss_store_sk[
-                                        (v_ss_customer_sk, v_ss_store_sk)
-                                    ]
+                                del n5_by_ss_customer_sk_ss_store_sk[_t5]
+                        else:
+                            n5_by_ss_customer_sk_ss_store_sk[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n5_by_ss_customer_sk_ss_store_sk[_t5] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_customer_sk: _d2
-                        }
+                        n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_customer_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_customer_sk)
                         if _o is None:
-                            _grp[v_ss_customer_sk] = _d2
+                            _grp[v_ss_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 _grp[v_ss_customer_sk] = _n
                             else:
                                 del _grp[v_ss_customer_sk]
-                                if not _grp:
-                                    del n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                if len(_grp) == 1:
+                                    n5_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
+                    _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w7 is not None:
+                        _d8 = (_d3[0] * _w7[0], _d3[1] * _w7[1], _d3[2] * _w7[2])
                         _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
-                            n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                                (v_ss_customer_sk, v_ss_store_sk): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                    n4_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n4_by_ss_customer_sk[v_ss_customer_sk]
+                                    del n4_by_ss_customer_sk[v_ss_customer_sk]
+                            else:
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n4_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
-                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d5
+                            n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                             else:
                                 del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                        _w6 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _w9 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(v_ss_customer_sk)
                             if _o is None:
-                                n0_root[v_ss_customer_sk] = _d7
+                                n0_root[v_ss_customer_sk] = _d10
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[v_ss_customer_sk] = _n
                                 else:
                                     del n0_root[v_ss_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m8 in self.n1_by_ss_customer_sk[
-                                    v_ss_customer_sk
-                                ].items():
-                                    _m9 = self.customer[
+                                for (v_ss_customer_sk, v_c_current_addr_sk), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n1_by_ss_customer_sk[
+                                                v_ss_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.customer[
                                         (v_ss_customer_sk, v_c_current_addr_sk)
                                     ]
-                                    for (
-                                        v_c_current_addr_sk,
-                                        v_ca_zip,
-                                    ), _m10 in self.customer_address_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ].items():
-                                        _m11 = self.n6[
+                                    for (v_c_current_addr_sk, v_ca_zip), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_address_by_c_current_addr_sk[
+                                                    v_c_current_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
+                                        _m16 = self.n6[
                                             (
                                                 v_ss_item_sk,
                                                 v_ss_customer_sk,
                                                 v_ss_store_sk,
                                             )
                                         ]
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_zip,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_zip), _m17 in (
+                                            (_g18,)
+                                            if type(
+                                                (
+                                                    _g18 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g18.items()
+                                        ):
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
@@ -2688,20 +3368,20 @@ class View:
                                                 )
                                                 _v = (
                                                     _p[0]
-                                                    * _m9[0]
-                                                    * _m10[0]
-                                                    * _m11[0]
-                                                    * _m12[0],
+                                                    * _m13[0]
+                                                    * _m14[0]
+                                                    * _m16[0]
+                                                    * _m17[0],
                                                     _p[1]
-                                                    * _m9[1]
-                                                    * _m10[1]
-                                                    * _m11[1]
-                                                    * _m12[1],
+                                                    * _m13[1]
+                                                    * _m14[1]
+                                                    * _m16[1]
+                                                    * _m17[1],
                                                     _p[2]
-                                                    * _m9[2]
-                                                    * _m10[2]
-                                                    * _m11[2]
-                                                    * _m12[2],
+                                                    * _m13[2]
+                                                    * _m14[2]
+                                                    * _m16[2]
+                                                    * _m17[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2777,20 +3457,39 @@ class View:
                 )[0]
             ):
                 continue
-            _o = customer.get((v_ss_customer_sk, v_c_current_addr_sk))
+            _t1 = (v_ss_customer_sk, v_c_current_addr_sk)
+            _o = customer.get(_t1)
             if _o is None:
-                customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _p
+                customer[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    customer[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                    customer[_t1] = _n
                 else:
-                    del customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+                    del customer[_t1]
             _grp = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _grp is None:
-                customer_ss_customer_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                    v_ss_customer_sk: _p
-                }
+                customer_ss_customer_sk_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                    v_ss_customer_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ss_customer_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ]
+                else:
+                    customer_ss_customer_sk_by_c_current_addr_sk[
+                        v_c_current_addr_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_ss_customer_sk)
                 if _o is None:
@@ -2801,72 +3500,103 @@ class View:
                         _grp[v_ss_customer_sk] = _n
                     else:
                         del _grp[v_ss_customer_sk]
-                        if not _grp:
-                            del customer_ss_customer_sk_by_c_current_addr_sk[
+                        if len(_grp) == 1:
+                            customer_ss_customer_sk_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ]
-            _w1 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(iter(_grp.items()))
+            _w2 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _grp is None:
-                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_ss_customer_sk[v_ss_customer_sk]
+                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                    else:
+                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                 if _o is None:
-                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                     else:
                         del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                _w3 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_ss_customer_sk)
                     if _o is None:
-                        n0_root[v_ss_customer_sk] = _d4
+                        n0_root[v_ss_customer_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_ss_customer_sk] = _n
                         else:
                             del n0_root[v_ss_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_current_addr_sk,
-                            v_ca_zip,
-                        ), _m5 in self.customer_address_by_c_current_addr_sk[
-                            v_c_current_addr_sk
-                        ].items():
-                            for (
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                            ), _m6 in self.n4_by_ss_customer_sk[
-                                v_ss_customer_sk
-                            ].items():
+                        for (v_c_current_addr_sk, v_ca_zip), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ss_customer_sk, v_ss_store_sk), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.n4_by_ss_customer_sk[v_ss_customer_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_store_sk,
-                                ), _m7 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                    (v_ss_customer_sk, v_ss_store_sk)
-                                ].items():
-                                    _m8 = self.n6[
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n5_by_ss_customer_sk_ss_store_sk[
+                                                (v_ss_customer_sk, v_ss_store_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    _m12 = self.n6[
                                         (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                                     ]
                                     for (
@@ -2875,15 +3605,30 @@ class View:
                                         v_i_brand,
                                         v_i_manufact_id,
                                         v_i_manufact,
-                                    ), _m9 in self.item_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_zip,
-                                        ), _m10 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.item_by_ss_item_sk[
+                                                    v_ss_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_ss_store_sk, v_s_zip), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
@@ -2902,20 +3647,20 @@ class View:
                                                 )
                                                 _v = (
                                                     _p[0]
-                                                    * _m5[0]
-                                                    * _m8[0]
-                                                    * _m9[0]
-                                                    * _m10[0],
+                                                    * _m6[0]
+                                                    * _m12[0]
+                                                    * _m13[0]
+                                                    * _m15[0],
                                                     _p[1]
-                                                    * _m5[1]
-                                                    * _m8[1]
-                                                    * _m9[1]
-                                                    * _m10[1],
+                                                    * _m6[1]
+                                                    * _m12[1]
+                                                    * _m13[1]
+                                                    * _m15[1],
                                                     _p[2]
-                                                    * _m5[2]
-                                                    * _m8[2]
-                                                    * _m9[2]
-                                                    * _m10[2],
+                                                    * _m6[2]
+                                                    * _m12[2]
+                                                    * _m13[2]
+                                                    * _m15[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2992,36 +3737,48 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.customer_address_by_c_current_addr_sk.get(
-                            v_c_current_addr_sk
-                        )
-                        or _EMPTY
-                    ).get((v_c_current_addr_sk, v_ca_zip))
-                    or _ZERO
+                or not _entry(
+                    self.customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk),
+                    (v_c_current_addr_sk, v_ca_zip),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_current_addr_sk, v_ca_zip)
             _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _grp is None:
-                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                    (v_c_current_addr_sk, v_ca_zip): _p
-                }
+                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_address_by_c_current_addr_sk[v_c_current_addr_sk]
+                else:
+                    customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_c_current_addr_sk, v_ca_zip))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_addr_sk, v_ca_zip)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_c_current_addr_sk, v_ca_zip)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_addr_sk, v_ca_zip)]
-                        if not _grp:
-                            del customer_address_by_c_current_addr_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _o is None:
                 customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -3033,64 +3790,96 @@ class View:
                     )
                 else:
                     del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
-            _g3 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _g3:
-                for v_ss_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = customer_ss_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _g4:
+                for v_ss_customer_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ss_customer_sk, v_c_current_addr_sk)
                     _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _grp is None:
-                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                            (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                                n1_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_customer_sk[v_ss_customer_sk]
+                                del n1_by_ss_customer_sk[v_ss_customer_sk]
+                        else:
+                            n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _o is None:
-                        n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                         else:
                             del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                    _w4 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
-                            n0_root[v_ss_customer_sk] = _d5
+                            n0_root[v_ss_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ss_customer_sk] = _n
                             else:
                                 del n0_root[v_ss_customer_sk]
                         if pending is not None:
-                            _m6 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            for (
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                            ), _m7 in self.n4_by_ss_customer_sk[
-                                v_ss_customer_sk
-                            ].items():
+                            _m8 = self.customer[(v_ss_customer_sk, v_c_current_addr_sk)]
+                            for (v_ss_customer_sk, v_ss_store_sk), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n4_by_ss_customer_sk[
+                                            v_ss_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_store_sk,
-                                ), _m8 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                    (v_ss_customer_sk, v_ss_store_sk)
-                                ].items():
-                                    _m9 = self.n6[
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n5_by_ss_customer_sk_ss_store_sk[
+                                                (v_ss_customer_sk, v_ss_store_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.n6[
                                         (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                                     ]
                                     for (
@@ -3099,15 +3888,30 @@ class View:
                                         v_i_brand,
                                         v_i_manufact_id,
                                         v_i_manufact,
-                                    ), _m10 in self.item_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_zip,
-                                        ), _m11 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.item_by_ss_item_sk[
+                                                    v_ss_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
+                                        for (v_ss_store_sk, v_s_zip), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
@@ -3126,20 +3930,20 @@ class View:
                                                 )
                                                 _v = (
                                                     _p[0]
-                                                    * _m6[0]
-                                                    * _m9[0]
-                                                    * _m10[0]
-                                                    * _m11[0],
+                                                    * _m8[0]
+                                                    * _m13[0]
+                                                    * _m14[0]
+                                                    * _m16[0],
                                                     _p[1]
-                                                    * _m6[1]
-                                                    * _m9[1]
-                                                    * _m10[1]
-                                                    * _m11[1],
+                                                    * _m8[1]
+                                                    * _m13[1]
+                                                    * _m14[1]
+                                                    * _m16[1],
                                                     _p[2]
-                                                    * _m6[2]
-                                                    * _m9[2]
-                                                    * _m10[2]
-                                                    * _m11[2],
+                                                    * _m8[2]
+                                                    * _m13[2]
+                                                    * _m14[2]
+                                                    * _m16[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3208,29 +4012,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                        (v_ss_store_sk, v_s_zip)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                    (v_ss_store_sk, v_s_zip),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_store_sk, v_s_zip)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {(v_ss_store_sk, v_s_zip): _p}
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_store_sk, v_s_zip))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_store_sk, v_s_zip)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_store_sk, v_s_zip)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_store_sk, v_s_zip)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -3240,72 +4057,106 @@ class View:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _g3 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
-            if _g3:
-                for v_ss_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = n5_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g4:
+                for v_ss_customer_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ss_customer_sk, v_ss_store_sk)
                     _grp = n4_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _grp is None:
-                        n4_by_ss_customer_sk[v_ss_customer_sk] = {
-                            (v_ss_customer_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n4_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                n4_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n4_by_ss_customer_sk[v_ss_customer_sk]
+                                del n4_by_ss_customer_sk[v_ss_customer_sk]
+                        else:
+                            n4_by_ss_customer_sk[v_ss_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n4_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n4_count_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _o is None:
-                        n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                        n4_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n4_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                         else:
                             del n4_count_by_ss_customer_sk[v_ss_customer_sk]
-                    _w4 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
-                            n0_root[v_ss_customer_sk] = _d5
+                            n0_root[v_ss_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ss_customer_sk] = _n
                             else:
                                 del n0_root[v_ss_customer_sk]
                         if pending is not None:
-                            for (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                            ), _m6 in self.n1_by_ss_customer_sk[
-                                v_ss_customer_sk
-                            ].items():
-                                _m7 = self.customer[
+                            for (v_ss_customer_sk, v_c_current_addr_sk), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.n1_by_ss_customer_sk[v_ss_customer_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                _m10 = self.customer[
                                     (v_ss_customer_sk, v_c_current_addr_sk)
                                 ]
-                                for (
-                                    v_c_current_addr_sk,
-                                    v_ca_zip,
-                                ), _m8 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                for (v_c_current_addr_sk, v_ca_zip), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.customer_address_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_ss_item_sk,
                                         v_ss_customer_sk,
                                         v_ss_store_sk,
-                                    ), _m9 in self.n5_by_ss_customer_sk_ss_store_sk[
-                                        (v_ss_customer_sk, v_ss_store_sk)
-                                    ].items():
-                                        _m10 = self.n6[
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n5_by_ss_customer_sk_ss_store_sk[
+                                                    (v_ss_customer_sk, v_ss_store_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        _m15 = self.n6[
                                             (
                                                 v_ss_item_sk,
                                                 v_ss_customer_sk,
@@ -3318,9 +4169,18 @@ class View:
                                             v_i_brand,
                                             v_i_manufact_id,
                                             v_i_manufact,
-                                        ), _m11 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             if (
                                                 v_ca_zip is not None
                                                 and v_s_zip is not None
@@ -3339,20 +4199,20 @@ class View:
                                                 )
                                                 _v = (
                                                     _p[0]
-                                                    * _m7[0]
-                                                    * _m8[0]
                                                     * _m10[0]
-                                                    * _m11[0],
+                                                    * _m11[0]
+                                                    * _m15[0]
+                                                    * _m16[0],
                                                     _p[1]
-                                                    * _m7[1]
-                                                    * _m8[1]
                                                     * _m10[1]
-                                                    * _m11[1],
+                                                    * _m11[1]
+                                                    * _m15[1]
+                                                    * _m16[1],
                                                     _p[2]
-                                                    * _m7[2]
-                                                    * _m8[2]
                                                     * _m10[2]
-                                                    * _m11[2],
+                                                    * _m11[2]
+                                                    * _m15[2]
+                                                    * _m16[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3385,7 +4245,7 @@ class View:
         _g2 = self.n1_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ss_customer_sk, v_c_current_addr_sk))
+        _m3 = _entry(_g2, (v_ss_customer_sk, v_c_current_addr_sk))
         if _m3 is None:
             return None
         _m4 = self.customer.get((v_ss_customer_sk, v_c_current_addr_sk))
@@ -3394,13 +4254,13 @@ class View:
         _g5 = self.customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_c_current_addr_sk, v_ca_zip))
+        _m6 = _entry(_g5, (v_c_current_addr_sk, v_ca_zip))
         if _m6 is None:
             return None
         _g7 = self.n4_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_ss_customer_sk, v_ss_store_sk))
+        _m8 = _entry(_g7, (v_ss_customer_sk, v_ss_store_sk))
         if _m8 is None:
             return None
         _g9 = self.n5_by_ss_customer_sk_ss_store_sk.get(
@@ -3408,7 +4268,7 @@ class View:
         )
         if _g9 is None:
             return None
-        _m10 = _g9.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+        _m10 = _entry(_g9, (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
         if _m10 is None:
             return None
         _m11 = self.n6.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
@@ -3417,15 +4277,15 @@ class View:
         _g12 = self.item_by_ss_item_sk.get(v_ss_item_sk)
         if _g12 is None:
             return None
-        _m13 = _g12.get(
-            (v_ss_item_sk, v_i_brand_id, v_i_brand, v_i_manufact_id, v_i_manufact)
+        _m13 = _entry(
+            _g12, (v_ss_item_sk, v_i_brand_id, v_i_brand, v_i_manufact_id, v_i_manufact)
         )
         if _m13 is None:
             return None
         _g14 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _g14 is None:
             return None
-        _m15 = _g14.get((v_ss_store_sk, v_s_zip))
+        _m15 = _entry(_g14, (v_ss_store_sk, v_s_zip))
         if _m15 is None:
             return None
         return (

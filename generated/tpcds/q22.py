@@ -45,6 +45,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -176,7 +190,7 @@ class View:
     }
     COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
     QUERY_ID = "a3b45056b845ec64"
-    LAYOUT_ID = "454a597a92ec7d47"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "36b4194de504db7e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -368,98 +382,112 @@ class View:
         else:
             del store[row]
         # atom inventory
+        _t1 = (v_inv_date_sk, v_inv_item_sk)
         _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
             v_inv_warehouse_sk
         )
         if _grp is None:
             inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                 v_inv_warehouse_sk
-            ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+            ] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                        v_inv_warehouse_sk
+                    ] = (_grp[0], _n)
+                else:
+                    del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                        v_inv_warehouse_sk
+                    ]
+            else:
+                inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                    v_inv_warehouse_sk
+                ] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                    if not _grp:
-                        del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                             v_inv_warehouse_sk
-                        ]
-        _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        ] = next(iter(_grp.items()))
+        _w2 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
             _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _grp is None:
-                n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
+                n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (v_inv_item_sk, _d3)
+            elif type(_grp) is tuple:
+                _e = v_inv_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                    if _n[0]:
+                        n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                    else:
+                        del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                else:
+                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _d3,
+                    }
             else:
                 _o = _grp.get(v_inv_item_sk)
                 if _o is None:
-                    _grp[v_inv_item_sk] = _d2
+                    _grp[v_inv_item_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         _grp[v_inv_item_sk] = _n
                     else:
                         del _grp[v_inv_item_sk]
-                        if not _grp:
-                            del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
-            _w3 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if len(_grp) == 1:
+                            n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+            if _w4 is not None:
+                _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                 _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                 if _o is None:
-                    n3_count_by_inv_item_sk[v_inv_item_sk] = _d4
+                    n3_count_by_inv_item_sk[v_inv_item_sk] = _d5
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                     if _n[0]:
                         n3_count_by_inv_item_sk[v_inv_item_sk] = _n
                     else:
                         del n3_count_by_inv_item_sk[v_inv_item_sk]
-                _g7 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                _g8 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
                     v_inv_item_sk
                 )
-                if _g7:
-                    for (
-                        v_i_brand,
-                        v_i_class,
-                        v_i_category,
-                        v_i_product_name,
-                    ), _w5 in _g7.items():
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
-                        _o = n0_root.get(
-                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                        )
+                if _g8:
+                    for (v_i_brand, v_i_class, v_i_category, v_i_product_name), _w6 in (
+                        (_g8,) if type(_g8) is tuple else _g8.items()
+                    ):
+                        _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _t9 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                        _o = n0_root.get(_t9)
                         if _o is None:
-                            n0_root[
-                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                            ] = _d6
+                            n0_root[_t9] = _d7
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
-                                n0_root[
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                ] = _n
+                                n0_root[_t9] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                ]
+                                del n0_root[_t9]
                         if pending is not None:
                             _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
-                            _v = _d6
+                            _v = _d7
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -513,7 +541,9 @@ class View:
                     del date_dim_count_by_inv_date_sk[v_inv_date_sk]
             _g3 = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _g3:
-                for v_inv_item_sk, _w1 in _g3.items():
+                for v_inv_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _o is None:
@@ -533,40 +563,18 @@ class View:
                             v_i_class,
                             v_i_category,
                             v_i_product_name,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                            _o = n0_root.get(
-                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                            )
+                            _t7 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                ] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (
                                     v_i_product_name,
@@ -611,42 +619,60 @@ class View:
         else:
             del store[row]
         # atom item
+        _t1 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
         _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
             v_inv_item_sk
         )
         if _grp is None:
             item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                 v_inv_item_sk
-            ] = {(v_i_brand, v_i_class, v_i_category, v_i_product_name): _p}
+            ] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                        v_inv_item_sk
+                    ] = (_grp[0], _n)
+                else:
+                    del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                        v_inv_item_sk
+                    ]
+            else:
+                item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                    v_inv_item_sk
+                ] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)]
-                    if not _grp:
-                        del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                             v_inv_item_sk
-                        ]
-        _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-            _o = n0_root.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+                        ] = next(iter(_grp.items()))
+        _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+            _o = n0_root.get(_t1)
             if _o is None:
-                n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _d2
+                n0_root[_t1] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                 if _n[0]:
-                    n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _n
+                    n0_root[_t1] = _n
                 else:
-                    del n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)]
+                    del n0_root[_t1]
             if pending is not None:
                 _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
-                _v = _d2
+                _v = _d3
                 _o = pending.get(_k)
                 pending[_k] = (
                     _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1], _o[2] + _v[2])
@@ -696,11 +722,27 @@ class View:
             v_inv_warehouse_sk
         )
         if _g3:
-            for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
+            for (v_inv_date_sk, v_inv_item_sk), _w1 in (
+                (_g3,) if type(_g3) is tuple else _g3.items()
+            ):
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                 if _grp is None:
-                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
+                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (v_inv_item_sk, _d2)
+                elif type(_grp) is tuple:
+                    _e = v_inv_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                        else:
+                            del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                    else:
+                        n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d2,
+                        }
                 else:
                     _o = _grp.get(v_inv_item_sk)
                     if _o is None:
@@ -711,8 +753,10 @@ class View:
                             _grp[v_inv_item_sk] = _n
                         else:
                             del _grp[v_inv_item_sk]
-                            if not _grp:
-                                del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                            if len(_grp) == 1:
+                                n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                 if _w4 is not None:
                     _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
@@ -734,40 +778,18 @@ class View:
                             v_i_class,
                             v_i_category,
                             v_i_product_name,
-                        ), _w6 in _g8.items():
+                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
                             _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
-                            _o = n0_root.get(
-                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                            )
+                            _t9 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            _o = n0_root.get(_t9)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                ] = _d7
+                                n0_root[_t9] = _d7
                             else:
                                 _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ] = _n
+                                    n0_root[_t9] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ]
+                                    del n0_root[_t9]
                             if pending is not None:
                                 _k = (
                                     v_i_product_name,
@@ -859,111 +881,121 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
-                            v_inv_warehouse_sk
-                        )
-                        or _EMPTY
-                    ).get((v_inv_date_sk, v_inv_item_sk))
-                    or _ZERO
+                or not _entry(
+                    self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+                        v_inv_warehouse_sk
+                    ),
+                    (v_inv_date_sk, v_inv_item_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_inv_date_sk, v_inv_item_sk)
             _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
                 v_inv_warehouse_sk
             )
             if _grp is None:
                 inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                     v_inv_warehouse_sk
-                ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                            v_inv_warehouse_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                            v_inv_warehouse_sk
+                        ]
+                else:
+                    inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                        v_inv_warehouse_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                        if not _grp:
-                            del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                                 v_inv_warehouse_sk
-                            ]
-            _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(iter(_grp.items()))
+            _w2 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                 if _grp is None:
-                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_inv_item_sk: _d2}
+                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (v_inv_item_sk, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_inv_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                        else:
+                            del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                    else:
+                        n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_inv_item_sk)
                     if _o is None:
-                        _grp[v_inv_item_sk] = _d2
+                        _grp[v_inv_item_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             _grp[v_inv_item_sk] = _n
                         else:
                             del _grp[v_inv_item_sk]
-                            if not _grp:
-                                del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
-                _w3 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            if len(_grp) == 1:
+                                n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
+                                    iter(_grp.items())
+                                )
+                _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _o is None:
-                        n3_count_by_inv_item_sk[v_inv_item_sk] = _d4
+                        n3_count_by_inv_item_sk[v_inv_item_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n3_count_by_inv_item_sk[v_inv_item_sk] = _n
                         else:
                             del n3_count_by_inv_item_sk[v_inv_item_sk]
-                    _g7 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                    _g8 = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
                         v_inv_item_sk
                     )
-                    if _g7:
+                    if _g8:
                         for (
                             v_i_brand,
                             v_i_class,
                             v_i_category,
                             v_i_product_name,
-                        ), _w5 in _g7.items():
-                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
-                            _o = n0_root.get(
-                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                            )
+                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                            _t9 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            _o = n0_root.get(_t9)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                ] = _d6
+                                n0_root[_t9] = _d7
                             else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ] = _n
+                                    n0_root[_t9] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ]
+                                    del n0_root[_t9]
                             if pending is not None:
                                 _k = (
                                     v_i_product_name,
@@ -971,7 +1003,7 @@ class View:
                                     v_i_class,
                                     v_i_category,
                                 )
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -1051,7 +1083,9 @@ class View:
                     del date_dim_count_by_inv_date_sk[v_inv_date_sk]
             _g3 = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _g3:
-                for v_inv_item_sk, _w1 in _g3.items():
+                for v_inv_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _o is None:
@@ -1071,40 +1105,18 @@ class View:
                             v_i_class,
                             v_i_category,
                             v_i_product_name,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                            _o = n0_root.get(
-                                (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                            )
+                            _t7 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                ] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (
                                     v_i_product_name,
@@ -1173,61 +1185,71 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
-                            v_inv_item_sk
-                        )
-                        or _EMPTY
-                    ).get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
-                    or _ZERO
+                or not _entry(
+                    self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                        v_inv_item_sk
+                    ),
+                    (v_i_brand, v_i_class, v_i_category, v_i_product_name),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
             _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
                 v_inv_item_sk
             )
             if _grp is None:
                 item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                     v_inv_item_sk
-                ] = {(v_i_brand, v_i_class, v_i_category, v_i_product_name): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                            v_inv_item_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                            v_inv_item_sk
+                        ]
+                else:
+                    item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                        v_inv_item_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
-                            _n
-                        )
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_i_brand, v_i_class, v_i_category, v_i_product_name)]
-                        if not _grp:
-                            del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                                 v_inv_item_sk
-                            ]
-            _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n0_root.get((v_i_brand, v_i_class, v_i_category, v_i_product_name))
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_i_brand, v_i_class, v_i_category, v_i_product_name)] = (
-                        _d2
-                    )
+                    n0_root[_t1] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n0_root[
-                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                        ] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[
-                            (v_i_brand, v_i_class, v_i_category, v_i_product_name)
-                        ]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (v_i_product_name, v_i_brand, v_i_class, v_i_category)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = (
                         _v
@@ -1308,13 +1330,33 @@ class View:
                 v_inv_warehouse_sk
             )
             if _g3:
-                for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
+                for (v_inv_date_sk, v_inv_item_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _grp = n4_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                            v_inv_item_sk: _d2
-                        }
+                        n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                            v_inv_item_sk,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_inv_item_sk)
                         if _o is None:
@@ -1325,8 +1367,10 @@ class View:
                                 _grp[v_inv_item_sk] = _n
                             else:
                                 del _grp[v_inv_item_sk]
-                                if not _grp:
-                                    del n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                                if len(_grp) == 1:
+                                    n4_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _w4 is not None:
                         _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
@@ -1348,29 +1392,21 @@ class View:
                                 v_i_class,
                                 v_i_category,
                                 v_i_product_name,
-                            ), _w6 in _g8.items():
+                            ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
                                 _d7 = (
                                     _d5[0] * _w6[0],
                                     _d5[1] * _w6[1],
                                     _d5[2] * _w6[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
+                                _t9 = (
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                    v_i_product_name,
                                 )
+                                _o = n0_root.get(_t9)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ] = _d7
+                                    n0_root[_t9] = _d7
                                 else:
                                     _n = (
                                         _o[0] + _d7[0],
@@ -1378,23 +1414,9 @@ class View:
                                         _o[2] + _d7[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ] = _n
+                                        n0_root[_t9] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ]
+                                        del n0_root[_t9]
                                 if pending is not None:
                                     _k = (
                                         v_i_product_name,

@@ -67,6 +67,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -196,7 +210,7 @@ class View:
         "ps_comment",
     )
     QUERY_ID = "c0dd49dbd86261c9"
-    LAYOUT_ID = "132ddcf108ffa37f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9902b83e804479b0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -392,8 +406,7 @@ class View:
             )
         if (
             d < 0
-            and self.orders_by_o_orderkey.get(v_o_orderkey, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.orders_by_o_orderkey.get(v_o_orderkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("orders", row))
         pending = self._pending
@@ -415,7 +428,18 @@ class View:
         _p = d
         _grp = orders_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
-            orders_by_o_orderkey[v_o_orderkey] = {row: _p}
+            orders_by_o_orderkey[v_o_orderkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    orders_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                else:
+                    del orders_by_o_orderkey[v_o_orderkey]
+            else:
+                orders_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -426,8 +450,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del orders_by_o_orderkey[v_o_orderkey]
+                    if len(_grp) == 1:
+                        orders_by_o_orderkey[v_o_orderkey] = next(iter(_grp.items()))
         _o = orders_count_by_o_orderkey.get(v_o_orderkey)
         if _o is None:
             orders_count_by_o_orderkey[v_o_orderkey] = _p
@@ -439,73 +463,97 @@ class View:
                 del orders_count_by_o_orderkey[v_o_orderkey]
         _g3 = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
         if _g3:
-            for (v_l_partkey, v_l_suppkey), _w1 in _g3.items():
+            for (v_l_partkey, v_l_suppkey), _w1 in (
+                (_g3,) if type(_g3) is tuple else _g3.items()
+            ):
                 _d2 = _p * _w1
-                _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                _t4 = (v_l_partkey, v_l_suppkey)
+                _t5 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                _grp = n3_by_l_partkey_l_suppkey.get(_t4)
                 if _grp is None:
-                    n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
-                        (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
-                    }
+                    n3_by_l_partkey_l_suppkey[_t4] = (_t5, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d2
+                        if _n:
+                            n3_by_l_partkey_l_suppkey[_t4] = (_grp[0], _n)
+                        else:
+                            del n3_by_l_partkey_l_suppkey[_t4]
+                    else:
+                        n3_by_l_partkey_l_suppkey[_t4] = {_grp[0]: _grp[1], _e: _d2}
                 else:
-                    _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+                    _o = _grp.get(_t5)
                     if _o is None:
-                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
+                        _grp[_t5] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                            _grp[_t5] = _n
                         else:
-                            del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
-                            if not _grp:
-                                del n3_by_l_partkey_l_suppkey[
-                                    (v_l_partkey, v_l_suppkey)
-                                ]
-                _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n3_by_l_partkey_l_suppkey[_t4] = next(
+                                    iter(_grp.items())
+                                )
+                _o = n3_count_by_l_partkey_l_suppkey.get(_t4)
                 if _o is None:
-                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _d2
+                    n3_count_by_l_partkey_l_suppkey[_t4] = _d2
                 else:
                     _n = _o + _d2
                     if _n:
-                        n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                        n3_count_by_l_partkey_l_suppkey[_t4] = _n
                     else:
-                        del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-                _w4 = partsupp_count_by_l_partkey_l_suppkey.get(
-                    (v_l_partkey, v_l_suppkey)
-                )
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
+                        del n3_count_by_l_partkey_l_suppkey[_t4]
+                _w6 = partsupp_count_by_l_partkey_l_suppkey.get(_t4)
+                if _w6 is not None:
+                    _d7 = _d2 * _w6
                     _grp = n1_by_l_partkey.get(v_l_partkey)
                     if _grp is None:
-                        n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d5}
-                    else:
-                        _o = _grp.get((v_l_partkey, v_l_suppkey))
-                        if _o is None:
-                            _grp[(v_l_partkey, v_l_suppkey)] = _d5
-                        else:
-                            _n = _o + _d5
+                        n1_by_l_partkey[v_l_partkey] = (_t4, _d7)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d7
                             if _n:
-                                _grp[(v_l_partkey, v_l_suppkey)] = _n
+                                n1_by_l_partkey[v_l_partkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_l_partkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n1_by_l_partkey[v_l_partkey]
+                                del n1_by_l_partkey[v_l_partkey]
+                        else:
+                            n1_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _d7}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_l_partkey[v_l_partkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_l_partkey.get(v_l_partkey)
                     if _o is None:
-                        n1_count_by_l_partkey[v_l_partkey] = _d5
+                        n1_count_by_l_partkey[v_l_partkey] = _d7
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d7
                         if _n:
                             n1_count_by_l_partkey[v_l_partkey] = _n
                         else:
                             del n1_count_by_l_partkey[v_l_partkey]
-                    _w6 = part_count_by_l_partkey.get(v_l_partkey)
-                    if _w6 is not None:
-                        _d7 = _d5 * _w6
+                    _w8 = part_count_by_l_partkey.get(v_l_partkey)
+                    if _w8 is not None:
+                        _d9 = _d7 * _w8
                         _o = n0_root.get(v_l_partkey)
                         if _o is None:
-                            n0_root[v_l_partkey] = _d7
+                            n0_root[v_l_partkey] = _d9
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d9
                             if _n:
                                 n0_root[v_l_partkey] = _n
                             else:
@@ -517,9 +565,18 @@ class View:
                                 v_ps_availqty,
                                 v_ps_supplycost,
                                 v_ps_comment,
-                            ), _m8 in self.partsupp_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.partsupp_by_l_partkey_l_suppkey[
+                                            (v_l_partkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_l_partkey,
@@ -537,9 +594,18 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m9 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_l_partkey,
                                         v_p_name,
@@ -550,9 +616,18 @@ class View:
                                         v_p_container,
                                         v_p_retailprice,
                                         v_p_comment,
-                                    ), _m10 in self.part_by_l_partkey[
-                                        v_l_partkey
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.part_by_l_partkey[
+                                                    v_l_partkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         _k = (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -594,7 +669,7 @@ class View:
                                             v_ps_supplycost,
                                             v_ps_comment,
                                         )
-                                        _v = _p * _m8 * _m9 * _m10
+                                        _v = _p * _m10 * _m12 * _m14
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -664,9 +739,13 @@ class View:
             )
         if (
             d < 0
-            and self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
-                (v_o_orderkey, v_l_partkey, v_l_suppkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                ),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -690,13 +769,24 @@ class View:
         )
         # atom lineitem
         _p = d
-        _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
-            (v_o_orderkey, v_l_partkey, v_l_suppkey)
-        )
+        _t1 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
+        _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(_t1)
         if _grp is None:
-            lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                (v_o_orderkey, v_l_partkey, v_l_suppkey)
-            ] = {row: _p}
+            lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
+                else:
+                    del lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1]
+            else:
+                lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -707,91 +797,129 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                        ]
+                    if len(_grp) == 1:
+                        lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = next(
+                            iter(_grp.items())
+                        )
+        _t2 = (v_l_partkey, v_l_suppkey)
         _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
-            lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
-                (v_l_partkey, v_l_suppkey): _p
-            }
+            lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = (_t2, _p)
+        elif type(_grp) is tuple:
+            _e = _t2
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
+            else:
+                lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_l_partkey, v_l_suppkey))
+            _o = _grp.get(_t2)
             if _o is None:
-                _grp[(v_l_partkey, v_l_suppkey)] = _p
+                _grp[_t2] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_l_partkey, v_l_suppkey)] = _n
+                    _grp[_t2] = _n
                 else:
-                    del _grp[(v_l_partkey, v_l_suppkey)]
-                    if not _grp:
-                        del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
-        _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                    del _grp[_t2]
+                    if len(_grp) == 1:
+                        lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = next(
+                            iter(_grp.items())
+                        )
+        _w3 = orders_count_by_o_orderkey.get(v_o_orderkey)
+        if _w3 is not None:
+            _d4 = _p * _w3
+            _grp = n3_by_l_partkey_l_suppkey.get(_t2)
             if _grp is None:
-                n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
-                    (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
-                }
-            else:
-                _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
-                if _o is None:
-                    _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n3_by_l_partkey_l_suppkey[_t2] = (_t1, _d4)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d4
                     if _n:
-                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                        n3_by_l_partkey_l_suppkey[_t2] = (_grp[0], _n)
                     else:
-                        del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
-                        if not _grp:
-                            del n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-            _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-            if _o is None:
-                n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _d2
+                        del n3_by_l_partkey_l_suppkey[_t2]
+                else:
+                    n3_by_l_partkey_l_suppkey[_t2] = {_grp[0]: _grp[1], _e: _d4}
             else:
-                _n = _o + _d2
-                if _n:
-                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
-                else:
-                    del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-            _w3 = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-            if _w3 is not None:
-                _d4 = _d2 * _w3
-                _grp = n1_by_l_partkey.get(v_l_partkey)
-                if _grp is None:
-                    n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d4}
-                else:
-                    _o = _grp.get((v_l_partkey, v_l_suppkey))
-                    if _o is None:
-                        _grp[(v_l_partkey, v_l_suppkey)] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            _grp[(v_l_partkey, v_l_suppkey)] = _n
-                        else:
-                            del _grp[(v_l_partkey, v_l_suppkey)]
-                            if not _grp:
-                                del n1_by_l_partkey[v_l_partkey]
-                _o = n1_count_by_l_partkey.get(v_l_partkey)
+                _o = _grp.get(_t1)
                 if _o is None:
-                    n1_count_by_l_partkey[v_l_partkey] = _d4
+                    _grp[_t1] = _d4
                 else:
                     _n = _o + _d4
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n3_by_l_partkey_l_suppkey[_t2] = next(iter(_grp.items()))
+            _o = n3_count_by_l_partkey_l_suppkey.get(_t2)
+            if _o is None:
+                n3_count_by_l_partkey_l_suppkey[_t2] = _d4
+            else:
+                _n = _o + _d4
+                if _n:
+                    n3_count_by_l_partkey_l_suppkey[_t2] = _n
+                else:
+                    del n3_count_by_l_partkey_l_suppkey[_t2]
+            _w5 = partsupp_count_by_l_partkey_l_suppkey.get(_t2)
+            if _w5 is not None:
+                _d6 = _d4 * _w5
+                _grp = n1_by_l_partkey.get(v_l_partkey)
+                if _grp is None:
+                    n1_by_l_partkey[v_l_partkey] = (_t2, _d6)
+                elif type(_grp) is tuple:
+                    _e = _t2
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d6
+                        if _n:
+                            n1_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                        else:
+                            del n1_by_l_partkey[v_l_partkey]
+                    else:
+                        n1_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _d6}
+                else:
+                    _o = _grp.get(_t2)
+                    if _o is None:
+                        _grp[_t2] = _d6
+                    else:
+                        _n = _o + _d6
+                        if _n:
+                            _grp[_t2] = _n
+                        else:
+                            del _grp[_t2]
+                            if len(_grp) == 1:
+                                n1_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
+                _o = n1_count_by_l_partkey.get(v_l_partkey)
+                if _o is None:
+                    n1_count_by_l_partkey[v_l_partkey] = _d6
+                else:
+                    _n = _o + _d6
                     if _n:
                         n1_count_by_l_partkey[v_l_partkey] = _n
                     else:
                         del n1_count_by_l_partkey[v_l_partkey]
-                _w5 = part_count_by_l_partkey.get(v_l_partkey)
-                if _w5 is not None:
-                    _d6 = _d4 * _w5
+                _w7 = part_count_by_l_partkey.get(v_l_partkey)
+                if _w7 is not None:
+                    _d8 = _d6 * _w7
                     _o = n0_root.get(v_l_partkey)
                     if _o is None:
-                        n0_root[v_l_partkey] = _d6
+                        n0_root[v_l_partkey] = _d8
                     else:
-                        _n = _o + _d6
+                        _n = _o + _d8
                         if _n:
                             n0_root[v_l_partkey] = _n
                         else:
@@ -803,9 +931,18 @@ class View:
                             v_ps_availqty,
                             v_ps_supplycost,
                             v_ps_comment,
-                        ), _m7 in self.partsupp_by_l_partkey_l_suppkey[
-                            (v_l_partkey, v_l_suppkey)
-                        ].items():
+                        ), _m9 in (
+                            (_g10,)
+                            if type(
+                                (
+                                    _g10 := self.partsupp_by_l_partkey_l_suppkey[
+                                        (v_l_partkey, v_l_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g10.items()
+                        ):
                             for (
                                 v_o_orderkey,
                                 v_o_custkey,
@@ -816,7 +953,14 @@ class View:
                                 v_o_clerk,
                                 v_o_shippriority,
                                 v_o_comment,
-                            ), _m8 in self.orders_by_o_orderkey[v_o_orderkey].items():
+                            ), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (_g12 := self.orders_by_o_orderkey[v_o_orderkey])
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
                                 for (
                                     v_l_partkey,
                                     v_p_name,
@@ -827,7 +971,14 @@ class View:
                                     v_p_container,
                                     v_p_retailprice,
                                     v_p_comment,
-                                ), _m9 in self.part_by_l_partkey[v_l_partkey].items():
+                                ), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (_g14 := self.part_by_l_partkey[v_l_partkey])
+                                    )
+                                    is tuple
+                                    else _g14.items()
+                                ):
                                     _k = (
                                         v_o_orderkey,
                                         v_o_custkey,
@@ -869,7 +1020,7 @@ class View:
                                         v_ps_supplycost,
                                         v_ps_comment,
                                     )
-                                    _v = _p * _m7 * _m8 * _m9
+                                    _v = _p * _m9 * _m11 * _m13
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -918,7 +1069,7 @@ class View:
             )
         if (
             d < 0
-            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO) + d < 0
+            and _entry(self.part_by_l_partkey.get(v_l_partkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("part", row))
         pending = self._pending
@@ -930,7 +1081,18 @@ class View:
         _p = d
         _grp = part_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            part_by_l_partkey[v_l_partkey] = {row: _p}
+            part_by_l_partkey[v_l_partkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                else:
+                    del part_by_l_partkey[v_l_partkey]
+            else:
+                part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -941,8 +1103,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del part_by_l_partkey[v_l_partkey]
+                    if len(_grp) == 1:
+                        part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
         _o = part_count_by_l_partkey.get(v_l_partkey)
         if _o is None:
             part_count_by_l_partkey[v_l_partkey] = _p
@@ -965,25 +1127,41 @@ class View:
                 else:
                     del n0_root[v_l_partkey]
             if pending is not None:
-                for (v_l_partkey, v_l_suppkey), _m3 in self.n1_by_l_partkey[
-                    v_l_partkey
-                ].items():
+                for (v_l_partkey, v_l_suppkey), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.n1_by_l_partkey[v_l_partkey])) is tuple
+                    else _g4.items()
+                ):
                     for (
                         v_l_partkey,
                         v_l_suppkey,
                         v_ps_availqty,
                         v_ps_supplycost,
                         v_ps_comment,
-                    ), _m4 in self.partsupp_by_l_partkey_l_suppkey[
-                        (v_l_partkey, v_l_suppkey)
-                    ].items():
-                        for (
-                            v_o_orderkey,
-                            v_l_partkey,
-                            v_l_suppkey,
-                        ), _m5 in self.n3_by_l_partkey_l_suppkey[
-                            (v_l_partkey, v_l_suppkey)
-                        ].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type(
+                            (
+                                _g6 := self.partsupp_by_l_partkey_l_suppkey[
+                                    (v_l_partkey, v_l_suppkey)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g6.items()
+                    ):
+                        for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.n3_by_l_partkey_l_suppkey[
+                                        (v_l_partkey, v_l_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_o_orderkey,
                                 v_l_partkey,
@@ -1001,9 +1179,18 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_o_custkey,
@@ -1014,9 +1201,18 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m7 in self.orders_by_o_orderkey[
-                                    v_o_orderkey
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.orders_by_o_orderkey[
+                                                v_o_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     _k = (
                                         v_o_orderkey,
                                         v_o_custkey,
@@ -1058,7 +1254,7 @@ class View:
                                         v_ps_supplycost,
                                         v_ps_comment,
                                     )
-                                    _v = _p * _m4 * _m6 * _m7
+                                    _v = _p * _m5 * _m9 * _m11
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1089,9 +1285,11 @@ class View:
             )
         if (
             d < 0
-            and self.partsupp_by_l_partkey_l_suppkey.get(
-                (v_l_partkey, v_l_suppkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey)),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -1108,9 +1306,21 @@ class View:
         )
         # atom partsupp
         _p = d
-        _grp = partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+        _t1 = (v_l_partkey, v_l_suppkey)
+        _grp = partsupp_by_l_partkey_l_suppkey.get(_t1)
         if _grp is None:
-            partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {row: _p}
+            partsupp_by_l_partkey_l_suppkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    partsupp_by_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
+                else:
+                    del partsupp_by_l_partkey_l_suppkey[_t1]
+            else:
+                partsupp_by_l_partkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -1121,64 +1331,80 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-        _o = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                    if len(_grp) == 1:
+                        partsupp_by_l_partkey_l_suppkey[_t1] = next(iter(_grp.items()))
+        _o = partsupp_count_by_l_partkey_l_suppkey.get(_t1)
         if _o is None:
-            partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _p
+            partsupp_count_by_l_partkey_l_suppkey[_t1] = _p
         else:
             _n = _o + _p
             if _n:
-                partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
+                partsupp_count_by_l_partkey_l_suppkey[_t1] = _n
             else:
-                del partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-        _w1 = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-        if _w1 is not None:
-            _d2 = _p * _w1
+                del partsupp_count_by_l_partkey_l_suppkey[_t1]
+        _w2 = n3_count_by_l_partkey_l_suppkey.get(_t1)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n1_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d2}
-            else:
-                _o = _grp.get((v_l_partkey, v_l_suppkey))
-                if _o is None:
-                    _grp[(v_l_partkey, v_l_suppkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n1_by_l_partkey[v_l_partkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_l_partkey, v_l_suppkey)] = _n
+                        n1_by_l_partkey[v_l_partkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_l_partkey, v_l_suppkey)]
-                        if not _grp:
-                            del n1_by_l_partkey[v_l_partkey]
+                        del n1_by_l_partkey[v_l_partkey]
+                else:
+                    n1_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n1_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
             _o = n1_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
-                n1_count_by_l_partkey[v_l_partkey] = _d2
+                n1_count_by_l_partkey[v_l_partkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n1_count_by_l_partkey[v_l_partkey] = _n
                 else:
                     del n1_count_by_l_partkey[v_l_partkey]
-            _w3 = part_count_by_l_partkey.get(v_l_partkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+            _w4 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_l_partkey)
                 if _o is None:
-                    n0_root[v_l_partkey] = _d4
+                    n0_root[v_l_partkey] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_l_partkey] = _n
                     else:
                         del n0_root[v_l_partkey]
                 if pending is not None:
-                    for (
-                        v_o_orderkey,
-                        v_l_partkey,
-                        v_l_suppkey,
-                    ), _m5 in self.n3_by_l_partkey_l_suppkey[
-                        (v_l_partkey, v_l_suppkey)
-                    ].items():
+                    for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m6 in (
+                        (_g7,)
+                        if type(
+                            (
+                                _g7 := self.n3_by_l_partkey_l_suppkey[
+                                    (v_l_partkey, v_l_suppkey)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_o_orderkey,
                             v_l_partkey,
@@ -1196,9 +1422,18 @@ class View:
                             v_l_shipinstruct,
                             v_l_shipmode,
                             v_l_comment,
-                        ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                        ].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_o_orderkey,
                                 v_o_custkey,
@@ -1209,7 +1444,14 @@ class View:
                                 v_o_clerk,
                                 v_o_shippriority,
                                 v_o_comment,
-                            ), _m7 in self.orders_by_o_orderkey[v_o_orderkey].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.orders_by_o_orderkey[v_o_orderkey])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_l_partkey,
                                     v_p_name,
@@ -1220,7 +1462,14 @@ class View:
                                     v_p_container,
                                     v_p_retailprice,
                                     v_p_comment,
-                                ), _m8 in self.part_by_l_partkey[v_l_partkey].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (_g13 := self.part_by_l_partkey[v_l_partkey])
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     _k = (
                                         v_o_orderkey,
                                         v_o_custkey,
@@ -1262,7 +1511,7 @@ class View:
                                         v_ps_supplycost,
                                         v_ps_comment,
                                     )
-                                    _v = _p * _m6 * _m7 * _m8
+                                    _v = _p * _m8 * _m10 * _m12
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1336,7 +1585,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.orders_by_o_orderkey.get(v_o_orderkey, _EMPTY).get(row, _ZERO)
+                _entry(self.orders_by_o_orderkey.get(v_o_orderkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -1376,15 +1625,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.orders_by_o_orderkey.get(v_o_orderkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.orders_by_o_orderkey.get(v_o_orderkey), row, _ZERO)
             ):
                 continue
             _grp = orders_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                orders_by_o_orderkey[v_o_orderkey] = {row: _p}
+                orders_by_o_orderkey[v_o_orderkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                    else:
+                        del orders_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1395,8 +1652,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del orders_by_o_orderkey[v_o_orderkey]
+                        if len(_grp) == 1:
+                            orders_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _o = orders_count_by_o_orderkey.get(v_o_orderkey)
             if _o is None:
                 orders_count_by_o_orderkey[v_o_orderkey] = _p
@@ -1408,81 +1667,100 @@ class View:
                     del orders_count_by_o_orderkey[v_o_orderkey]
             _g3 = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
             if _g3:
-                for (v_l_partkey, v_l_suppkey), _w1 in _g3.items():
+                for (v_l_partkey, v_l_suppkey), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
-                    _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                    _t4 = (v_l_partkey, v_l_suppkey)
+                    _t5 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                    _grp = n3_by_l_partkey_l_suppkey.get(_t4)
                     if _grp is None:
-                        n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
-                            (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
-                        }
+                        n3_by_l_partkey_l_suppkey[_t4] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n3_by_l_partkey_l_suppkey[_t4] = (_grp[0], _n)
+                            else:
+                                del n3_by_l_partkey_l_suppkey[_t4]
+                        else:
+                            n3_by_l_partkey_l_suppkey[_t4] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n3_by_l_partkey_l_suppkey[
-                                        (v_l_partkey, v_l_suppkey)
-                                    ]
-                    _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n3_by_l_partkey_l_suppkey[_t4] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n3_count_by_l_partkey_l_suppkey.get(_t4)
                     if _o is None:
-                        n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = (
-                            _d2
-                        )
+                        n3_count_by_l_partkey_l_suppkey[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            n3_count_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ] = _n
+                            n3_count_by_l_partkey_l_suppkey[_t4] = _n
                         else:
-                            del n3_count_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ]
-                    _w4 = partsupp_count_by_l_partkey_l_suppkey.get(
-                        (v_l_partkey, v_l_suppkey)
-                    )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                            del n3_count_by_l_partkey_l_suppkey[_t4]
+                    _w6 = partsupp_count_by_l_partkey_l_suppkey.get(_t4)
+                    if _w6 is not None:
+                        _d7 = _d2 * _w6
                         _grp = n1_by_l_partkey.get(v_l_partkey)
                         if _grp is None:
-                            n1_by_l_partkey[v_l_partkey] = {
-                                (v_l_partkey, v_l_suppkey): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_l_partkey, v_l_suppkey))
-                            if _o is None:
-                                _grp[(v_l_partkey, v_l_suppkey)] = _d5
-                            else:
-                                _n = _o + _d5
+                            n1_by_l_partkey[v_l_partkey] = (_t4, _d7)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d7
                                 if _n:
-                                    _grp[(v_l_partkey, v_l_suppkey)] = _n
+                                    n1_by_l_partkey[v_l_partkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_l_partkey, v_l_suppkey)]
-                                    if not _grp:
-                                        del n1_by_l_partkey[v_l_partkey]
+                                    del n1_by_l_partkey[v_l_partkey]
+                            else:
+                                n1_by_l_partkey[v_l_partkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d7
+                            else:
+                                _n = _o + _d7
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_l_partkey[v_l_partkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_l_partkey.get(v_l_partkey)
                         if _o is None:
-                            n1_count_by_l_partkey[v_l_partkey] = _d5
+                            n1_count_by_l_partkey[v_l_partkey] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n1_count_by_l_partkey[v_l_partkey] = _n
                             else:
                                 del n1_count_by_l_partkey[v_l_partkey]
-                        _w6 = part_count_by_l_partkey.get(v_l_partkey)
-                        if _w6 is not None:
-                            _d7 = _d5 * _w6
+                        _w8 = part_count_by_l_partkey.get(v_l_partkey)
+                        if _w8 is not None:
+                            _d9 = _d7 * _w8
                             _o = n0_root.get(v_l_partkey)
                             if _o is None:
-                                n0_root[v_l_partkey] = _d7
+                                n0_root[v_l_partkey] = _d9
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_l_partkey] = _n
                                 else:
@@ -1494,9 +1772,18 @@ class View:
                                     v_ps_availqty,
                                     v_ps_supplycost,
                                     v_ps_comment,
-                                ), _m8 in self.partsupp_by_l_partkey_l_suppkey[
-                                    (v_l_partkey, v_l_suppkey)
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.partsupp_by_l_partkey_l_suppkey[
+                                                (v_l_partkey, v_l_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_o_orderkey,
                                         v_l_partkey,
@@ -1514,9 +1801,22 @@ class View:
                                         v_l_shipinstruct,
                                         v_l_shipmode,
                                         v_l_comment,
-                                    ), _m9 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                                    (
+                                                        v_o_orderkey,
+                                                        v_l_partkey,
+                                                        v_l_suppkey,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_l_partkey,
                                             v_p_name,
@@ -1527,9 +1827,18 @@ class View:
                                             v_p_container,
                                             v_p_retailprice,
                                             v_p_comment,
-                                        ), _m10 in self.part_by_l_partkey[
-                                            v_l_partkey
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.part_by_l_partkey[
+                                                        v_l_partkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_o_orderkey,
                                                 v_o_custkey,
@@ -1571,7 +1880,7 @@ class View:
                                                 v_ps_supplycost,
                                                 v_ps_comment,
                                             )
-                                            _v = _p * _m8 * _m9 * _m10
+                                            _v = _p * _m10 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1673,9 +1982,13 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
-                    (v_o_orderkey, v_l_partkey, v_l_suppkey), _EMPTY
-                ).get(row, _ZERO)
+                _entry(
+                    self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 if c is None
                 else c
             ) + d
@@ -1724,24 +2037,33 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
-                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
+                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
-                (v_o_orderkey, v_l_partkey, v_l_suppkey)
-            )
+            _t1 = (v_o_orderkey, v_l_partkey, v_l_suppkey)
+            _grp = lineitem_by_o_orderkey_l_partkey_l_suppkey.get(_t1)
             if _grp is None:
-                lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                ] = {row: _p}
+                lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1]
+                else:
+                    lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1752,95 +2074,133 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                            ]
+                        if len(_grp) == 1:
+                            lineitem_by_o_orderkey_l_partkey_l_suppkey[_t1] = next(
+                                iter(_grp.items())
+                            )
+            _t2 = (v_l_partkey, v_l_suppkey)
             _grp = lineitem_l_partkey_l_suppkey_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
-                    (v_l_partkey, v_l_suppkey): _p
-                }
+                lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
+                else:
+                    lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_l_partkey, v_l_suppkey))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_l_partkey, v_l_suppkey)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_l_partkey, v_l_suppkey)] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[(v_l_partkey, v_l_suppkey)]
-                        if not _grp:
-                            del lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey]
-            _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            lineitem_l_partkey_l_suppkey_by_o_orderkey[v_o_orderkey] = (
+                                next(iter(_grp.items()))
+                            )
+            _w3 = orders_count_by_o_orderkey.get(v_o_orderkey)
+            if _w3 is not None:
+                _d4 = _p * _w3
+                _grp = n3_by_l_partkey_l_suppkey.get(_t2)
                 if _grp is None:
-                    n3_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {
-                        (v_o_orderkey, v_l_partkey, v_l_suppkey): _d2
-                    }
-                else:
-                    _o = _grp.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
-                    if _o is None:
-                        _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n3_by_l_partkey_l_suppkey[_t2] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)] = _n
+                            n3_by_l_partkey_l_suppkey[_t2] = (_grp[0], _n)
                         else:
-                            del _grp[(v_o_orderkey, v_l_partkey, v_l_suppkey)]
-                            if not _grp:
-                                del n3_by_l_partkey_l_suppkey[
-                                    (v_l_partkey, v_l_suppkey)
-                                ]
-                _o = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-                if _o is None:
-                    n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _d2
+                            del n3_by_l_partkey_l_suppkey[_t2]
+                    else:
+                        n3_by_l_partkey_l_suppkey[_t2] = {_grp[0]: _grp[1], _e: _d4}
                 else:
-                    _n = _o + _d2
-                    if _n:
-                        n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _n
-                    else:
-                        del n3_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)]
-                _w3 = partsupp_count_by_l_partkey_l_suppkey.get(
-                    (v_l_partkey, v_l_suppkey)
-                )
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _grp = n1_by_l_partkey.get(v_l_partkey)
-                    if _grp is None:
-                        n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d4}
-                    else:
-                        _o = _grp.get((v_l_partkey, v_l_suppkey))
-                        if _o is None:
-                            _grp[(v_l_partkey, v_l_suppkey)] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                _grp[(v_l_partkey, v_l_suppkey)] = _n
-                            else:
-                                del _grp[(v_l_partkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n1_by_l_partkey[v_l_partkey]
-                    _o = n1_count_by_l_partkey.get(v_l_partkey)
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        n1_count_by_l_partkey[v_l_partkey] = _d4
+                        _grp[_t1] = _d4
                     else:
                         _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n3_by_l_partkey_l_suppkey[_t2] = next(
+                                    iter(_grp.items())
+                                )
+                _o = n3_count_by_l_partkey_l_suppkey.get(_t2)
+                if _o is None:
+                    n3_count_by_l_partkey_l_suppkey[_t2] = _d4
+                else:
+                    _n = _o + _d4
+                    if _n:
+                        n3_count_by_l_partkey_l_suppkey[_t2] = _n
+                    else:
+                        del n3_count_by_l_partkey_l_suppkey[_t2]
+                _w5 = partsupp_count_by_l_partkey_l_suppkey.get(_t2)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
+                    _grp = n1_by_l_partkey.get(v_l_partkey)
+                    if _grp is None:
+                        n1_by_l_partkey[v_l_partkey] = (_t2, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d6
+                            if _n:
+                                n1_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                            else:
+                                del n1_by_l_partkey[v_l_partkey]
+                        else:
+                            n1_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _d6}
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _d6
+                        else:
+                            _n = _o + _d6
+                            if _n:
+                                _grp[_t2] = _n
+                            else:
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    n1_by_l_partkey[v_l_partkey] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n1_count_by_l_partkey.get(v_l_partkey)
+                    if _o is None:
+                        n1_count_by_l_partkey[v_l_partkey] = _d6
+                    else:
+                        _n = _o + _d6
                         if _n:
                             n1_count_by_l_partkey[v_l_partkey] = _n
                         else:
                             del n1_count_by_l_partkey[v_l_partkey]
-                    _w5 = part_count_by_l_partkey.get(v_l_partkey)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w7 = part_count_by_l_partkey.get(v_l_partkey)
+                    if _w7 is not None:
+                        _d8 = _d6 * _w7
                         _o = n0_root.get(v_l_partkey)
                         if _o is None:
-                            n0_root[v_l_partkey] = _d6
+                            n0_root[v_l_partkey] = _d8
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d8
                             if _n:
                                 n0_root[v_l_partkey] = _n
                             else:
@@ -1852,9 +2212,18 @@ class View:
                                 v_ps_availqty,
                                 v_ps_supplycost,
                                 v_ps_comment,
-                            ), _m7 in self.partsupp_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.partsupp_by_l_partkey_l_suppkey[
+                                            (v_l_partkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_o_custkey,
@@ -1865,9 +2234,18 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m8 in self.orders_by_o_orderkey[
-                                    v_o_orderkey
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.orders_by_o_orderkey[
+                                                v_o_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_l_partkey,
                                         v_p_name,
@@ -1878,9 +2256,18 @@ class View:
                                         v_p_container,
                                         v_p_retailprice,
                                         v_p_comment,
-                                    ), _m9 in self.part_by_l_partkey[
-                                        v_l_partkey
-                                    ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.part_by_l_partkey[
+                                                    v_l_partkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -1922,7 +2309,7 @@ class View:
                                             v_ps_supplycost,
                                             v_ps_comment,
                                         )
-                                        _v = _p * _m7 * _m8 * _m9
+                                        _v = _p * _m9 * _m11 * _m13
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1996,7 +2383,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO)
+                _entry(self.part_by_l_partkey.get(v_l_partkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -2026,15 +2413,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.part_by_l_partkey.get(v_l_partkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.part_by_l_partkey.get(v_l_partkey), row, _ZERO)
             ):
                 continue
             _grp = part_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                part_by_l_partkey[v_l_partkey] = {row: _p}
+                part_by_l_partkey[v_l_partkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                    else:
+                        del part_by_l_partkey[v_l_partkey]
+                else:
+                    part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2045,8 +2440,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del part_by_l_partkey[v_l_partkey]
+                        if len(_grp) == 1:
+                            part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
             _o = part_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 part_count_by_l_partkey[v_l_partkey] = _p
@@ -2069,25 +2464,41 @@ class View:
                     else:
                         del n0_root[v_l_partkey]
                 if pending is not None:
-                    for (v_l_partkey, v_l_suppkey), _m3 in self.n1_by_l_partkey[
-                        v_l_partkey
-                    ].items():
+                    for (v_l_partkey, v_l_suppkey), _m3 in (
+                        (_g4,)
+                        if type((_g4 := self.n1_by_l_partkey[v_l_partkey])) is tuple
+                        else _g4.items()
+                    ):
                         for (
                             v_l_partkey,
                             v_l_suppkey,
                             v_ps_availqty,
                             v_ps_supplycost,
                             v_ps_comment,
-                        ), _m4 in self.partsupp_by_l_partkey_l_suppkey[
-                            (v_l_partkey, v_l_suppkey)
-                        ].items():
-                            for (
-                                v_o_orderkey,
-                                v_l_partkey,
-                                v_l_suppkey,
-                            ), _m5 in self.n3_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ].items():
+                        ), _m5 in (
+                            (_g6,)
+                            if type(
+                                (
+                                    _g6 := self.partsupp_by_l_partkey_l_suppkey[
+                                        (v_l_partkey, v_l_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g6.items()
+                        ):
+                            for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.n3_by_l_partkey_l_suppkey[
+                                            (v_l_partkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_l_partkey,
@@ -2105,9 +2516,18 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                    (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_o_orderkey,
                                         v_o_custkey,
@@ -2118,9 +2538,18 @@ class View:
                                         v_o_clerk,
                                         v_o_shippriority,
                                         v_o_comment,
-                                    ), _m7 in self.orders_by_o_orderkey[
-                                        v_o_orderkey
-                                    ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.orders_by_o_orderkey[
+                                                    v_o_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         _k = (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -2162,7 +2591,7 @@ class View:
                                             v_ps_supplycost,
                                             v_ps_comment,
                                         )
-                                        _v = _p * _m4 * _m6 * _m7
+                                        _v = _p * _m5 * _m9 * _m11
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2214,9 +2643,13 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.partsupp_by_l_partkey_l_suppkey.get(
-                    (v_l_partkey, v_l_suppkey), _EMPTY
-                ).get(row, _ZERO)
+                _entry(
+                    self.partsupp_by_l_partkey_l_suppkey.get(
+                        (v_l_partkey, v_l_suppkey)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 if c is None
                 else c
             ) + d
@@ -2247,20 +2680,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.partsupp_by_l_partkey_l_suppkey.get(
-                            (v_l_partkey, v_l_suppkey)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.partsupp_by_l_partkey_l_suppkey.get(
+                        (v_l_partkey, v_l_suppkey)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+            _t1 = (v_l_partkey, v_l_suppkey)
+            _grp = partsupp_by_l_partkey_l_suppkey.get(_t1)
             if _grp is None:
-                partsupp_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = {row: _p}
+                partsupp_by_l_partkey_l_suppkey[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_l_partkey_l_suppkey[_t1] = (_grp[0], _n)
+                    else:
+                        del partsupp_by_l_partkey_l_suppkey[_t1]
+                else:
+                    partsupp_by_l_partkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2271,70 +2714,82 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del partsupp_by_l_partkey_l_suppkey[
-                                (v_l_partkey, v_l_suppkey)
-                            ]
-            _o = partsupp_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
+                        if len(_grp) == 1:
+                            partsupp_by_l_partkey_l_suppkey[_t1] = next(
+                                iter(_grp.items())
+                            )
+            _o = partsupp_count_by_l_partkey_l_suppkey.get(_t1)
             if _o is None:
-                partsupp_count_by_l_partkey_l_suppkey[(v_l_partkey, v_l_suppkey)] = _p
+                partsupp_count_by_l_partkey_l_suppkey[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    partsupp_count_by_l_partkey_l_suppkey[
-                        (v_l_partkey, v_l_suppkey)
-                    ] = _n
+                    partsupp_count_by_l_partkey_l_suppkey[_t1] = _n
                 else:
-                    del partsupp_count_by_l_partkey_l_suppkey[
-                        (v_l_partkey, v_l_suppkey)
-                    ]
-            _w1 = n3_count_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
-            if _w1 is not None:
-                _d2 = _p * _w1
+                    del partsupp_count_by_l_partkey_l_suppkey[_t1]
+            _w2 = n3_count_by_l_partkey_l_suppkey.get(_t1)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_l_partkey.get(v_l_partkey)
                 if _grp is None:
-                    n1_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_l_suppkey): _d2}
-                else:
-                    _o = _grp.get((v_l_partkey, v_l_suppkey))
-                    if _o is None:
-                        _grp[(v_l_partkey, v_l_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_l_partkey[v_l_partkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_l_partkey, v_l_suppkey)] = _n
+                            n1_by_l_partkey[v_l_partkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_l_partkey, v_l_suppkey)]
-                            if not _grp:
-                                del n1_by_l_partkey[v_l_partkey]
+                            del n1_by_l_partkey[v_l_partkey]
+                    else:
+                        n1_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
                 _o = n1_count_by_l_partkey.get(v_l_partkey)
                 if _o is None:
-                    n1_count_by_l_partkey[v_l_partkey] = _d2
+                    n1_count_by_l_partkey[v_l_partkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_l_partkey[v_l_partkey] = _n
                     else:
                         del n1_count_by_l_partkey[v_l_partkey]
-                _w3 = part_count_by_l_partkey.get(v_l_partkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = part_count_by_l_partkey.get(v_l_partkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_l_partkey)
                     if _o is None:
-                        n0_root[v_l_partkey] = _d4
+                        n0_root[v_l_partkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_l_partkey] = _n
                         else:
                             del n0_root[v_l_partkey]
                     if pending is not None:
-                        for (
-                            v_o_orderkey,
-                            v_l_partkey,
-                            v_l_suppkey,
-                        ), _m5 in self.n3_by_l_partkey_l_suppkey[
-                            (v_l_partkey, v_l_suppkey)
-                        ].items():
+                        for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.n3_by_l_partkey_l_suppkey[
+                                        (v_l_partkey, v_l_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_o_orderkey,
                                 v_l_partkey,
@@ -2352,9 +2807,18 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m6 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                                (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_o_custkey,
@@ -2365,9 +2829,18 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m7 in self.orders_by_o_orderkey[
-                                    v_o_orderkey
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.orders_by_o_orderkey[
+                                                v_o_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_l_partkey,
                                         v_p_name,
@@ -2378,9 +2851,18 @@ class View:
                                         v_p_container,
                                         v_p_retailprice,
                                         v_p_comment,
-                                    ), _m8 in self.part_by_l_partkey[
-                                        v_l_partkey
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.part_by_l_partkey[
+                                                    v_l_partkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -2422,7 +2904,7 @@ class View:
                                             v_ps_supplycost,
                                             v_ps_comment,
                                         )
-                                        _v = _p * _m6 * _m7 * _m8
+                                        _v = _p * _m8 * _m10 * _m12
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2471,21 +2953,22 @@ class View:
         _g2 = self.n1_by_l_partkey.get(v_l_partkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_l_partkey, v_l_suppkey))
+        _m3 = _entry(_g2, (v_l_partkey, v_l_suppkey))
         if _m3 is None:
             return None
         _g4 = self.partsupp_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
         if _g4 is None:
             return None
-        _m5 = _g4.get(
-            (v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        _m5 = _entry(
+            _g4,
+            (v_l_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment),
         )
         if _m5 is None:
             return None
         _g6 = self.n3_by_l_partkey_l_suppkey.get((v_l_partkey, v_l_suppkey))
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_o_orderkey, v_l_partkey, v_l_suppkey))
+        _m7 = _entry(_g6, (v_o_orderkey, v_l_partkey, v_l_suppkey))
         if _m7 is None:
             return None
         _g8 = self.lineitem_by_o_orderkey_l_partkey_l_suppkey.get(
@@ -2493,7 +2976,8 @@ class View:
         )
         if _g8 is None:
             return None
-        _m9 = _g8.get(
+        _m9 = _entry(
+            _g8,
             (
                 v_o_orderkey,
                 v_l_partkey,
@@ -2511,14 +2995,15 @@ class View:
                 v_l_shipinstruct,
                 v_l_shipmode,
                 v_l_comment,
-            )
+            ),
         )
         if _m9 is None:
             return None
         _g10 = self.orders_by_o_orderkey.get(v_o_orderkey)
         if _g10 is None:
             return None
-        _m11 = _g10.get(
+        _m11 = _entry(
+            _g10,
             (
                 v_o_orderkey,
                 v_o_custkey,
@@ -2529,14 +3014,15 @@ class View:
                 v_o_clerk,
                 v_o_shippriority,
                 v_o_comment,
-            )
+            ),
         )
         if _m11 is None:
             return None
         _g12 = self.part_by_l_partkey.get(v_l_partkey)
         if _g12 is None:
             return None
-        _m13 = _g12.get(
+        _m13 = _entry(
+            _g12,
             (
                 v_l_partkey,
                 v_p_name,
@@ -2547,7 +3033,7 @@ class View:
                 v_p_container,
                 v_p_retailprice,
                 v_p_comment,
-            )
+            ),
         )
         if _m13 is None:
             return None
@@ -2557,25 +3043,41 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_l_partkey, _m1 in self.n0_root.items():
-            for (v_l_partkey, v_l_suppkey), _m2 in self.n1_by_l_partkey[
-                v_l_partkey
-            ].items():
+            for (v_l_partkey, v_l_suppkey), _m2 in (
+                (_g3,)
+                if type((_g3 := self.n1_by_l_partkey[v_l_partkey])) is tuple
+                else _g3.items()
+            ):
                 for (
                     v_l_partkey,
                     v_l_suppkey,
                     v_ps_availqty,
                     v_ps_supplycost,
                     v_ps_comment,
-                ), _m3 in self.partsupp_by_l_partkey_l_suppkey[
-                    (v_l_partkey, v_l_suppkey)
-                ].items():
-                    for (
-                        v_o_orderkey,
-                        v_l_partkey,
-                        v_l_suppkey,
-                    ), _m4 in self.n3_by_l_partkey_l_suppkey[
-                        (v_l_partkey, v_l_suppkey)
-                    ].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type(
+                        (
+                            _g5 := self.partsupp_by_l_partkey_l_suppkey[
+                                (v_l_partkey, v_l_suppkey)
+                            ]
+                        )
+                    )
+                    is tuple
+                    else _g5.items()
+                ):
+                    for (v_o_orderkey, v_l_partkey, v_l_suppkey), _m6 in (
+                        (_g7,)
+                        if type(
+                            (
+                                _g7 := self.n3_by_l_partkey_l_suppkey[
+                                    (v_l_partkey, v_l_suppkey)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_o_orderkey,
                             v_l_partkey,
@@ -2593,9 +3095,18 @@ class View:
                             v_l_shipinstruct,
                             v_l_shipmode,
                             v_l_comment,
-                        ), _m5 in self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
-                            (v_o_orderkey, v_l_partkey, v_l_suppkey)
-                        ].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.lineitem_by_o_orderkey_l_partkey_l_suppkey[
+                                        (v_o_orderkey, v_l_partkey, v_l_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_o_orderkey,
                                 v_o_custkey,
@@ -2606,7 +3117,14 @@ class View:
                                 v_o_clerk,
                                 v_o_shippriority,
                                 v_o_comment,
-                            ), _m6 in self.orders_by_o_orderkey[v_o_orderkey].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.orders_by_o_orderkey[v_o_orderkey])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_l_partkey,
                                     v_p_name,
@@ -2617,7 +3135,14 @@ class View:
                                     v_p_container,
                                     v_p_retailprice,
                                     v_p_comment,
-                                ), _m7 in self.part_by_l_partkey[v_l_partkey].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (_g13 := self.part_by_l_partkey[v_l_partkey])
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     yield (
                                         v_o_orderkey,
                                         v_o_custkey,
@@ -2658,7 +3183,7 @@ class View:
                                         v_ps_availqty,
                                         v_ps_supplycost,
                                         v_ps_comment,
-                                    ), _m3 * _m5 * _m6 * _m7
+                                    ), _m4 * _m8 * _m10 * _m12
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

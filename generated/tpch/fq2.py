@@ -76,6 +76,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -216,7 +230,7 @@ class View:
         "n_comment",
     )
     QUERY_ID = "0e62c54840ba51d1"
-    LAYOUT_ID = "abbe8fd6ab359b2d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "240788779c303e1a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -443,9 +457,11 @@ class View:
             )
         if (
             d < 0
-            and self.lineitem_by_l_orderkey_l_partkey.get(
-                (v_l_orderkey, v_l_partkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey)),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -460,9 +476,21 @@ class View:
         part_count_by_l_partkey = self.part_count_by_l_partkey
         # atom lineitem
         _p = d
-        _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
+        _t1 = (v_l_orderkey, v_l_partkey)
+        _grp = lineitem_by_l_orderkey_l_partkey.get(_t1)
         if _grp is None:
-            lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {row: _p}
+            lineitem_by_l_orderkey_l_partkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    lineitem_by_l_orderkey_l_partkey[_t1] = (_grp[0], _n)
+                else:
+                    del lineitem_by_l_orderkey_l_partkey[_t1]
+            else:
+                lineitem_by_l_orderkey_l_partkey[_t1] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -473,13 +501,25 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del lineitem_by_l_orderkey_l_partkey[
-                            (v_l_orderkey, v_l_partkey)
-                        ]
+                    if len(_grp) == 1:
+                        lineitem_by_l_orderkey_l_partkey[_t1] = next(iter(_grp.items()))
         _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
+            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (v_l_orderkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_l_orderkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                else:
+                    del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+            else:
+                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_l_orderkey)
             if _o is None:
@@ -490,43 +530,56 @@ class View:
                     _grp[v_l_orderkey] = _n
                 else:
                     del _grp[v_l_orderkey]
-                    if not _grp:
-                        del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
-        _w1 = part_count_by_l_partkey.get(v_l_partkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    if len(_grp) == 1:
+                        lineitem_l_orderkey_by_l_partkey[v_l_partkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = part_count_by_l_partkey.get(v_l_partkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n1_by_l_orderkey.get(v_l_orderkey)
             if _grp is None:
-                n1_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
-            else:
-                _o = _grp.get((v_l_orderkey, v_l_partkey))
-                if _o is None:
-                    _grp[(v_l_orderkey, v_l_partkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n1_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_l_orderkey, v_l_partkey)] = _n
+                        n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_l_orderkey, v_l_partkey)]
-                        if not _grp:
-                            del n1_by_l_orderkey[v_l_orderkey]
+                        del n1_by_l_orderkey[v_l_orderkey]
+                else:
+                    n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n1_by_l_orderkey[v_l_orderkey] = next(iter(_grp.items()))
             _o = n1_count_by_l_orderkey.get(v_l_orderkey)
             if _o is None:
-                n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                n1_count_by_l_orderkey[v_l_orderkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n1_count_by_l_orderkey[v_l_orderkey] = _n
                 else:
                     del n1_count_by_l_orderkey[v_l_orderkey]
-            _w3 = n4_count_by_l_orderkey.get(v_l_orderkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+            _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_l_orderkey)
                 if _o is None:
-                    n0_root[v_l_orderkey] = _d4
+                    n0_root[v_l_orderkey] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_l_orderkey] = _n
                     else:
@@ -542,10 +595,17 @@ class View:
                         v_p_container,
                         v_p_retailprice,
                         v_p_comment,
-                    ), _m5 in self.part_by_l_partkey[v_l_partkey].items():
-                        for (v_l_orderkey, v_o_custkey), _m6 in self.n4_by_l_orderkey[
-                            v_l_orderkey
-                        ].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.part_by_l_partkey[v_l_partkey])) is tuple
+                        else _g7.items()
+                    ):
+                        for (v_l_orderkey, v_o_custkey), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.n4_by_l_orderkey[v_l_orderkey]))
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_l_orderkey,
                                 v_o_custkey,
@@ -556,13 +616,24 @@ class View:
                                 v_o_clerk,
                                 v_o_shippriority,
                                 v_o_comment,
-                            ), _m7 in self.orders_by_l_orderkey_o_custkey[
-                                (v_l_orderkey, v_o_custkey)
-                            ].items():
-                                for (
-                                    v_o_custkey,
-                                    v_c_nationkey,
-                                ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.orders_by_l_orderkey_o_custkey[
+                                            (v_l_orderkey, v_o_custkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
+                                for (v_o_custkey, v_c_nationkey), _m12 in (
+                                    (_g13,)
+                                    if type((_g13 := self.n6_by_o_custkey[v_o_custkey]))
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_o_custkey,
                                         v_c_name,
@@ -572,17 +643,35 @@ class View:
                                         v_c_acctbal,
                                         v_c_mktsegment,
                                         v_c_comment,
-                                    ), _m9 in self.customer_by_o_custkey_c_nationkey[
-                                        (v_o_custkey, v_c_nationkey)
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_by_o_custkey_c_nationkey[
+                                                    (v_o_custkey, v_c_nationkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_c_nationkey,
                                             v_n_name,
                                             v_n_regionkey,
                                             v_n_comment,
-                                        ), _m10 in self.nation_by_c_nationkey[
-                                            v_c_nationkey
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.nation_by_c_nationkey[
+                                                        v_c_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             _k = (
                                                 v_l_orderkey,
                                                 v_l_partkey,
@@ -631,7 +720,7 @@ class View:
                                                 v_n_regionkey,
                                                 v_n_comment,
                                             )
-                                            _v = _p * _m5 * _m7 * _m9 * _m10
+                                            _v = _p * _m6 * _m10 * _m14 * _m16
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -680,9 +769,11 @@ class View:
             )
         if (
             d < 0
-            and self.orders_by_l_orderkey_o_custkey.get(
-                (v_l_orderkey, v_o_custkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey)),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -697,9 +788,21 @@ class View:
         orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
         # atom orders
         _p = d
-        _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
+        _t1 = (v_l_orderkey, v_o_custkey)
+        _grp = orders_by_l_orderkey_o_custkey.get(_t1)
         if _grp is None:
-            orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
+            orders_by_l_orderkey_o_custkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    orders_by_l_orderkey_o_custkey[_t1] = (_grp[0], _n)
+                else:
+                    del orders_by_l_orderkey_o_custkey[_t1]
+            else:
+                orders_by_l_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -710,11 +813,22 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)]
+                    if len(_grp) == 1:
+                        orders_by_l_orderkey_o_custkey[_t1] = next(iter(_grp.items()))
         _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
         if _grp is None:
-            orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
+            orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_l_orderkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                else:
+                    del orders_l_orderkey_by_o_custkey[v_o_custkey]
+            else:
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_l_orderkey)
             if _o is None:
@@ -725,51 +839,66 @@ class View:
                     _grp[v_l_orderkey] = _n
                 else:
                     del _grp[v_l_orderkey]
-                    if not _grp:
-                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
-        _w1 = n6_count_by_o_custkey.get(v_o_custkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    if len(_grp) == 1:
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n6_count_by_o_custkey.get(v_o_custkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n4_by_l_orderkey.get(v_l_orderkey)
             if _grp is None:
-                n4_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_custkey): _d2}
-            else:
-                _o = _grp.get((v_l_orderkey, v_o_custkey))
-                if _o is None:
-                    _grp[(v_l_orderkey, v_o_custkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n4_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                        n4_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_l_orderkey, v_o_custkey)]
-                        if not _grp:
-                            del n4_by_l_orderkey[v_l_orderkey]
+                        del n4_by_l_orderkey[v_l_orderkey]
+                else:
+                    n4_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n4_by_l_orderkey[v_l_orderkey] = next(iter(_grp.items()))
             _o = n4_count_by_l_orderkey.get(v_l_orderkey)
             if _o is None:
-                n4_count_by_l_orderkey[v_l_orderkey] = _d2
+                n4_count_by_l_orderkey[v_l_orderkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n4_count_by_l_orderkey[v_l_orderkey] = _n
                 else:
                     del n4_count_by_l_orderkey[v_l_orderkey]
-            _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+            _w4 = n1_count_by_l_orderkey.get(v_l_orderkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_l_orderkey)
                 if _o is None:
-                    n0_root[v_l_orderkey] = _d4
+                    n0_root[v_l_orderkey] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_l_orderkey] = _n
                     else:
                         del n0_root[v_l_orderkey]
                 if pending is not None:
-                    for (v_l_orderkey, v_l_partkey), _m5 in self.n1_by_l_orderkey[
-                        v_l_orderkey
-                    ].items():
+                    for (v_l_orderkey, v_l_partkey), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.n1_by_l_orderkey[v_l_orderkey])) is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_l_orderkey,
                             v_l_partkey,
@@ -787,9 +916,18 @@ class View:
                             v_l_shipinstruct,
                             v_l_shipmode,
                             v_l_comment,
-                        ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
-                            (v_l_orderkey, v_l_partkey)
-                        ].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.lineitem_by_l_orderkey_l_partkey[
+                                        (v_l_orderkey, v_l_partkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_l_partkey,
                                 v_p_name,
@@ -800,11 +938,18 @@ class View:
                                 v_p_container,
                                 v_p_retailprice,
                                 v_p_comment,
-                            ), _m7 in self.part_by_l_partkey[v_l_partkey].items():
-                                for (
-                                    v_o_custkey,
-                                    v_c_nationkey,
-                                ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.part_by_l_partkey[v_l_partkey]))
+                                is tuple
+                                else _g11.items()
+                            ):
+                                for (v_o_custkey, v_c_nationkey), _m12 in (
+                                    (_g13,)
+                                    if type((_g13 := self.n6_by_o_custkey[v_o_custkey]))
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_o_custkey,
                                         v_c_name,
@@ -814,17 +959,35 @@ class View:
                                         v_c_acctbal,
                                         v_c_mktsegment,
                                         v_c_comment,
-                                    ), _m9 in self.customer_by_o_custkey_c_nationkey[
-                                        (v_o_custkey, v_c_nationkey)
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_by_o_custkey_c_nationkey[
+                                                    (v_o_custkey, v_c_nationkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_c_nationkey,
                                             v_n_name,
                                             v_n_regionkey,
                                             v_n_comment,
-                                        ), _m10 in self.nation_by_c_nationkey[
-                                            v_c_nationkey
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.nation_by_c_nationkey[
+                                                        v_c_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             _k = (
                                                 v_l_orderkey,
                                                 v_l_partkey,
@@ -873,7 +1036,7 @@ class View:
                                                 v_n_regionkey,
                                                 v_n_comment,
                                             )
-                                            _v = _p * _m6 * _m7 * _m9 * _m10
+                                            _v = _p * _m8 * _m10 * _m14 * _m16
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -919,9 +1082,13 @@ class View:
             )
         if (
             d < 0
-            and self.customer_by_o_custkey_c_nationkey.get(
-                (v_o_custkey, v_c_nationkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.customer_by_o_custkey_c_nationkey.get(
+                    (v_o_custkey, v_c_nationkey)
+                ),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -939,9 +1106,21 @@ class View:
         orders_l_orderkey_by_o_custkey = self.orders_l_orderkey_by_o_custkey
         # atom customer
         _p = d
-        _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+        _t1 = (v_o_custkey, v_c_nationkey)
+        _grp = customer_by_o_custkey_c_nationkey.get(_t1)
         if _grp is None:
-            customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {row: _p}
+            customer_by_o_custkey_c_nationkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_by_o_custkey_c_nationkey[_t1] = (_grp[0], _n)
+                else:
+                    del customer_by_o_custkey_c_nationkey[_t1]
+            else:
+                customer_by_o_custkey_c_nationkey[_t1] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -952,13 +1131,27 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del customer_by_o_custkey_c_nationkey[
-                            (v_o_custkey, v_c_nationkey)
-                        ]
+                    if len(_grp) == 1:
+                        customer_by_o_custkey_c_nationkey[_t1] = next(
+                            iter(_grp.items())
+                        )
         _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
         if _grp is None:
-            customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_o_custkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                else:
+                    del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+            else:
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_o_custkey)
             if _o is None:
@@ -969,82 +1162,111 @@ class View:
                     _grp[v_o_custkey] = _n
                 else:
                     del _grp[v_o_custkey]
-                    if not _grp:
-                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-        _w1 = nation_count_by_c_nationkey.get(v_c_nationkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    if len(_grp) == 1:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = nation_count_by_c_nationkey.get(v_c_nationkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n6_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                n6_by_o_custkey[v_o_custkey] = {(v_o_custkey, v_c_nationkey): _d2}
-            else:
-                _o = _grp.get((v_o_custkey, v_c_nationkey))
-                if _o is None:
-                    _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n6_by_o_custkey[v_o_custkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_o_custkey, v_c_nationkey)] = _n
+                        n6_by_o_custkey[v_o_custkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_o_custkey, v_c_nationkey)]
-                        if not _grp:
-                            del n6_by_o_custkey[v_o_custkey]
+                        del n6_by_o_custkey[v_o_custkey]
+                else:
+                    n6_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n6_by_o_custkey[v_o_custkey] = next(iter(_grp.items()))
             _o = n6_count_by_o_custkey.get(v_o_custkey)
             if _o is None:
-                n6_count_by_o_custkey[v_o_custkey] = _d2
+                n6_count_by_o_custkey[v_o_custkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n6_count_by_o_custkey[v_o_custkey] = _n
                 else:
                     del n6_count_by_o_custkey[v_o_custkey]
-            _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-            if _g5:
-                for v_l_orderkey, _w3 in _g5.items():
-                    _d4 = _d2 * _w3
+            _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+            if _g6:
+                for v_l_orderkey, _w4 in (
+                    (_g6,) if type(_g6) is tuple else _g6.items()
+                ):
+                    _d5 = _d3 * _w4
+                    _t7 = (v_l_orderkey, v_o_custkey)
                     _grp = n4_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n4_by_l_orderkey[v_l_orderkey] = {
-                            (v_l_orderkey, v_o_custkey): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_l_orderkey, v_o_custkey))
-                        if _o is None:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _d4
-                        else:
-                            _n = _o + _d4
+                        n4_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d5
                             if _n:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                n4_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_l_orderkey, v_o_custkey)]
-                                if not _grp:
-                                    del n4_by_l_orderkey[v_l_orderkey]
+                                del n4_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n4_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d5}
+                    else:
+                        _o = _grp.get(_t7)
+                        if _o is None:
+                            _grp[_t7] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                _grp[_t7] = _n
+                            else:
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n4_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n4_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
-                        n4_count_by_l_orderkey[v_l_orderkey] = _d4
+                        n4_count_by_l_orderkey[v_l_orderkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n4_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n4_count_by_l_orderkey[v_l_orderkey]
-                    _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
+                    _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w8 is not None:
+                        _d9 = _d5 * _w8
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d7
+                            n0_root[v_l_orderkey] = _d9
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d9
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
                                 del n0_root[v_l_orderkey]
                         if pending is not None:
-                            for (
-                                v_l_orderkey,
-                                v_l_partkey,
-                            ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                            for (v_l_orderkey, v_l_partkey), _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.n1_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_l_orderkey,
                                     v_l_partkey,
@@ -1062,9 +1284,18 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m9 in self.lineitem_by_l_orderkey_l_partkey[
-                                    (v_l_orderkey, v_l_partkey)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.lineitem_by_l_orderkey_l_partkey[
+                                                (v_l_orderkey, v_l_partkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_l_partkey,
                                         v_p_name,
@@ -1075,9 +1306,18 @@ class View:
                                         v_p_container,
                                         v_p_retailprice,
                                         v_p_comment,
-                                    ), _m10 in self.part_by_l_partkey[
-                                        v_l_partkey
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.part_by_l_partkey[
+                                                    v_l_partkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_l_orderkey,
                                             v_o_custkey,
@@ -1088,17 +1328,35 @@ class View:
                                             v_o_clerk,
                                             v_o_shippriority,
                                             v_o_comment,
-                                        ), _m11 in self.orders_by_l_orderkey_o_custkey[
-                                            (v_l_orderkey, v_o_custkey)
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.orders_by_l_orderkey_o_custkey[
+                                                        (v_l_orderkey, v_o_custkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             for (
                                                 v_c_nationkey,
                                                 v_n_name,
                                                 v_n_regionkey,
                                                 v_n_comment,
-                                            ), _m12 in self.nation_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
+                                            ), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.nation_by_c_nationkey[
+                                                            v_c_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 _k = (
                                                     v_l_orderkey,
                                                     v_l_partkey,
@@ -1147,7 +1405,7 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 )
-                                                _v = _p * _m9 * _m10 * _m11 * _m12
+                                                _v = _p * _m12 * _m14 * _m16 * _m18
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1198,7 +1456,7 @@ class View:
             )
         if (
             d < 0
-            and self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO) + d < 0
+            and _entry(self.part_by_l_partkey.get(v_l_partkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("part", row))
         pending = self._pending
@@ -1213,7 +1471,18 @@ class View:
         _p = d
         _grp = part_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            part_by_l_partkey[v_l_partkey] = {row: _p}
+            part_by_l_partkey[v_l_partkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                else:
+                    del part_by_l_partkey[v_l_partkey]
+            else:
+                part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -1224,8 +1493,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del part_by_l_partkey[v_l_partkey]
+                    if len(_grp) == 1:
+                        part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
         _o = part_count_by_l_partkey.get(v_l_partkey)
         if _o is None:
             part_count_by_l_partkey[v_l_partkey] = _p
@@ -1237,23 +1506,37 @@ class View:
                 del part_count_by_l_partkey[v_l_partkey]
         _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
         if _g3:
-            for v_l_orderkey, _w1 in _g3.items():
+            for v_l_orderkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = _p * _w1
+                _t4 = (v_l_orderkey, v_l_partkey)
                 _grp = n1_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n1_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
+                    n1_by_l_orderkey[v_l_orderkey] = (_t4, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d2
+                        if _n:
+                            n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                        else:
+                            del n1_by_l_orderkey[v_l_orderkey]
+                    else:
+                        n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d2}
                 else:
-                    _o = _grp.get((v_l_orderkey, v_l_partkey))
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                        _grp[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            _grp[(v_l_orderkey, v_l_partkey)] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[(v_l_orderkey, v_l_partkey)]
-                            if not _grp:
-                                del n1_by_l_orderkey[v_l_orderkey]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n1_by_l_orderkey[v_l_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                 if _o is None:
                     n1_count_by_l_orderkey[v_l_orderkey] = _d2
@@ -1263,14 +1546,14 @@ class View:
                         n1_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
                         del n1_count_by_l_orderkey[v_l_orderkey]
-                _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
+                _w5 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                if _w5 is not None:
+                    _d6 = _d2 * _w5
                     _o = n0_root.get(v_l_orderkey)
                     if _o is None:
-                        n0_root[v_l_orderkey] = _d5
+                        n0_root[v_l_orderkey] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_l_orderkey] = _n
                         else:
@@ -1293,13 +1576,24 @@ class View:
                             v_l_shipinstruct,
                             v_l_shipmode,
                             v_l_comment,
-                        ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
-                            (v_l_orderkey, v_l_partkey)
-                        ].items():
-                            for (
-                                v_l_orderkey,
-                                v_o_custkey,
-                            ), _m7 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.lineitem_by_l_orderkey_l_partkey[
+                                        (v_l_orderkey, v_l_partkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
+                            for (v_l_orderkey, v_o_custkey), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.n4_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_l_orderkey,
                                     v_o_custkey,
@@ -1310,13 +1604,26 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m8 in self.orders_by_l_orderkey_o_custkey[
-                                    (v_l_orderkey, v_o_custkey)
-                                ].items():
-                                    for (
-                                        v_o_custkey,
-                                        v_c_nationkey,
-                                    ), _m9 in self.n6_by_o_custkey[v_o_custkey].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.orders_by_l_orderkey_o_custkey[
+                                                (v_l_orderkey, v_o_custkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_o_custkey, v_c_nationkey), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (_g14 := self.n6_by_o_custkey[v_o_custkey])
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_o_custkey,
                                             v_c_name,
@@ -1326,17 +1633,35 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m10 in self.customer_by_o_custkey_c_nationkey[
-                                            (v_o_custkey, v_c_nationkey)
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.customer_by_o_custkey_c_nationkey[
+                                                        (v_o_custkey, v_c_nationkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_c_nationkey,
                                                 v_n_name,
                                                 v_n_regionkey,
                                                 v_n_comment,
-                                            ), _m11 in self.nation_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.nation_by_c_nationkey[
+                                                            v_c_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_l_orderkey,
                                                     v_l_partkey,
@@ -1385,7 +1710,7 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 )
-                                                _v = _p * _m6 * _m8 * _m10 * _m11
+                                                _v = _p * _m7 * _m11 * _m15 * _m17
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1416,8 +1741,7 @@ class View:
             )
         if (
             d < 0
-            and self.nation_by_c_nationkey.get(v_c_nationkey, _EMPTY).get(row, _ZERO)
-            + d
+            and _entry(self.nation_by_c_nationkey.get(v_c_nationkey), row, _ZERO) + d
             < 0
         ):
             raise ViewError(_absent_message("nation", row))
@@ -1436,7 +1760,18 @@ class View:
         _p = d
         _grp = nation_by_c_nationkey.get(v_c_nationkey)
         if _grp is None:
-            nation_by_c_nationkey[v_c_nationkey] = {row: _p}
+            nation_by_c_nationkey[v_c_nationkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    nation_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                else:
+                    del nation_by_c_nationkey[v_c_nationkey]
+            else:
+                nation_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -1447,8 +1782,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del nation_by_c_nationkey[v_c_nationkey]
+                    if len(_grp) == 1:
+                        nation_by_c_nationkey[v_c_nationkey] = next(iter(_grp.items()))
         _o = nation_count_by_c_nationkey.get(v_c_nationkey)
         if _o is None:
             nation_count_by_c_nationkey[v_c_nationkey] = _p
@@ -1460,23 +1795,35 @@ class View:
                 del nation_count_by_c_nationkey[v_c_nationkey]
         _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
         if _g3:
-            for v_o_custkey, _w1 in _g3.items():
+            for v_o_custkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = _p * _w1
+                _t4 = (v_o_custkey, v_c_nationkey)
                 _grp = n6_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
-                    n6_by_o_custkey[v_o_custkey] = {(v_o_custkey, v_c_nationkey): _d2}
+                    n6_by_o_custkey[v_o_custkey] = (_t4, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d2
+                        if _n:
+                            n6_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                        else:
+                            del n6_by_o_custkey[v_o_custkey]
+                    else:
+                        n6_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _d2}
                 else:
-                    _o = _grp.get((v_o_custkey, v_c_nationkey))
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                        _grp[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[(v_o_custkey, v_c_nationkey)]
-                            if not _grp:
-                                del n6_by_o_custkey[v_o_custkey]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n6_by_o_custkey[v_o_custkey] = next(iter(_grp.items()))
                 _o = n6_count_by_o_custkey.get(v_o_custkey)
                 if _o is None:
                     n6_count_by_o_custkey[v_o_custkey] = _d2
@@ -1486,53 +1833,74 @@ class View:
                         n6_count_by_o_custkey[v_o_custkey] = _n
                     else:
                         del n6_count_by_o_custkey[v_o_custkey]
-                _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                if _g6:
-                    for v_l_orderkey, _w4 in _g6.items():
-                        _d5 = _d2 * _w4
+                _g7 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                if _g7:
+                    for v_l_orderkey, _w5 in (
+                        (_g7,) if type(_g7) is tuple else _g7.items()
+                    ):
+                        _d6 = _d2 * _w5
+                        _t8 = (v_l_orderkey, v_o_custkey)
                         _grp = n4_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n4_by_l_orderkey[v_l_orderkey] = {
-                                (v_l_orderkey, v_o_custkey): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_l_orderkey, v_o_custkey))
-                            if _o is None:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _d5
-                            else:
-                                _n = _o + _d5
+                            n4_by_l_orderkey[v_l_orderkey] = (_t8, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t8
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d6
                                 if _n:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                    n4_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_l_orderkey, v_o_custkey)]
-                                    if not _grp:
-                                        del n4_by_l_orderkey[v_l_orderkey]
+                                    del n4_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n4_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t8)
+                            if _o is None:
+                                _grp[_t8] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    _grp[_t8] = _n
+                                else:
+                                    del _grp[_t8]
+                                    if len(_grp) == 1:
+                                        n4_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n4_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
-                            n4_count_by_l_orderkey[v_l_orderkey] = _d5
+                            n4_count_by_l_orderkey[v_l_orderkey] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n4_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n4_count_by_l_orderkey[v_l_orderkey]
-                        _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w7 is not None:
-                            _d8 = _d5 * _w7
+                        _w9 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w9 is not None:
+                            _d10 = _d6 * _w9
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d8
+                                n0_root[v_l_orderkey] = _d10
                             else:
-                                _n = _o + _d8
+                                _n = _o + _d10
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
                                     del n0_root[v_l_orderkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                ), _m9 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                for (v_l_orderkey, v_l_partkey), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (_g12 := self.n1_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_l_orderkey,
                                         v_l_partkey,
@@ -1550,9 +1918,18 @@ class View:
                                         v_l_shipinstruct,
                                         v_l_shipmode,
                                         v_l_comment,
-                                    ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
-                                        (v_l_orderkey, v_l_partkey)
-                                    ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.lineitem_by_l_orderkey_l_partkey[
+                                                    (v_l_orderkey, v_l_partkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_l_partkey,
                                             v_p_name,
@@ -1563,9 +1940,18 @@ class View:
                                             v_p_container,
                                             v_p_retailprice,
                                             v_p_comment,
-                                        ), _m11 in self.part_by_l_partkey[
-                                            v_l_partkey
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.part_by_l_partkey[
+                                                        v_l_partkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_l_orderkey,
                                                 v_o_custkey,
@@ -1576,9 +1962,18 @@ class View:
                                                 v_o_clerk,
                                                 v_o_shippriority,
                                                 v_o_comment,
-                                            ), _m12 in self.orders_by_l_orderkey_o_custkey[
-                                                (v_l_orderkey, v_o_custkey)
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.orders_by_l_orderkey_o_custkey[
+                                                            (v_l_orderkey, v_o_custkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 for (
                                                     v_o_custkey,
                                                     v_c_name,
@@ -1588,9 +1983,21 @@ class View:
                                                     v_c_acctbal,
                                                     v_c_mktsegment,
                                                     v_c_comment,
-                                                ), _m13 in self.customer_by_o_custkey_c_nationkey[
-                                                    (v_o_custkey, v_c_nationkey)
-                                                ].items():
+                                                ), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.customer_by_o_custkey_c_nationkey[
+                                                                (
+                                                                    v_o_custkey,
+                                                                    v_c_nationkey,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     _k = (
                                                         v_l_orderkey,
                                                         v_l_partkey,
@@ -1639,7 +2046,7 @@ class View:
                                                         v_n_regionkey,
                                                         v_n_comment,
                                                     )
-                                                    _v = _p * _m10 * _m11 * _m12 * _m13
+                                                    _v = _p * _m13 * _m15 * _m17 * _m19
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -1743,9 +2150,13 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.lineitem_by_l_orderkey_l_partkey.get(
-                    (v_l_orderkey, v_l_partkey), _EMPTY
-                ).get(row, _ZERO)
+                _entry(
+                    self.lineitem_by_l_orderkey_l_partkey.get(
+                        (v_l_orderkey, v_l_partkey)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 if c is None
                 else c
             ) + d
@@ -1785,22 +2196,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.lineitem_by_l_orderkey_l_partkey.get(
-                            (v_l_orderkey, v_l_partkey)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.lineitem_by_l_orderkey_l_partkey.get(
+                        (v_l_orderkey, v_l_partkey)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
+            _t1 = (v_l_orderkey, v_l_partkey)
+            _grp = lineitem_by_l_orderkey_l_partkey.get(_t1)
             if _grp is None:
-                lineitem_by_l_orderkey_l_partkey[(v_l_orderkey, v_l_partkey)] = {
-                    row: _p
-                }
+                lineitem_by_l_orderkey_l_partkey[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_l_orderkey_l_partkey[_t1] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_l_orderkey_l_partkey[_t1]
+                else:
+                    lineitem_by_l_orderkey_l_partkey[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1811,13 +2230,27 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del lineitem_by_l_orderkey_l_partkey[
-                                (v_l_orderkey, v_l_partkey)
-                            ]
+                        if len(_grp) == 1:
+                            lineitem_by_l_orderkey_l_partkey[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {v_l_orderkey: _p}
+                lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (v_l_orderkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_l_orderkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_l_orderkey_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
+                else:
+                    lineitem_l_orderkey_by_l_partkey[v_l_partkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_l_orderkey)
                 if _o is None:
@@ -1828,43 +2261,58 @@ class View:
                         _grp[v_l_orderkey] = _n
                     else:
                         del _grp[v_l_orderkey]
-                        if not _grp:
-                            del lineitem_l_orderkey_by_l_partkey[v_l_partkey]
-            _w1 = part_count_by_l_partkey.get(v_l_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            lineitem_l_orderkey_by_l_partkey[v_l_partkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n1_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_l_partkey): _d2}
-                else:
-                    _o = _grp.get((v_l_orderkey, v_l_partkey))
-                    if _o is None:
-                        _grp[(v_l_orderkey, v_l_partkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_l_orderkey, v_l_partkey)] = _n
+                            n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_l_orderkey, v_l_partkey)]
-                            if not _grp:
-                                del n1_by_l_orderkey[v_l_orderkey]
+                            del n1_by_l_orderkey[v_l_orderkey]
+                    else:
+                        n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_l_orderkey[v_l_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                 if _o is None:
-                    n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                    n1_count_by_l_orderkey[v_l_orderkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
                         del n1_count_by_l_orderkey[v_l_orderkey]
-                _w3 = n4_count_by_l_orderkey.get(v_l_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_l_orderkey)
                     if _o is None:
-                        n0_root[v_l_orderkey] = _d4
+                        n0_root[v_l_orderkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_l_orderkey] = _n
                         else:
@@ -1880,11 +2328,18 @@ class View:
                             v_p_container,
                             v_p_retailprice,
                             v_p_comment,
-                        ), _m5 in self.part_by_l_partkey[v_l_partkey].items():
-                            for (
-                                v_l_orderkey,
-                                v_o_custkey,
-                            ), _m6 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.part_by_l_partkey[v_l_partkey]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_l_orderkey, v_o_custkey), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.n4_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_l_orderkey,
                                     v_o_custkey,
@@ -1895,13 +2350,26 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m7 in self.orders_by_l_orderkey_o_custkey[
-                                    (v_l_orderkey, v_o_custkey)
-                                ].items():
-                                    for (
-                                        v_o_custkey,
-                                        v_c_nationkey,
-                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.orders_by_l_orderkey_o_custkey[
+                                                (v_l_orderkey, v_o_custkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_o_custkey, v_c_nationkey), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.n6_by_o_custkey[v_o_custkey])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_o_custkey,
                                             v_c_name,
@@ -1911,17 +2379,35 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
-                                            (v_o_custkey, v_c_nationkey)
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_by_o_custkey_c_nationkey[
+                                                        (v_o_custkey, v_c_nationkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_c_nationkey,
                                                 v_n_name,
                                                 v_n_regionkey,
                                                 v_n_comment,
-                                            ), _m10 in self.nation_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.nation_by_c_nationkey[
+                                                            v_c_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (
                                                     v_l_orderkey,
                                                     v_l_partkey,
@@ -1970,7 +2456,7 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 )
-                                                _v = _p * _m5 * _m7 * _m9 * _m10
+                                                _v = _p * _m6 * _m10 * _m14 * _m16
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2046,9 +2532,13 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.orders_by_l_orderkey_o_custkey.get(
-                    (v_l_orderkey, v_o_custkey), _EMPTY
-                ).get(row, _ZERO)
+                _entry(
+                    self.orders_by_l_orderkey_o_custkey.get(
+                        (v_l_orderkey, v_o_custkey)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 if c is None
                 else c
             ) + d
@@ -2081,20 +2571,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.orders_by_l_orderkey_o_custkey.get(
-                            (v_l_orderkey, v_o_custkey)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.orders_by_l_orderkey_o_custkey.get(
+                        (v_l_orderkey, v_o_custkey)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
+            _t1 = (v_l_orderkey, v_o_custkey)
+            _grp = orders_by_l_orderkey_o_custkey.get(_t1)
             if _grp is None:
-                orders_by_l_orderkey_o_custkey[(v_l_orderkey, v_o_custkey)] = {row: _p}
+                orders_by_l_orderkey_o_custkey[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_by_l_orderkey_o_custkey[_t1] = (_grp[0], _n)
+                    else:
+                        del orders_by_l_orderkey_o_custkey[_t1]
+                else:
+                    orders_by_l_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2105,13 +2605,27 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del orders_by_l_orderkey_o_custkey[
-                                (v_l_orderkey, v_o_custkey)
-                            ]
+                        if len(_grp) == 1:
+                            orders_by_l_orderkey_o_custkey[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_l_orderkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                    else:
+                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                else:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_l_orderkey)
                 if _o is None:
@@ -2122,51 +2636,69 @@ class View:
                         _grp[v_l_orderkey] = _n
                     else:
                         del _grp[v_l_orderkey]
-                        if not _grp:
-                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
-            _w1 = n6_count_by_o_custkey.get(v_o_custkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n6_count_by_o_custkey.get(v_o_custkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n4_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n4_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_custkey): _d2}
-                else:
-                    _o = _grp.get((v_l_orderkey, v_o_custkey))
-                    if _o is None:
-                        _grp[(v_l_orderkey, v_o_custkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n4_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _n
+                            n4_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_l_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n4_by_l_orderkey[v_l_orderkey]
+                            del n4_by_l_orderkey[v_l_orderkey]
+                    else:
+                        n4_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n4_by_l_orderkey[v_l_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n4_count_by_l_orderkey.get(v_l_orderkey)
                 if _o is None:
-                    n4_count_by_l_orderkey[v_l_orderkey] = _d2
+                    n4_count_by_l_orderkey[v_l_orderkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n4_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
                         del n4_count_by_l_orderkey[v_l_orderkey]
-                _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_l_orderkey)
                     if _o is None:
-                        n0_root[v_l_orderkey] = _d4
+                        n0_root[v_l_orderkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_l_orderkey] = _n
                         else:
                             del n0_root[v_l_orderkey]
                     if pending is not None:
-                        for (v_l_orderkey, v_l_partkey), _m5 in self.n1_by_l_orderkey[
-                            v_l_orderkey
-                        ].items():
+                        for (v_l_orderkey, v_l_partkey), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.n1_by_l_orderkey[v_l_orderkey]))
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_l_orderkey,
                                 v_l_partkey,
@@ -2184,9 +2716,18 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
-                                (v_l_orderkey, v_l_partkey)
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.lineitem_by_l_orderkey_l_partkey[
+                                            (v_l_orderkey, v_l_partkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_l_partkey,
                                     v_p_name,
@@ -2197,11 +2738,22 @@ class View:
                                     v_p_container,
                                     v_p_retailprice,
                                     v_p_comment,
-                                ), _m7 in self.part_by_l_partkey[v_l_partkey].items():
-                                    for (
-                                        v_o_custkey,
-                                        v_c_nationkey,
-                                    ), _m8 in self.n6_by_o_custkey[v_o_custkey].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.part_by_l_partkey[v_l_partkey])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_o_custkey, v_c_nationkey), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.n6_by_o_custkey[v_o_custkey])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_o_custkey,
                                             v_c_name,
@@ -2211,17 +2763,35 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey_c_nationkey[
-                                            (v_o_custkey, v_c_nationkey)
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_by_o_custkey_c_nationkey[
+                                                        (v_o_custkey, v_c_nationkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_c_nationkey,
                                                 v_n_name,
                                                 v_n_regionkey,
                                                 v_n_comment,
-                                            ), _m10 in self.nation_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.nation_by_c_nationkey[
+                                                            v_c_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (
                                                     v_l_orderkey,
                                                     v_l_partkey,
@@ -2270,7 +2840,7 @@ class View:
                                                     v_n_regionkey,
                                                     v_n_comment,
                                                 )
-                                                _v = _p * _m6 * _m7 * _m9 * _m10
+                                                _v = _p * _m8 * _m10 * _m14 * _m16
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2342,9 +2912,13 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.customer_by_o_custkey_c_nationkey.get(
-                    (v_o_custkey, v_c_nationkey), _EMPTY
-                ).get(row, _ZERO)
+                _entry(
+                    self.customer_by_o_custkey_c_nationkey.get(
+                        (v_o_custkey, v_c_nationkey)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 if c is None
                 else c
             ) + d
@@ -2379,22 +2953,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.customer_by_o_custkey_c_nationkey.get(
-                            (v_o_custkey, v_c_nationkey)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.customer_by_o_custkey_c_nationkey.get(
+                        (v_o_custkey, v_c_nationkey)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
+            _t1 = (v_o_custkey, v_c_nationkey)
+            _grp = customer_by_o_custkey_c_nationkey.get(_t1)
             if _grp is None:
-                customer_by_o_custkey_c_nationkey[(v_o_custkey, v_c_nationkey)] = {
-                    row: _p
-                }
+                customer_by_o_custkey_c_nationkey[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_o_custkey_c_nationkey[_t1] = (_grp[0], _n)
+                    else:
+                        del customer_by_o_custkey_c_nationkey[_t1]
+                else:
+                    customer_by_o_custkey_c_nationkey[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2405,13 +2987,27 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del customer_by_o_custkey_c_nationkey[
-                                (v_o_custkey, v_c_nationkey)
-                            ]
+                        if len(_grp) == 1:
+                            customer_by_o_custkey_c_nationkey[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_o_custkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                    else:
+                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_o_custkey)
                 if _o is None:
@@ -2422,82 +3018,116 @@ class View:
                         _grp[v_o_custkey] = _n
                     else:
                         del _grp[v_o_custkey]
-                        if not _grp:
-                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-            _w1 = nation_count_by_c_nationkey.get(v_c_nationkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n6_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
-                    n6_by_o_custkey[v_o_custkey] = {(v_o_custkey, v_c_nationkey): _d2}
-                else:
-                    _o = _grp.get((v_o_custkey, v_c_nationkey))
-                    if _o is None:
-                        _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n6_by_o_custkey[v_o_custkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                            n6_by_o_custkey[v_o_custkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_o_custkey, v_c_nationkey)]
-                            if not _grp:
-                                del n6_by_o_custkey[v_o_custkey]
+                            del n6_by_o_custkey[v_o_custkey]
+                    else:
+                        n6_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n6_by_o_custkey[v_o_custkey] = next(iter(_grp.items()))
                 _o = n6_count_by_o_custkey.get(v_o_custkey)
                 if _o is None:
-                    n6_count_by_o_custkey[v_o_custkey] = _d2
+                    n6_count_by_o_custkey[v_o_custkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n6_count_by_o_custkey[v_o_custkey] = _n
                     else:
                         del n6_count_by_o_custkey[v_o_custkey]
-                _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                if _g5:
-                    for v_l_orderkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
+                _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                if _g6:
+                    for v_l_orderkey, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = _d3 * _w4
+                        _t7 = (v_l_orderkey, v_o_custkey)
                         _grp = n4_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n4_by_l_orderkey[v_l_orderkey] = {
-                                (v_l_orderkey, v_o_custkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_l_orderkey, v_o_custkey))
-                            if _o is None:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n4_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d5
                                 if _n:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                    n4_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_l_orderkey, v_o_custkey)]
-                                    if not _grp:
-                                        del n4_by_l_orderkey[v_l_orderkey]
+                                    del n4_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n4_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n4_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n4_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
-                            n4_count_by_l_orderkey[v_l_orderkey] = _d4
+                            n4_count_by_l_orderkey[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n4_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n4_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w8 is not None:
+                            _d9 = _d5 * _w8
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d7
+                                n0_root[v_l_orderkey] = _d9
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
                                     del n0_root[v_l_orderkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_l_partkey,
-                                ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                for (v_l_orderkey, v_l_partkey), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.n1_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_l_orderkey,
                                         v_l_partkey,
@@ -2515,9 +3145,18 @@ class View:
                                         v_l_shipinstruct,
                                         v_l_shipmode,
                                         v_l_comment,
-                                    ), _m9 in self.lineitem_by_l_orderkey_l_partkey[
-                                        (v_l_orderkey, v_l_partkey)
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.lineitem_by_l_orderkey_l_partkey[
+                                                    (v_l_orderkey, v_l_partkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_l_partkey,
                                             v_p_name,
@@ -2528,9 +3167,18 @@ class View:
                                             v_p_container,
                                             v_p_retailprice,
                                             v_p_comment,
-                                        ), _m10 in self.part_by_l_partkey[
-                                            v_l_partkey
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.part_by_l_partkey[
+                                                        v_l_partkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_l_orderkey,
                                                 v_o_custkey,
@@ -2541,17 +3189,35 @@ class View:
                                                 v_o_clerk,
                                                 v_o_shippriority,
                                                 v_o_comment,
-                                            ), _m11 in self.orders_by_l_orderkey_o_custkey[
-                                                (v_l_orderkey, v_o_custkey)
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.orders_by_l_orderkey_o_custkey[
+                                                            (v_l_orderkey, v_o_custkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_c_nationkey,
                                                     v_n_name,
                                                     v_n_regionkey,
                                                     v_n_comment,
-                                                ), _m12 in self.nation_by_c_nationkey[
-                                                    v_c_nationkey
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.nation_by_c_nationkey[
+                                                                v_c_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     _k = (
                                                         v_l_orderkey,
                                                         v_l_partkey,
@@ -2600,7 +3266,7 @@ class View:
                                                         v_n_regionkey,
                                                         v_n_comment,
                                                     )
-                                                    _v = _p * _m9 * _m10 * _m11 * _m12
+                                                    _v = _p * _m12 * _m14 * _m16 * _m18
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2676,7 +3342,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.part_by_l_partkey.get(v_l_partkey, _EMPTY).get(row, _ZERO)
+                _entry(self.part_by_l_partkey.get(v_l_partkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -2709,15 +3375,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.part_by_l_partkey.get(v_l_partkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.part_by_l_partkey.get(v_l_partkey), row, _ZERO)
             ):
                 continue
             _grp = part_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                part_by_l_partkey[v_l_partkey] = {row: _p}
+                part_by_l_partkey[v_l_partkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                    else:
+                        del part_by_l_partkey[v_l_partkey]
+                else:
+                    part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2728,8 +3402,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del part_by_l_partkey[v_l_partkey]
+                        if len(_grp) == 1:
+                            part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
             _o = part_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 part_count_by_l_partkey[v_l_partkey] = _p
@@ -2741,25 +3415,39 @@ class View:
                     del part_count_by_l_partkey[v_l_partkey]
             _g3 = lineitem_l_orderkey_by_l_partkey.get(v_l_partkey)
             if _g3:
-                for v_l_orderkey, _w1 in _g3.items():
+                for v_l_orderkey, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
+                    _t4 = (v_l_orderkey, v_l_partkey)
                     _grp = n1_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n1_by_l_orderkey[v_l_orderkey] = {
-                            (v_l_orderkey, v_l_partkey): _d2
-                        }
+                        n1_by_l_orderkey[v_l_orderkey] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                            else:
+                                del n1_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_l_orderkey, v_l_partkey))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_l_orderkey, v_l_partkey)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_l_orderkey, v_l_partkey)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_l_orderkey, v_l_partkey)]
-                                if not _grp:
-                                    del n1_by_l_orderkey[v_l_orderkey]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
                         n1_count_by_l_orderkey[v_l_orderkey] = _d2
@@ -2769,14 +3457,14 @@ class View:
                             n1_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n1_count_by_l_orderkey[v_l_orderkey]
-                    _w4 = n4_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w5 = n4_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d5
+                            n0_root[v_l_orderkey] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
@@ -2799,13 +3487,26 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m6 in self.lineitem_by_l_orderkey_l_partkey[
-                                (v_l_orderkey, v_l_partkey)
-                            ].items():
-                                for (
-                                    v_l_orderkey,
-                                    v_o_custkey,
-                                ), _m7 in self.n4_by_l_orderkey[v_l_orderkey].items():
+                            ), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.lineitem_by_l_orderkey_l_partkey[
+                                            (v_l_orderkey, v_l_partkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
+                                for (v_l_orderkey, v_o_custkey), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (_g10 := self.n4_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_l_orderkey,
                                         v_o_custkey,
@@ -2816,15 +3517,30 @@ class View:
                                         v_o_clerk,
                                         v_o_shippriority,
                                         v_o_comment,
-                                    ), _m8 in self.orders_by_l_orderkey_o_custkey[
-                                        (v_l_orderkey, v_o_custkey)
-                                    ].items():
-                                        for (
-                                            v_o_custkey,
-                                            v_c_nationkey,
-                                        ), _m9 in self.n6_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.orders_by_l_orderkey_o_custkey[
+                                                    (v_l_orderkey, v_o_custkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_o_custkey, v_c_nationkey), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n6_by_o_custkey[
+                                                        v_o_custkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_o_custkey,
                                                 v_c_name,
@@ -2834,17 +3550,35 @@ class View:
                                                 v_c_acctbal,
                                                 v_c_mktsegment,
                                                 v_c_comment,
-                                            ), _m10 in self.customer_by_o_custkey_c_nationkey[
-                                                (v_o_custkey, v_c_nationkey)
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.customer_by_o_custkey_c_nationkey[
+                                                            (v_o_custkey, v_c_nationkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_c_nationkey,
                                                     v_n_name,
                                                     v_n_regionkey,
                                                     v_n_comment,
-                                                ), _m11 in self.nation_by_c_nationkey[
-                                                    v_c_nationkey
-                                                ].items():
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.nation_by_c_nationkey[
+                                                                v_c_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
                                                     _k = (
                                                         v_l_orderkey,
                                                         v_l_partkey,
@@ -2893,7 +3627,7 @@ class View:
                                                         v_n_regionkey,
                                                         v_n_comment,
                                                     )
-                                                    _v = _p * _m6 * _m8 * _m10 * _m11
+                                                    _v = _p * _m7 * _m11 * _m15 * _m17
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2938,7 +3672,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.nation_by_c_nationkey.get(v_c_nationkey, _EMPTY).get(row, _ZERO)
+                _entry(self.nation_by_c_nationkey.get(v_c_nationkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -2963,15 +3697,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.nation_by_c_nationkey.get(v_c_nationkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.nation_by_c_nationkey.get(v_c_nationkey), row, _ZERO)
             ):
                 continue
             _grp = nation_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                nation_by_c_nationkey[v_c_nationkey] = {row: _p}
+                nation_by_c_nationkey[v_c_nationkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        nation_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                    else:
+                        del nation_by_c_nationkey[v_c_nationkey]
+                else:
+                    nation_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2982,8 +3724,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del nation_by_c_nationkey[v_c_nationkey]
+                        if len(_grp) == 1:
+                            nation_by_c_nationkey[v_c_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _o = nation_count_by_c_nationkey.get(v_c_nationkey)
             if _o is None:
                 nation_count_by_c_nationkey[v_c_nationkey] = _p
@@ -2995,25 +3739,37 @@ class View:
                     del nation_count_by_c_nationkey[v_c_nationkey]
             _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
             if _g3:
-                for v_o_custkey, _w1 in _g3.items():
+                for v_o_custkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
+                    _t4 = (v_o_custkey, v_c_nationkey)
                     _grp = n6_by_o_custkey.get(v_o_custkey)
                     if _grp is None:
-                        n6_by_o_custkey[v_o_custkey] = {
-                            (v_o_custkey, v_c_nationkey): _d2
-                        }
+                        n6_by_o_custkey[v_o_custkey] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n6_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                            else:
+                                del n6_by_o_custkey[v_o_custkey]
+                        else:
+                            n6_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_o_custkey, v_c_nationkey))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_o_custkey, v_c_nationkey)]
-                                if not _grp:
-                                    del n6_by_o_custkey[v_o_custkey]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n6_by_o_custkey[v_o_custkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n6_count_by_o_custkey.get(v_o_custkey)
                     if _o is None:
                         n6_count_by_o_custkey[v_o_custkey] = _d2
@@ -3023,55 +3779,78 @@ class View:
                             n6_count_by_o_custkey[v_o_custkey] = _n
                         else:
                             del n6_count_by_o_custkey[v_o_custkey]
-                    _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                    if _g6:
-                        for v_l_orderkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
+                    _g7 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                    if _g7:
+                        for v_l_orderkey, _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = _d2 * _w5
+                            _t8 = (v_l_orderkey, v_o_custkey)
                             _grp = n4_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n4_by_l_orderkey[v_l_orderkey] = {
-                                    (v_l_orderkey, v_o_custkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_l_orderkey, v_o_custkey))
-                                if _o is None:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n4_by_l_orderkey[v_l_orderkey] = (_t8, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t8
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                        n4_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_l_orderkey, v_o_custkey)]
-                                        if not _grp:
-                                            del n4_by_l_orderkey[v_l_orderkey]
+                                        del n4_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n4_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t8)
+                                if _o is None:
+                                    _grp[_t8] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[_t8] = _n
+                                    else:
+                                        del _grp[_t8]
+                                        if len(_grp) == 1:
+                                            n4_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n4_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n4_count_by_l_orderkey[v_l_orderkey] = _d5
+                                n4_count_by_l_orderkey[v_l_orderkey] = _d6
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d6
                                 if _n:
                                     n4_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n4_count_by_l_orderkey[v_l_orderkey]
-                            _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            _w9 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w9 is not None:
+                                _d10 = _d6 * _w9
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d8
+                                    n0_root[v_l_orderkey] = _d10
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d10
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_l_partkey,
-                                    ), _m9 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                    for (v_l_orderkey, v_l_partkey), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n1_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         for (
                                             v_l_orderkey,
                                             v_l_partkey,
@@ -3089,9 +3868,18 @@ class View:
                                             v_l_shipinstruct,
                                             v_l_shipmode,
                                             v_l_comment,
-                                        ), _m10 in self.lineitem_by_l_orderkey_l_partkey[
-                                            (v_l_orderkey, v_l_partkey)
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.lineitem_by_l_orderkey_l_partkey[
+                                                        (v_l_orderkey, v_l_partkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_l_partkey,
                                                 v_p_name,
@@ -3102,9 +3890,18 @@ class View:
                                                 v_p_container,
                                                 v_p_retailprice,
                                                 v_p_comment,
-                                            ), _m11 in self.part_by_l_partkey[
-                                                v_l_partkey
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.part_by_l_partkey[
+                                                            v_l_partkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_l_orderkey,
                                                     v_o_custkey,
@@ -3115,9 +3912,21 @@ class View:
                                                     v_o_clerk,
                                                     v_o_shippriority,
                                                     v_o_comment,
-                                                ), _m12 in self.orders_by_l_orderkey_o_custkey[
-                                                    (v_l_orderkey, v_o_custkey)
-                                                ].items():
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.orders_by_l_orderkey_o_custkey[
+                                                                (
+                                                                    v_l_orderkey,
+                                                                    v_o_custkey,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
                                                     for (
                                                         v_o_custkey,
                                                         v_c_name,
@@ -3127,9 +3936,21 @@ class View:
                                                         v_c_acctbal,
                                                         v_c_mktsegment,
                                                         v_c_comment,
-                                                    ), _m13 in self.customer_by_o_custkey_c_nationkey[
-                                                        (v_o_custkey, v_c_nationkey)
-                                                    ].items():
+                                                    ), _m19 in (
+                                                        (_g20,)
+                                                        if type(
+                                                            (
+                                                                _g20 := self.customer_by_o_custkey_c_nationkey[
+                                                                    (
+                                                                        v_o_custkey,
+                                                                        v_c_nationkey,
+                                                                    )
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g20.items()
+                                                    ):
                                                         _k = (
                                                             v_l_orderkey,
                                                             v_l_partkey,
@@ -3180,10 +4001,10 @@ class View:
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m10
-                                                            * _m11
-                                                            * _m12
                                                             * _m13
+                                                            * _m15
+                                                            * _m17
+                                                            * _m19
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -3244,13 +4065,14 @@ class View:
         _g2 = self.n1_by_l_orderkey.get(v_l_orderkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_l_orderkey, v_l_partkey))
+        _m3 = _entry(_g2, (v_l_orderkey, v_l_partkey))
         if _m3 is None:
             return None
         _g4 = self.lineitem_by_l_orderkey_l_partkey.get((v_l_orderkey, v_l_partkey))
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_l_orderkey,
                 v_l_partkey,
@@ -3268,14 +4090,15 @@ class View:
                 v_l_shipinstruct,
                 v_l_shipmode,
                 v_l_comment,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.part_by_l_partkey.get(v_l_partkey)
         if _g6 is None:
             return None
-        _m7 = _g6.get(
+        _m7 = _entry(
+            _g6,
             (
                 v_l_partkey,
                 v_p_name,
@@ -3286,20 +4109,21 @@ class View:
                 v_p_container,
                 v_p_retailprice,
                 v_p_comment,
-            )
+            ),
         )
         if _m7 is None:
             return None
         _g8 = self.n4_by_l_orderkey.get(v_l_orderkey)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_l_orderkey, v_o_custkey))
+        _m9 = _entry(_g8, (v_l_orderkey, v_o_custkey))
         if _m9 is None:
             return None
         _g10 = self.orders_by_l_orderkey_o_custkey.get((v_l_orderkey, v_o_custkey))
         if _g10 is None:
             return None
-        _m11 = _g10.get(
+        _m11 = _entry(
+            _g10,
             (
                 v_l_orderkey,
                 v_o_custkey,
@@ -3310,20 +4134,21 @@ class View:
                 v_o_clerk,
                 v_o_shippriority,
                 v_o_comment,
-            )
+            ),
         )
         if _m11 is None:
             return None
         _g12 = self.n6_by_o_custkey.get(v_o_custkey)
         if _g12 is None:
             return None
-        _m13 = _g12.get((v_o_custkey, v_c_nationkey))
+        _m13 = _entry(_g12, (v_o_custkey, v_c_nationkey))
         if _m13 is None:
             return None
         _g14 = self.customer_by_o_custkey_c_nationkey.get((v_o_custkey, v_c_nationkey))
         if _g14 is None:
             return None
-        _m15 = _g14.get(
+        _m15 = _entry(
+            _g14,
             (
                 v_o_custkey,
                 v_c_name,
@@ -3333,14 +4158,14 @@ class View:
                 v_c_acctbal,
                 v_c_mktsegment,
                 v_c_comment,
-            )
+            ),
         )
         if _m15 is None:
             return None
         _g16 = self.nation_by_c_nationkey.get(v_c_nationkey)
         if _g16 is None:
             return None
-        _m17 = _g16.get((v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment))
+        _m17 = _entry(_g16, (v_c_nationkey, v_n_name, v_n_regionkey, v_n_comment))
         if _m17 is None:
             return None
         return _m5 * _m7 * _m11 * _m15 * _m17
@@ -3349,9 +4174,11 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_l_orderkey, _m1 in self.n0_root.items():
-            for (v_l_orderkey, v_l_partkey), _m2 in self.n1_by_l_orderkey[
-                v_l_orderkey
-            ].items():
+            for (v_l_orderkey, v_l_partkey), _m2 in (
+                (_g3,)
+                if type((_g3 := self.n1_by_l_orderkey[v_l_orderkey])) is tuple
+                else _g3.items()
+            ):
                 for (
                     v_l_orderkey,
                     v_l_partkey,
@@ -3369,9 +4196,18 @@ class View:
                     v_l_shipinstruct,
                     v_l_shipmode,
                     v_l_comment,
-                ), _m3 in self.lineitem_by_l_orderkey_l_partkey[
-                    (v_l_orderkey, v_l_partkey)
-                ].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type(
+                        (
+                            _g5 := self.lineitem_by_l_orderkey_l_partkey[
+                                (v_l_orderkey, v_l_partkey)
+                            ]
+                        )
+                    )
+                    is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_l_partkey,
                         v_p_name,
@@ -3382,10 +4218,17 @@ class View:
                         v_p_container,
                         v_p_retailprice,
                         v_p_comment,
-                    ), _m4 in self.part_by_l_partkey[v_l_partkey].items():
-                        for (v_l_orderkey, v_o_custkey), _m5 in self.n4_by_l_orderkey[
-                            v_l_orderkey
-                        ].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.part_by_l_partkey[v_l_partkey])) is tuple
+                        else _g7.items()
+                    ):
+                        for (v_l_orderkey, v_o_custkey), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.n4_by_l_orderkey[v_l_orderkey]))
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_l_orderkey,
                                 v_o_custkey,
@@ -3396,13 +4239,24 @@ class View:
                                 v_o_clerk,
                                 v_o_shippriority,
                                 v_o_comment,
-                            ), _m6 in self.orders_by_l_orderkey_o_custkey[
-                                (v_l_orderkey, v_o_custkey)
-                            ].items():
-                                for (
-                                    v_o_custkey,
-                                    v_c_nationkey,
-                                ), _m7 in self.n6_by_o_custkey[v_o_custkey].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.orders_by_l_orderkey_o_custkey[
+                                            (v_l_orderkey, v_o_custkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
+                                for (v_o_custkey, v_c_nationkey), _m12 in (
+                                    (_g13,)
+                                    if type((_g13 := self.n6_by_o_custkey[v_o_custkey]))
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_o_custkey,
                                         v_c_name,
@@ -3412,17 +4266,35 @@ class View:
                                         v_c_acctbal,
                                         v_c_mktsegment,
                                         v_c_comment,
-                                    ), _m8 in self.customer_by_o_custkey_c_nationkey[
-                                        (v_o_custkey, v_c_nationkey)
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_by_o_custkey_c_nationkey[
+                                                    (v_o_custkey, v_c_nationkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_c_nationkey,
                                             v_n_name,
                                             v_n_regionkey,
                                             v_n_comment,
-                                        ), _m9 in self.nation_by_c_nationkey[
-                                            v_c_nationkey
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.nation_by_c_nationkey[
+                                                        v_c_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             yield (
                                                 v_l_orderkey,
                                                 v_l_partkey,
@@ -3470,7 +4342,7 @@ class View:
                                                 v_n_name,
                                                 v_n_regionkey,
                                                 v_n_comment,
-                                            ), _m3 * _m4 * _m6 * _m8 * _m9
+                                            ), _m4 * _m6 * _m10 * _m14 * _m16
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

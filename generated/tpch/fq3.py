@@ -76,6 +76,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -219,7 +233,7 @@ class View:
         "c_comment",
     )
     QUERY_ID = "16abf0e6d5e2c4bd"
-    LAYOUT_ID = "e28e651724f71082"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c5a1a3a802f3d771"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -423,9 +437,11 @@ class View:
             )
         if (
             d < 0
-            and self.orders_by_o_orderkey_o_custkey.get(
-                (v_o_orderkey, v_o_custkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey)),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -440,9 +456,21 @@ class View:
         orders_o_orderkey_by_o_custkey = self.orders_o_orderkey_by_o_custkey
         # atom orders
         _p = d
-        _grp = orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
+        _t1 = (v_o_orderkey, v_o_custkey)
+        _grp = orders_by_o_orderkey_o_custkey.get(_t1)
         if _grp is None:
-            orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: _p}
+            orders_by_o_orderkey_o_custkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    orders_by_o_orderkey_o_custkey[_t1] = (_grp[0], _n)
+                else:
+                    del orders_by_o_orderkey_o_custkey[_t1]
+            else:
+                orders_by_o_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -453,11 +481,22 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)]
+                    if len(_grp) == 1:
+                        orders_by_o_orderkey_o_custkey[_t1] = next(iter(_grp.items()))
         _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
         if _grp is None:
-            orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: _p}
+            orders_o_orderkey_by_o_custkey[v_o_custkey] = (v_o_orderkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_o_orderkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    orders_o_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                else:
+                    del orders_o_orderkey_by_o_custkey[v_o_custkey]
+            else:
+                orders_o_orderkey_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_o_orderkey)
             if _o is None:
@@ -468,51 +507,66 @@ class View:
                     _grp[v_o_orderkey] = _n
                 else:
                     del _grp[v_o_orderkey]
-                    if not _grp:
-                        del orders_o_orderkey_by_o_custkey[v_o_custkey]
-        _w1 = customer_count_by_o_custkey.get(v_o_custkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    if len(_grp) == 1:
+                        orders_o_orderkey_by_o_custkey[v_o_custkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = customer_count_by_o_custkey.get(v_o_custkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n6_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
-            else:
-                _o = _grp.get((v_o_orderkey, v_o_custkey))
-                if _o is None:
-                    _grp[(v_o_orderkey, v_o_custkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n6_by_o_orderkey[v_o_orderkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_o_orderkey, v_o_custkey)] = _n
+                        n6_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_o_orderkey, v_o_custkey)]
-                        if not _grp:
-                            del n6_by_o_orderkey[v_o_orderkey]
+                        del n6_by_o_orderkey[v_o_orderkey]
+                else:
+                    n6_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n6_by_o_orderkey[v_o_orderkey] = next(iter(_grp.items()))
             _o = n6_count_by_o_orderkey.get(v_o_orderkey)
             if _o is None:
-                n6_count_by_o_orderkey[v_o_orderkey] = _d2
+                n6_count_by_o_orderkey[v_o_orderkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n6_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
                     del n6_count_by_o_orderkey[v_o_orderkey]
-            _w3 = n1_count_by_o_orderkey.get(v_o_orderkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+            _w4 = n1_count_by_o_orderkey.get(v_o_orderkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_o_orderkey)
                 if _o is None:
-                    n0_root[v_o_orderkey] = _d4
+                    n0_root[v_o_orderkey] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_o_orderkey] = _n
                     else:
                         del n0_root[v_o_orderkey]
                 if pending is not None:
-                    for (v_o_orderkey, v_l_suppkey), _m5 in self.n1_by_o_orderkey[
-                        v_o_orderkey
-                    ].items():
+                    for (v_o_orderkey, v_l_suppkey), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.n1_by_o_orderkey[v_o_orderkey])) is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_o_orderkey,
                             v_l_partkey,
@@ -530,16 +584,32 @@ class View:
                             v_l_shipinstruct,
                             v_l_shipmode,
                             v_l_comment,
-                        ), _m6 in self.lineitem_by_o_orderkey_l_suppkey[
-                            (v_o_orderkey, v_l_suppkey)
-                        ].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.lineitem_by_o_orderkey_l_suppkey[
+                                        (v_o_orderkey, v_l_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_ps_partkey,
                                 v_l_suppkey,
                                 v_ps_availqty,
                                 v_ps_supplycost,
                                 v_ps_comment,
-                            ), _m7 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.partsupp_by_l_suppkey[v_l_suppkey])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_l_suppkey,
                                     v_s_name,
@@ -548,9 +618,18 @@ class View:
                                     v_s_phone,
                                     v_s_acctbal,
                                     v_s_comment,
-                                ), _m8 in self.supplier_by_l_suppkey[
-                                    v_l_suppkey
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.supplier_by_l_suppkey[
+                                                v_l_suppkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_o_custkey,
                                         v_c_name,
@@ -560,9 +639,18 @@ class View:
                                         v_c_acctbal,
                                         v_c_mktsegment,
                                         v_c_comment,
-                                    ), _m9 in self.customer_by_o_custkey[
-                                        v_o_custkey
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_by_o_custkey[
+                                                    v_o_custkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         _k = (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -610,7 +698,7 @@ class View:
                                             v_c_mktsegment,
                                             v_c_comment,
                                         )
-                                        _v = _p * _m6 * _m7 * _m8 * _m9
+                                        _v = _p * _m8 * _m10 * _m12 * _m14
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -680,9 +768,11 @@ class View:
             )
         if (
             d < 0
-            and self.lineitem_by_o_orderkey_l_suppkey.get(
-                (v_o_orderkey, v_l_suppkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey)),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -697,9 +787,21 @@ class View:
         n6_count_by_o_orderkey = self.n6_count_by_o_orderkey
         # atom lineitem
         _p = d
-        _grp = lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
+        _t1 = (v_o_orderkey, v_l_suppkey)
+        _grp = lineitem_by_o_orderkey_l_suppkey.get(_t1)
         if _grp is None:
-            lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {row: _p}
+            lineitem_by_o_orderkey_l_suppkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    lineitem_by_o_orderkey_l_suppkey[_t1] = (_grp[0], _n)
+                else:
+                    del lineitem_by_o_orderkey_l_suppkey[_t1]
+            else:
+                lineitem_by_o_orderkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -710,13 +812,25 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del lineitem_by_o_orderkey_l_suppkey[
-                            (v_o_orderkey, v_l_suppkey)
-                        ]
+                    if len(_grp) == 1:
+                        lineitem_by_o_orderkey_l_suppkey[_t1] = next(iter(_grp.items()))
         _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {v_o_orderkey: _p}
+            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (v_o_orderkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_o_orderkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                else:
+                    del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+            else:
+                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_o_orderkey)
             if _o is None:
@@ -727,43 +841,56 @@ class View:
                     _grp[v_o_orderkey] = _n
                 else:
                     del _grp[v_o_orderkey]
-                    if not _grp:
-                        del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
-        _w1 = n3_count_by_l_suppkey.get(v_l_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    if len(_grp) == 1:
+                        lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n3_count_by_l_suppkey.get(v_l_suppkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n1_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                n1_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_l_suppkey): _d2}
-            else:
-                _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                if _o is None:
-                    _grp[(v_o_orderkey, v_l_suppkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n1_by_o_orderkey[v_o_orderkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                        n1_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_o_orderkey, v_l_suppkey)]
-                        if not _grp:
-                            del n1_by_o_orderkey[v_o_orderkey]
+                        del n1_by_o_orderkey[v_o_orderkey]
+                else:
+                    n1_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n1_by_o_orderkey[v_o_orderkey] = next(iter(_grp.items()))
             _o = n1_count_by_o_orderkey.get(v_o_orderkey)
             if _o is None:
-                n1_count_by_o_orderkey[v_o_orderkey] = _d2
+                n1_count_by_o_orderkey[v_o_orderkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n1_count_by_o_orderkey[v_o_orderkey] = _n
                 else:
                     del n1_count_by_o_orderkey[v_o_orderkey]
-            _w3 = n6_count_by_o_orderkey.get(v_o_orderkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+            _w4 = n6_count_by_o_orderkey.get(v_o_orderkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_o_orderkey)
                 if _o is None:
-                    n0_root[v_o_orderkey] = _d4
+                    n0_root[v_o_orderkey] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_o_orderkey] = _n
                     else:
@@ -775,7 +902,12 @@ class View:
                         v_ps_availqty,
                         v_ps_supplycost,
                         v_ps_comment,
-                    ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_l_suppkey,
                             v_s_name,
@@ -784,11 +916,18 @@ class View:
                             v_s_phone,
                             v_s_acctbal,
                             v_s_comment,
-                        ), _m6 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                            for (
-                                v_o_orderkey,
-                                v_o_custkey,
-                            ), _m7 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g9.items()
+                        ):
+                            for (v_o_orderkey, v_o_custkey), _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.n6_by_o_orderkey[v_o_orderkey]))
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_o_custkey,
@@ -799,9 +938,18 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m8 in self.orders_by_o_orderkey_o_custkey[
-                                    (v_o_orderkey, v_o_custkey)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.orders_by_o_orderkey_o_custkey[
+                                                (v_o_orderkey, v_o_custkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_o_custkey,
                                         v_c_name,
@@ -811,9 +959,18 @@ class View:
                                         v_c_acctbal,
                                         v_c_mktsegment,
                                         v_c_comment,
-                                    ), _m9 in self.customer_by_o_custkey[
-                                        v_o_custkey
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_by_o_custkey[
+                                                    v_o_custkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         _k = (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -861,7 +1018,7 @@ class View:
                                             v_c_mktsegment,
                                             v_c_comment,
                                         )
-                                        _v = _p * _m5 * _m6 * _m8 * _m9
+                                        _v = _p * _m6 * _m8 * _m12 * _m14
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -892,8 +1049,7 @@ class View:
             )
         if (
             d < 0
-            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.partsupp_by_l_suppkey.get(v_l_suppkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("partsupp", row))
         pending = self._pending
@@ -910,7 +1066,18 @@ class View:
         _p = d
         _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+            partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                else:
+                    del partsupp_by_l_suppkey[v_l_suppkey]
+            else:
+                partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -921,8 +1088,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del partsupp_by_l_suppkey[v_l_suppkey]
+                    if len(_grp) == 1:
+                        partsupp_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
         _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -946,25 +1113,39 @@ class View:
                     del n3_count_by_l_suppkey[v_l_suppkey]
             _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
             if _g5:
-                for v_o_orderkey, _w3 in _g5.items():
+                for v_o_orderkey, _w3 in (
+                    (_g5,) if type(_g5) is tuple else _g5.items()
+                ):
                     _d4 = _d2 * _w3
+                    _t6 = (v_o_orderkey, v_l_suppkey)
                     _grp = n1_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
-                        n1_by_o_orderkey[v_o_orderkey] = {
-                            (v_o_orderkey, v_l_suppkey): _d4
-                        }
+                        n1_by_o_orderkey[v_o_orderkey] = (_t6, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
+                            if _n:
+                                n1_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                            else:
+                                del n1_by_o_orderkey[v_o_orderkey]
+                        else:
+                            n1_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d4}
                     else:
-                        _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                        _o = _grp.get(_t6)
                         if _o is None:
-                            _grp[(v_o_orderkey, v_l_suppkey)] = _d4
+                            _grp[_t6] = _d4
                         else:
                             _n = _o + _d4
                             if _n:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                _grp[_t6] = _n
                             else:
-                                del _grp[(v_o_orderkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n1_by_o_orderkey[v_o_orderkey]
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n1_by_o_orderkey[v_o_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_o_orderkey.get(v_o_orderkey)
                     if _o is None:
                         n1_count_by_o_orderkey[v_o_orderkey] = _d4
@@ -974,14 +1155,14 @@ class View:
                             n1_count_by_o_orderkey[v_o_orderkey] = _n
                         else:
                             del n1_count_by_o_orderkey[v_o_orderkey]
-                    _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
+                    _w7 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w7 is not None:
+                        _d8 = _d4 * _w7
                         _o = n0_root.get(v_o_orderkey)
                         if _o is None:
-                            n0_root[v_o_orderkey] = _d7
+                            n0_root[v_o_orderkey] = _d8
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d8
                             if _n:
                                 n0_root[v_o_orderkey] = _n
                             else:
@@ -1004,9 +1185,18 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.lineitem_by_o_orderkey_l_suppkey[
+                                            (v_o_orderkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_l_suppkey,
                                     v_s_name,
@@ -1015,15 +1205,30 @@ class View:
                                     v_s_phone,
                                     v_s_acctbal,
                                     v_s_comment,
-                                ), _m9 in self.supplier_by_l_suppkey[
-                                    v_l_suppkey
-                                ].items():
-                                    for (
-                                        v_o_orderkey,
-                                        v_o_custkey,
-                                    ), _m10 in self.n6_by_o_orderkey[
-                                        v_o_orderkey
-                                    ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.supplier_by_l_suppkey[
+                                                v_l_suppkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_o_orderkey, v_o_custkey), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n6_by_o_orderkey[
+                                                    v_o_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -1034,9 +1239,18 @@ class View:
                                             v_o_clerk,
                                             v_o_shippriority,
                                             v_o_comment,
-                                        ), _m11 in self.orders_by_o_orderkey_o_custkey[
-                                            (v_o_orderkey, v_o_custkey)
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.orders_by_o_orderkey_o_custkey[
+                                                        (v_o_orderkey, v_o_custkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_o_custkey,
                                                 v_c_name,
@@ -1046,9 +1260,18 @@ class View:
                                                 v_c_acctbal,
                                                 v_c_mktsegment,
                                                 v_c_comment,
-                                            ), _m12 in self.customer_by_o_custkey[
-                                                v_o_custkey
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.customer_by_o_custkey[
+                                                            v_o_custkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_o_orderkey,
                                                     v_o_custkey,
@@ -1096,7 +1319,7 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 )
-                                                _v = _p * _m8 * _m9 * _m11 * _m12
+                                                _v = _p * _m9 * _m11 * _m15 * _m17
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1141,8 +1364,7 @@ class View:
             )
         if (
             d < 0
-            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.supplier_by_l_suppkey.get(v_l_suppkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("supplier", row))
         pending = self._pending
@@ -1159,7 +1381,18 @@ class View:
         _p = d
         _grp = supplier_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+            supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                else:
+                    del supplier_by_l_suppkey[v_l_suppkey]
+            else:
+                supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -1170,8 +1403,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del supplier_by_l_suppkey[v_l_suppkey]
+                    if len(_grp) == 1:
+                        supplier_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
         _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1195,25 +1428,39 @@ class View:
                     del n3_count_by_l_suppkey[v_l_suppkey]
             _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
             if _g5:
-                for v_o_orderkey, _w3 in _g5.items():
+                for v_o_orderkey, _w3 in (
+                    (_g5,) if type(_g5) is tuple else _g5.items()
+                ):
                     _d4 = _d2 * _w3
+                    _t6 = (v_o_orderkey, v_l_suppkey)
                     _grp = n1_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
-                        n1_by_o_orderkey[v_o_orderkey] = {
-                            (v_o_orderkey, v_l_suppkey): _d4
-                        }
+                        n1_by_o_orderkey[v_o_orderkey] = (_t6, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
+                            if _n:
+                                n1_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                            else:
+                                del n1_by_o_orderkey[v_o_orderkey]
+                        else:
+                            n1_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d4}
                     else:
-                        _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                        _o = _grp.get(_t6)
                         if _o is None:
-                            _grp[(v_o_orderkey, v_l_suppkey)] = _d4
+                            _grp[_t6] = _d4
                         else:
                             _n = _o + _d4
                             if _n:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                _grp[_t6] = _n
                             else:
-                                del _grp[(v_o_orderkey, v_l_suppkey)]
-                                if not _grp:
-                                    del n1_by_o_orderkey[v_o_orderkey]
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n1_by_o_orderkey[v_o_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_o_orderkey.get(v_o_orderkey)
                     if _o is None:
                         n1_count_by_o_orderkey[v_o_orderkey] = _d4
@@ -1223,14 +1470,14 @@ class View:
                             n1_count_by_o_orderkey[v_o_orderkey] = _n
                         else:
                             del n1_count_by_o_orderkey[v_o_orderkey]
-                    _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
+                    _w7 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w7 is not None:
+                        _d8 = _d4 * _w7
                         _o = n0_root.get(v_o_orderkey)
                         if _o is None:
-                            n0_root[v_o_orderkey] = _d7
+                            n0_root[v_o_orderkey] = _d8
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d8
                             if _n:
                                 n0_root[v_o_orderkey] = _n
                             else:
@@ -1253,24 +1500,48 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.lineitem_by_o_orderkey_l_suppkey[
+                                            (v_o_orderkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ps_partkey,
                                     v_l_suppkey,
                                     v_ps_availqty,
                                     v_ps_supplycost,
                                     v_ps_comment,
-                                ), _m9 in self.partsupp_by_l_suppkey[
-                                    v_l_suppkey
-                                ].items():
-                                    for (
-                                        v_o_orderkey,
-                                        v_o_custkey,
-                                    ), _m10 in self.n6_by_o_orderkey[
-                                        v_o_orderkey
-                                    ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.partsupp_by_l_suppkey[
+                                                v_l_suppkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_o_orderkey, v_o_custkey), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n6_by_o_orderkey[
+                                                    v_o_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -1281,9 +1552,18 @@ class View:
                                             v_o_clerk,
                                             v_o_shippriority,
                                             v_o_comment,
-                                        ), _m11 in self.orders_by_o_orderkey_o_custkey[
-                                            (v_o_orderkey, v_o_custkey)
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.orders_by_o_orderkey_o_custkey[
+                                                        (v_o_orderkey, v_o_custkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_o_custkey,
                                                 v_c_name,
@@ -1293,9 +1573,18 @@ class View:
                                                 v_c_acctbal,
                                                 v_c_mktsegment,
                                                 v_c_comment,
-                                            ), _m12 in self.customer_by_o_custkey[
-                                                v_o_custkey
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.customer_by_o_custkey[
+                                                            v_o_custkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_o_orderkey,
                                                     v_o_custkey,
@@ -1343,7 +1632,7 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 )
-                                                _v = _p * _m8 * _m9 * _m11 * _m12
+                                                _v = _p * _m9 * _m11 * _m15 * _m17
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1391,8 +1680,7 @@ class View:
             )
         if (
             d < 0
-            and self.customer_by_o_custkey.get(v_o_custkey, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.customer_by_o_custkey.get(v_o_custkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("customer", row))
         pending = self._pending
@@ -1407,7 +1695,18 @@ class View:
         _p = d
         _grp = customer_by_o_custkey.get(v_o_custkey)
         if _grp is None:
-            customer_by_o_custkey[v_o_custkey] = {row: _p}
+            customer_by_o_custkey[v_o_custkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                else:
+                    del customer_by_o_custkey[v_o_custkey]
+            else:
+                customer_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -1418,8 +1717,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del customer_by_o_custkey[v_o_custkey]
+                    if len(_grp) == 1:
+                        customer_by_o_custkey[v_o_custkey] = next(iter(_grp.items()))
         _o = customer_count_by_o_custkey.get(v_o_custkey)
         if _o is None:
             customer_count_by_o_custkey[v_o_custkey] = _p
@@ -1431,23 +1730,37 @@ class View:
                 del customer_count_by_o_custkey[v_o_custkey]
         _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
         if _g3:
-            for v_o_orderkey, _w1 in _g3.items():
+            for v_o_orderkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = _p * _w1
+                _t4 = (v_o_orderkey, v_o_custkey)
                 _grp = n6_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
-                    n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
+                    n6_by_o_orderkey[v_o_orderkey] = (_t4, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d2
+                        if _n:
+                            n6_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                        else:
+                            del n6_by_o_orderkey[v_o_orderkey]
+                    else:
+                        n6_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d2}
                 else:
-                    _o = _grp.get((v_o_orderkey, v_o_custkey))
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[(v_o_orderkey, v_o_custkey)] = _d2
+                        _grp[_t4] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            _grp[(v_o_orderkey, v_o_custkey)] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[(v_o_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n6_by_o_orderkey[v_o_orderkey]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n6_by_o_orderkey[v_o_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n6_count_by_o_orderkey.get(v_o_orderkey)
                 if _o is None:
                     n6_count_by_o_orderkey[v_o_orderkey] = _d2
@@ -1457,22 +1770,25 @@ class View:
                         n6_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
                         del n6_count_by_o_orderkey[v_o_orderkey]
-                _w4 = n1_count_by_o_orderkey.get(v_o_orderkey)
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
+                _w5 = n1_count_by_o_orderkey.get(v_o_orderkey)
+                if _w5 is not None:
+                    _d6 = _d2 * _w5
                     _o = n0_root.get(v_o_orderkey)
                     if _o is None:
-                        n0_root[v_o_orderkey] = _d5
+                        n0_root[v_o_orderkey] = _d6
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_o_orderkey] = _n
                         else:
                             del n0_root[v_o_orderkey]
                     if pending is not None:
-                        for (v_o_orderkey, v_l_suppkey), _m6 in self.n1_by_o_orderkey[
-                            v_o_orderkey
-                        ].items():
+                        for (v_o_orderkey, v_l_suppkey), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.n1_by_o_orderkey[v_o_orderkey]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_o_orderkey,
                                 v_l_partkey,
@@ -1490,18 +1806,36 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.lineitem_by_o_orderkey_l_suppkey[
+                                            (v_o_orderkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ps_partkey,
                                     v_l_suppkey,
                                     v_ps_availqty,
                                     v_ps_supplycost,
                                     v_ps_comment,
-                                ), _m8 in self.partsupp_by_l_suppkey[
-                                    v_l_suppkey
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.partsupp_by_l_suppkey[
+                                                v_l_suppkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_l_suppkey,
                                         v_s_name,
@@ -1510,9 +1844,18 @@ class View:
                                         v_s_phone,
                                         v_s_acctbal,
                                         v_s_comment,
-                                    ), _m9 in self.supplier_by_l_suppkey[
-                                        v_l_suppkey
-                                    ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.supplier_by_l_suppkey[
+                                                    v_l_suppkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -1523,9 +1866,18 @@ class View:
                                             v_o_clerk,
                                             v_o_shippriority,
                                             v_o_comment,
-                                        ), _m10 in self.orders_by_o_orderkey_o_custkey[
-                                            (v_o_orderkey, v_o_custkey)
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.orders_by_o_orderkey_o_custkey[
+                                                        (v_o_orderkey, v_o_custkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (
                                                 v_o_orderkey,
                                                 v_o_custkey,
@@ -1573,7 +1925,7 @@ class View:
                                                 v_c_mktsegment,
                                                 v_c_comment,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9 * _m10
+                                            _v = _p * _m9 * _m11 * _m13 * _m15
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1647,9 +1999,13 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.orders_by_o_orderkey_o_custkey.get(
-                    (v_o_orderkey, v_o_custkey), _EMPTY
-                ).get(row, _ZERO)
+                _entry(
+                    self.orders_by_o_orderkey_o_custkey.get(
+                        (v_o_orderkey, v_o_custkey)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 if c is None
                 else c
             ) + d
@@ -1682,20 +2038,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.orders_by_o_orderkey_o_custkey.get(
-                            (v_o_orderkey, v_o_custkey)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.orders_by_o_orderkey_o_custkey.get(
+                        (v_o_orderkey, v_o_custkey)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
+            _t1 = (v_o_orderkey, v_o_custkey)
+            _grp = orders_by_o_orderkey_o_custkey.get(_t1)
             if _grp is None:
-                orders_by_o_orderkey_o_custkey[(v_o_orderkey, v_o_custkey)] = {row: _p}
+                orders_by_o_orderkey_o_custkey[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_by_o_orderkey_o_custkey[_t1] = (_grp[0], _n)
+                    else:
+                        del orders_by_o_orderkey_o_custkey[_t1]
+                else:
+                    orders_by_o_orderkey_o_custkey[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1706,13 +2072,27 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del orders_by_o_orderkey_o_custkey[
-                                (v_o_orderkey, v_o_custkey)
-                            ]
+                        if len(_grp) == 1:
+                            orders_by_o_orderkey_o_custkey[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                orders_o_orderkey_by_o_custkey[v_o_custkey] = {v_o_orderkey: _p}
+                orders_o_orderkey_by_o_custkey[v_o_custkey] = (v_o_orderkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_o_orderkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_o_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                    else:
+                        del orders_o_orderkey_by_o_custkey[v_o_custkey]
+                else:
+                    orders_o_orderkey_by_o_custkey[v_o_custkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_o_orderkey)
                 if _o is None:
@@ -1723,51 +2103,69 @@ class View:
                         _grp[v_o_orderkey] = _n
                     else:
                         del _grp[v_o_orderkey]
-                        if not _grp:
-                            del orders_o_orderkey_by_o_custkey[v_o_custkey]
-            _w1 = customer_count_by_o_custkey.get(v_o_custkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            orders_o_orderkey_by_o_custkey[v_o_custkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = customer_count_by_o_custkey.get(v_o_custkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n6_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
-                    n6_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_o_custkey): _d2}
-                else:
-                    _o = _grp.get((v_o_orderkey, v_o_custkey))
-                    if _o is None:
-                        _grp[(v_o_orderkey, v_o_custkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n6_by_o_orderkey[v_o_orderkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_o_orderkey, v_o_custkey)] = _n
+                            n6_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_o_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n6_by_o_orderkey[v_o_orderkey]
+                            del n6_by_o_orderkey[v_o_orderkey]
+                    else:
+                        n6_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n6_by_o_orderkey[v_o_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n6_count_by_o_orderkey.get(v_o_orderkey)
                 if _o is None:
-                    n6_count_by_o_orderkey[v_o_orderkey] = _d2
+                    n6_count_by_o_orderkey[v_o_orderkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n6_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
                         del n6_count_by_o_orderkey[v_o_orderkey]
-                _w3 = n1_count_by_o_orderkey.get(v_o_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = n1_count_by_o_orderkey.get(v_o_orderkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_o_orderkey)
                     if _o is None:
-                        n0_root[v_o_orderkey] = _d4
+                        n0_root[v_o_orderkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_o_orderkey] = _n
                         else:
                             del n0_root[v_o_orderkey]
                     if pending is not None:
-                        for (v_o_orderkey, v_l_suppkey), _m5 in self.n1_by_o_orderkey[
-                            v_o_orderkey
-                        ].items():
+                        for (v_o_orderkey, v_l_suppkey), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.n1_by_o_orderkey[v_o_orderkey]))
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_o_orderkey,
                                 v_l_partkey,
@@ -1785,18 +2183,36 @@ class View:
                                 v_l_shipinstruct,
                                 v_l_shipmode,
                                 v_l_comment,
-                            ), _m6 in self.lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.lineitem_by_o_orderkey_l_suppkey[
+                                            (v_o_orderkey, v_l_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ps_partkey,
                                     v_l_suppkey,
                                     v_ps_availqty,
                                     v_ps_supplycost,
                                     v_ps_comment,
-                                ), _m7 in self.partsupp_by_l_suppkey[
-                                    v_l_suppkey
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.partsupp_by_l_suppkey[
+                                                v_l_suppkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_l_suppkey,
                                         v_s_name,
@@ -1805,9 +2221,18 @@ class View:
                                         v_s_phone,
                                         v_s_acctbal,
                                         v_s_comment,
-                                    ), _m8 in self.supplier_by_l_suppkey[
-                                        v_l_suppkey
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.supplier_by_l_suppkey[
+                                                    v_l_suppkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_o_custkey,
                                             v_c_name,
@@ -1817,9 +2242,18 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_by_o_custkey[
+                                                        v_o_custkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_o_orderkey,
                                                 v_o_custkey,
@@ -1867,7 +2301,7 @@ class View:
                                                 v_c_mktsegment,
                                                 v_c_comment,
                                             )
-                                            _v = _p * _m6 * _m7 * _m8 * _m9
+                                            _v = _p * _m8 * _m10 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1969,9 +2403,13 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.lineitem_by_o_orderkey_l_suppkey.get(
-                    (v_o_orderkey, v_l_suppkey), _EMPTY
-                ).get(row, _ZERO)
+                _entry(
+                    self.lineitem_by_o_orderkey_l_suppkey.get(
+                        (v_o_orderkey, v_l_suppkey)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 if c is None
                 else c
             ) + d
@@ -2011,22 +2449,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.lineitem_by_o_orderkey_l_suppkey.get(
-                            (v_o_orderkey, v_l_suppkey)
-                        )
-                        or _EMPTY
-                    ).get(row)
-                    or _ZERO
+                or not _entry(
+                    self.lineitem_by_o_orderkey_l_suppkey.get(
+                        (v_o_orderkey, v_l_suppkey)
+                    ),
+                    row,
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
+            _t1 = (v_o_orderkey, v_l_suppkey)
+            _grp = lineitem_by_o_orderkey_l_suppkey.get(_t1)
             if _grp is None:
-                lineitem_by_o_orderkey_l_suppkey[(v_o_orderkey, v_l_suppkey)] = {
-                    row: _p
-                }
+                lineitem_by_o_orderkey_l_suppkey[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_o_orderkey_l_suppkey[_t1] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_o_orderkey_l_suppkey[_t1]
+                else:
+                    lineitem_by_o_orderkey_l_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2037,13 +2483,27 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del lineitem_by_o_orderkey_l_suppkey[
-                                (v_o_orderkey, v_l_suppkey)
-                            ]
+                        if len(_grp) == 1:
+                            lineitem_by_o_orderkey_l_suppkey[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {v_o_orderkey: _p}
+                lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (v_o_orderkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_o_orderkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
+                else:
+                    lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_o_orderkey)
                 if _o is None:
@@ -2054,43 +2514,58 @@ class View:
                         _grp[v_o_orderkey] = _n
                     else:
                         del _grp[v_o_orderkey]
-                        if not _grp:
-                            del lineitem_o_orderkey_by_l_suppkey[v_l_suppkey]
-            _w1 = n3_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            lineitem_o_orderkey_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_l_suppkey.get(v_l_suppkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
-                    n1_by_o_orderkey[v_o_orderkey] = {(v_o_orderkey, v_l_suppkey): _d2}
-                else:
-                    _o = _grp.get((v_o_orderkey, v_l_suppkey))
-                    if _o is None:
-                        _grp[(v_o_orderkey, v_l_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_o_orderkey[v_o_orderkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                            n1_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_o_orderkey, v_l_suppkey)]
-                            if not _grp:
-                                del n1_by_o_orderkey[v_o_orderkey]
+                            del n1_by_o_orderkey[v_o_orderkey]
+                    else:
+                        n1_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_o_orderkey[v_o_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_o_orderkey.get(v_o_orderkey)
                 if _o is None:
-                    n1_count_by_o_orderkey[v_o_orderkey] = _d2
+                    n1_count_by_o_orderkey[v_o_orderkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_o_orderkey[v_o_orderkey] = _n
                     else:
                         del n1_count_by_o_orderkey[v_o_orderkey]
-                _w3 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_o_orderkey)
                     if _o is None:
-                        n0_root[v_o_orderkey] = _d4
+                        n0_root[v_o_orderkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_o_orderkey] = _n
                         else:
@@ -2102,7 +2577,12 @@ class View:
                             v_ps_availqty,
                             v_ps_supplycost,
                             v_ps_comment,
-                        ), _m5 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_l_suppkey,
                                 v_s_name,
@@ -2111,11 +2591,22 @@ class View:
                                 v_s_phone,
                                 v_s_acctbal,
                                 v_s_comment,
-                            ), _m6 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                                for (
-                                    v_o_orderkey,
-                                    v_o_custkey,
-                                ), _m7 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.supplier_by_l_suppkey[v_l_suppkey])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_o_orderkey, v_o_custkey), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.n6_by_o_orderkey[v_o_orderkey])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_o_orderkey,
                                         v_o_custkey,
@@ -2126,9 +2617,18 @@ class View:
                                         v_o_clerk,
                                         v_o_shippriority,
                                         v_o_comment,
-                                    ), _m8 in self.orders_by_o_orderkey_o_custkey[
-                                        (v_o_orderkey, v_o_custkey)
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.orders_by_o_orderkey_o_custkey[
+                                                    (v_o_orderkey, v_o_custkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_o_custkey,
                                             v_c_name,
@@ -2138,9 +2638,18 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m9 in self.customer_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_by_o_custkey[
+                                                        v_o_custkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_o_orderkey,
                                                 v_o_custkey,
@@ -2188,7 +2697,7 @@ class View:
                                                 v_c_mktsegment,
                                                 v_c_comment,
                                             )
-                                            _v = _p * _m5 * _m6 * _m8 * _m9
+                                            _v = _p * _m6 * _m8 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2242,7 +2751,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                _entry(self.partsupp_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -2273,15 +2782,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.partsupp_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.partsupp_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
             ):
                 continue
             _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+                partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+                else:
+                    partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2292,8 +2809,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del partsupp_by_l_suppkey[v_l_suppkey]
+                        if len(_grp) == 1:
+                            partsupp_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -2317,25 +2836,42 @@ class View:
                         del n3_count_by_l_suppkey[v_l_suppkey]
                 _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
                 if _g5:
-                    for v_o_orderkey, _w3 in _g5.items():
+                    for v_o_orderkey, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
+                        _t6 = (v_o_orderkey, v_l_suppkey)
                         _grp = n1_by_o_orderkey.get(v_o_orderkey)
                         if _grp is None:
-                            n1_by_o_orderkey[v_o_orderkey] = {
-                                (v_o_orderkey, v_l_suppkey): _d4
-                            }
+                            n1_by_o_orderkey[v_o_orderkey] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n1_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                                else:
+                                    del n1_by_o_orderkey[v_o_orderkey]
+                            else:
+                                n1_by_o_orderkey[v_o_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
-                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_o_orderkey, v_l_suppkey)]
-                                    if not _grp:
-                                        del n1_by_o_orderkey[v_o_orderkey]
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_o_orderkey[v_o_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_o_orderkey.get(v_o_orderkey)
                         if _o is None:
                             n1_count_by_o_orderkey[v_o_orderkey] = _d4
@@ -2345,14 +2881,14 @@ class View:
                                 n1_count_by_o_orderkey[v_o_orderkey] = _n
                             else:
                                 del n1_count_by_o_orderkey[v_o_orderkey]
-                        _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w7 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
                             _o = n0_root.get(v_o_orderkey)
                             if _o is None:
-                                n0_root[v_o_orderkey] = _d7
+                                n0_root[v_o_orderkey] = _d8
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
                                     n0_root[v_o_orderkey] = _n
                                 else:
@@ -2375,9 +2911,18 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
-                                    (v_o_orderkey, v_l_suppkey)
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.lineitem_by_o_orderkey_l_suppkey[
+                                                (v_o_orderkey, v_l_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_l_suppkey,
                                         v_s_name,
@@ -2386,15 +2931,30 @@ class View:
                                         v_s_phone,
                                         v_s_acctbal,
                                         v_s_comment,
-                                    ), _m9 in self.supplier_by_l_suppkey[
-                                        v_l_suppkey
-                                    ].items():
-                                        for (
-                                            v_o_orderkey,
-                                            v_o_custkey,
-                                        ), _m10 in self.n6_by_o_orderkey[
-                                            v_o_orderkey
-                                        ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.supplier_by_l_suppkey[
+                                                    v_l_suppkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_o_orderkey, v_o_custkey), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n6_by_o_orderkey[
+                                                        v_o_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_o_orderkey,
                                                 v_o_custkey,
@@ -2405,9 +2965,18 @@ class View:
                                                 v_o_clerk,
                                                 v_o_shippriority,
                                                 v_o_comment,
-                                            ), _m11 in self.orders_by_o_orderkey_o_custkey[
-                                                (v_o_orderkey, v_o_custkey)
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.orders_by_o_orderkey_o_custkey[
+                                                            (v_o_orderkey, v_o_custkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_o_custkey,
                                                     v_c_name,
@@ -2417,9 +2986,18 @@ class View:
                                                     v_c_acctbal,
                                                     v_c_mktsegment,
                                                     v_c_comment,
-                                                ), _m12 in self.customer_by_o_custkey[
-                                                    v_o_custkey
-                                                ].items():
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.customer_by_o_custkey[
+                                                                v_o_custkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
                                                     _k = (
                                                         v_o_orderkey,
                                                         v_o_custkey,
@@ -2467,7 +3045,7 @@ class View:
                                                         v_c_mktsegment,
                                                         v_c_comment,
                                                     )
-                                                    _v = _p * _m8 * _m9 * _m11 * _m12
+                                                    _v = _p * _m9 * _m11 * _m15 * _m17
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2535,7 +3113,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                _entry(self.supplier_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -2568,15 +3146,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.supplier_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.supplier_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
             ):
                 continue
             _grp = supplier_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+                supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+                else:
+                    supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2587,8 +3173,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del supplier_by_l_suppkey[v_l_suppkey]
+                        if len(_grp) == 1:
+                            supplier_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -2612,25 +3200,42 @@ class View:
                         del n3_count_by_l_suppkey[v_l_suppkey]
                 _g5 = lineitem_o_orderkey_by_l_suppkey.get(v_l_suppkey)
                 if _g5:
-                    for v_o_orderkey, _w3 in _g5.items():
+                    for v_o_orderkey, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
+                        _t6 = (v_o_orderkey, v_l_suppkey)
                         _grp = n1_by_o_orderkey.get(v_o_orderkey)
                         if _grp is None:
-                            n1_by_o_orderkey[v_o_orderkey] = {
-                                (v_o_orderkey, v_l_suppkey): _d4
-                            }
+                            n1_by_o_orderkey[v_o_orderkey] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n1_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                                else:
+                                    del n1_by_o_orderkey[v_o_orderkey]
+                            else:
+                                n1_by_o_orderkey[v_o_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
-                            _o = _grp.get((v_o_orderkey, v_l_suppkey))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_o_orderkey, v_l_suppkey)] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[(v_o_orderkey, v_l_suppkey)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_o_orderkey, v_l_suppkey)]
-                                    if not _grp:
-                                        del n1_by_o_orderkey[v_o_orderkey]
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_o_orderkey[v_o_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_o_orderkey.get(v_o_orderkey)
                         if _o is None:
                             n1_count_by_o_orderkey[v_o_orderkey] = _d4
@@ -2640,14 +3245,14 @@ class View:
                                 n1_count_by_o_orderkey[v_o_orderkey] = _n
                             else:
                                 del n1_count_by_o_orderkey[v_o_orderkey]
-                        _w6 = n6_count_by_o_orderkey.get(v_o_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w7 = n6_count_by_o_orderkey.get(v_o_orderkey)
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
                             _o = n0_root.get(v_o_orderkey)
                             if _o is None:
-                                n0_root[v_o_orderkey] = _d7
+                                n0_root[v_o_orderkey] = _d8
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
                                     n0_root[v_o_orderkey] = _n
                                 else:
@@ -2670,24 +3275,48 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m8 in self.lineitem_by_o_orderkey_l_suppkey[
-                                    (v_o_orderkey, v_l_suppkey)
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.lineitem_by_o_orderkey_l_suppkey[
+                                                (v_o_orderkey, v_l_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_ps_partkey,
                                         v_l_suppkey,
                                         v_ps_availqty,
                                         v_ps_supplycost,
                                         v_ps_comment,
-                                    ), _m9 in self.partsupp_by_l_suppkey[
-                                        v_l_suppkey
-                                    ].items():
-                                        for (
-                                            v_o_orderkey,
-                                            v_o_custkey,
-                                        ), _m10 in self.n6_by_o_orderkey[
-                                            v_o_orderkey
-                                        ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.partsupp_by_l_suppkey[
+                                                    v_l_suppkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_o_orderkey, v_o_custkey), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n6_by_o_orderkey[
+                                                        v_o_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_o_orderkey,
                                                 v_o_custkey,
@@ -2698,9 +3327,18 @@ class View:
                                                 v_o_clerk,
                                                 v_o_shippriority,
                                                 v_o_comment,
-                                            ), _m11 in self.orders_by_o_orderkey_o_custkey[
-                                                (v_o_orderkey, v_o_custkey)
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.orders_by_o_orderkey_o_custkey[
+                                                            (v_o_orderkey, v_o_custkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_o_custkey,
                                                     v_c_name,
@@ -2710,9 +3348,18 @@ class View:
                                                     v_c_acctbal,
                                                     v_c_mktsegment,
                                                     v_c_comment,
-                                                ), _m12 in self.customer_by_o_custkey[
-                                                    v_o_custkey
-                                                ].items():
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.customer_by_o_custkey[
+                                                                v_o_custkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
                                                     _k = (
                                                         v_o_orderkey,
                                                         v_o_custkey,
@@ -2760,7 +3407,7 @@ class View:
                                                         v_c_mktsegment,
                                                         v_c_comment,
                                                     )
-                                                    _v = _p * _m8 * _m9 * _m11 * _m12
+                                                    _v = _p * _m9 * _m11 * _m15 * _m17
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2832,7 +3479,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.customer_by_o_custkey.get(v_o_custkey, _EMPTY).get(row, _ZERO)
+                _entry(self.customer_by_o_custkey.get(v_o_custkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -2864,15 +3511,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.customer_by_o_custkey.get(v_o_custkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.customer_by_o_custkey.get(v_o_custkey), row, _ZERO)
             ):
                 continue
             _grp = customer_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                customer_by_o_custkey[v_o_custkey] = {row: _p}
+                customer_by_o_custkey[v_o_custkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                    else:
+                        del customer_by_o_custkey[v_o_custkey]
+                else:
+                    customer_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2883,8 +3538,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del customer_by_o_custkey[v_o_custkey]
+                        if len(_grp) == 1:
+                            customer_by_o_custkey[v_o_custkey] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_count_by_o_custkey.get(v_o_custkey)
             if _o is None:
                 customer_count_by_o_custkey[v_o_custkey] = _p
@@ -2896,25 +3553,39 @@ class View:
                     del customer_count_by_o_custkey[v_o_custkey]
             _g3 = orders_o_orderkey_by_o_custkey.get(v_o_custkey)
             if _g3:
-                for v_o_orderkey, _w1 in _g3.items():
+                for v_o_orderkey, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
+                    _t4 = (v_o_orderkey, v_o_custkey)
                     _grp = n6_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
-                        n6_by_o_orderkey[v_o_orderkey] = {
-                            (v_o_orderkey, v_o_custkey): _d2
-                        }
+                        n6_by_o_orderkey[v_o_orderkey] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n6_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                            else:
+                                del n6_by_o_orderkey[v_o_orderkey]
+                        else:
+                            n6_by_o_orderkey[v_o_orderkey] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_o_orderkey, v_o_custkey))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_o_orderkey, v_o_custkey)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_o_orderkey, v_o_custkey)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_o_orderkey, v_o_custkey)]
-                                if not _grp:
-                                    del n6_by_o_orderkey[v_o_orderkey]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n6_by_o_orderkey[v_o_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n6_count_by_o_orderkey.get(v_o_orderkey)
                     if _o is None:
                         n6_count_by_o_orderkey[v_o_orderkey] = _d2
@@ -2924,23 +3595,25 @@ class View:
                             n6_count_by_o_orderkey[v_o_orderkey] = _n
                         else:
                             del n6_count_by_o_orderkey[v_o_orderkey]
-                    _w4 = n1_count_by_o_orderkey.get(v_o_orderkey)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w5 = n1_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_o_orderkey)
                         if _o is None:
-                            n0_root[v_o_orderkey] = _d5
+                            n0_root[v_o_orderkey] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_o_orderkey] = _n
                             else:
                                 del n0_root[v_o_orderkey]
                         if pending is not None:
-                            for (
-                                v_o_orderkey,
-                                v_l_suppkey,
-                            ), _m6 in self.n1_by_o_orderkey[v_o_orderkey].items():
+                            for (v_o_orderkey, v_l_suppkey), _m7 in (
+                                (_g8,)
+                                if type((_g8 := self.n1_by_o_orderkey[v_o_orderkey]))
+                                is tuple
+                                else _g8.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_l_partkey,
@@ -2958,18 +3631,36 @@ class View:
                                     v_l_shipinstruct,
                                     v_l_shipmode,
                                     v_l_comment,
-                                ), _m7 in self.lineitem_by_o_orderkey_l_suppkey[
-                                    (v_o_orderkey, v_l_suppkey)
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.lineitem_by_o_orderkey_l_suppkey[
+                                                (v_o_orderkey, v_l_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_ps_partkey,
                                         v_l_suppkey,
                                         v_ps_availqty,
                                         v_ps_supplycost,
                                         v_ps_comment,
-                                    ), _m8 in self.partsupp_by_l_suppkey[
-                                        v_l_suppkey
-                                    ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.partsupp_by_l_suppkey[
+                                                    v_l_suppkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         for (
                                             v_l_suppkey,
                                             v_s_name,
@@ -2978,9 +3669,18 @@ class View:
                                             v_s_phone,
                                             v_s_acctbal,
                                             v_s_comment,
-                                        ), _m9 in self.supplier_by_l_suppkey[
-                                            v_l_suppkey
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.supplier_by_l_suppkey[
+                                                        v_l_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_o_orderkey,
                                                 v_o_custkey,
@@ -2991,9 +3691,18 @@ class View:
                                                 v_o_clerk,
                                                 v_o_shippriority,
                                                 v_o_comment,
-                                            ), _m10 in self.orders_by_o_orderkey_o_custkey[
-                                                (v_o_orderkey, v_o_custkey)
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.orders_by_o_orderkey_o_custkey[
+                                                            (v_o_orderkey, v_o_custkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_o_orderkey,
                                                     v_o_custkey,
@@ -3041,7 +3750,7 @@ class View:
                                                     v_c_mktsegment,
                                                     v_c_comment,
                                                 )
-                                                _v = _p * _m7 * _m8 * _m9 * _m10
+                                                _v = _p * _m9 * _m11 * _m13 * _m15
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -3098,13 +3807,14 @@ class View:
         _g2 = self.n1_by_o_orderkey.get(v_o_orderkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_o_orderkey, v_l_suppkey))
+        _m3 = _entry(_g2, (v_o_orderkey, v_l_suppkey))
         if _m3 is None:
             return None
         _g4 = self.lineitem_by_o_orderkey_l_suppkey.get((v_o_orderkey, v_l_suppkey))
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_o_orderkey,
                 v_l_partkey,
@@ -3122,22 +3832,24 @@ class View:
                 v_l_shipinstruct,
                 v_l_shipmode,
                 v_l_comment,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
         if _g6 is None:
             return None
-        _m7 = _g6.get(
-            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        _m7 = _entry(
+            _g6,
+            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment),
         )
         if _m7 is None:
             return None
         _g8 = self.supplier_by_l_suppkey.get(v_l_suppkey)
         if _g8 is None:
             return None
-        _m9 = _g8.get(
+        _m9 = _entry(
+            _g8,
             (
                 v_l_suppkey,
                 v_s_name,
@@ -3146,20 +3858,21 @@ class View:
                 v_s_phone,
                 v_s_acctbal,
                 v_s_comment,
-            )
+            ),
         )
         if _m9 is None:
             return None
         _g10 = self.n6_by_o_orderkey.get(v_o_orderkey)
         if _g10 is None:
             return None
-        _m11 = _g10.get((v_o_orderkey, v_o_custkey))
+        _m11 = _entry(_g10, (v_o_orderkey, v_o_custkey))
         if _m11 is None:
             return None
         _g12 = self.orders_by_o_orderkey_o_custkey.get((v_o_orderkey, v_o_custkey))
         if _g12 is None:
             return None
-        _m13 = _g12.get(
+        _m13 = _entry(
+            _g12,
             (
                 v_o_orderkey,
                 v_o_custkey,
@@ -3170,14 +3883,15 @@ class View:
                 v_o_clerk,
                 v_o_shippriority,
                 v_o_comment,
-            )
+            ),
         )
         if _m13 is None:
             return None
         _g14 = self.customer_by_o_custkey.get(v_o_custkey)
         if _g14 is None:
             return None
-        _m15 = _g14.get(
+        _m15 = _entry(
+            _g14,
             (
                 v_o_custkey,
                 v_c_name,
@@ -3187,7 +3901,7 @@ class View:
                 v_c_acctbal,
                 v_c_mktsegment,
                 v_c_comment,
-            )
+            ),
         )
         if _m15 is None:
             return None
@@ -3197,9 +3911,11 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_o_orderkey, _m1 in self.n0_root.items():
-            for (v_o_orderkey, v_l_suppkey), _m2 in self.n1_by_o_orderkey[
-                v_o_orderkey
-            ].items():
+            for (v_o_orderkey, v_l_suppkey), _m2 in (
+                (_g3,)
+                if type((_g3 := self.n1_by_o_orderkey[v_o_orderkey])) is tuple
+                else _g3.items()
+            ):
                 for (
                     v_o_orderkey,
                     v_l_partkey,
@@ -3217,16 +3933,30 @@ class View:
                     v_l_shipinstruct,
                     v_l_shipmode,
                     v_l_comment,
-                ), _m3 in self.lineitem_by_o_orderkey_l_suppkey[
-                    (v_o_orderkey, v_l_suppkey)
-                ].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type(
+                        (
+                            _g5 := self.lineitem_by_o_orderkey_l_suppkey[
+                                (v_o_orderkey, v_l_suppkey)
+                            ]
+                        )
+                    )
+                    is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_ps_partkey,
                         v_l_suppkey,
                         v_ps_availqty,
                         v_ps_supplycost,
                         v_ps_comment,
-                    ), _m4 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_l_suppkey,
                             v_s_name,
@@ -3235,11 +3965,18 @@ class View:
                             v_s_phone,
                             v_s_acctbal,
                             v_s_comment,
-                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
-                            for (
-                                v_o_orderkey,
-                                v_o_custkey,
-                            ), _m6 in self.n6_by_o_orderkey[v_o_orderkey].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g9.items()
+                        ):
+                            for (v_o_orderkey, v_o_custkey), _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.n6_by_o_orderkey[v_o_orderkey]))
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_o_orderkey,
                                     v_o_custkey,
@@ -3250,9 +3987,18 @@ class View:
                                     v_o_clerk,
                                     v_o_shippriority,
                                     v_o_comment,
-                                ), _m7 in self.orders_by_o_orderkey_o_custkey[
-                                    (v_o_orderkey, v_o_custkey)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.orders_by_o_orderkey_o_custkey[
+                                                (v_o_orderkey, v_o_custkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_o_custkey,
                                         v_c_name,
@@ -3262,9 +4008,18 @@ class View:
                                         v_c_acctbal,
                                         v_c_mktsegment,
                                         v_c_comment,
-                                    ), _m8 in self.customer_by_o_custkey[
-                                        v_o_custkey
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.customer_by_o_custkey[
+                                                    v_o_custkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         yield (
                                             v_o_orderkey,
                                             v_o_custkey,
@@ -3311,7 +4066,7 @@ class View:
                                             v_c_acctbal,
                                             v_c_mktsegment,
                                             v_c_comment,
-                                        ), _m3 * _m4 * _m5 * _m7 * _m8
+                                        ), _m4 * _m6 * _m8 * _m12 * _m14
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

@@ -52,6 +52,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -157,7 +171,7 @@ class View:
         "ps_comment",
     )
     QUERY_ID = "05b17fd666c5ab57"
-    LAYOUT_ID = "20542736029236be"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "835c7e7d2bd30ede"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -362,8 +376,7 @@ class View:
             )
         if (
             d < 0
-            and self.lineitem_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.lineitem_by_l_suppkey.get(v_l_suppkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("lineitem", row))
         pending = self._pending
@@ -377,7 +390,18 @@ class View:
         _p = d
         _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
+            lineitem_by_l_suppkey[v_l_suppkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                else:
+                    del lineitem_by_l_suppkey[v_l_suppkey]
+            else:
+                lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -388,8 +412,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del lineitem_by_l_suppkey[v_l_suppkey]
+                    if len(_grp) == 1:
+                        lineitem_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
         _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -432,14 +456,24 @@ class View:
                         v_s_phone,
                         v_s_acctbal,
                         v_s_comment,
-                    ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g6.items()
+                    ):
                         for (
                             v_ps_partkey,
                             v_l_suppkey,
                             v_ps_availqty,
                             v_ps_supplycost,
                             v_ps_comment,
-                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.partsupp_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (
                                 v_l_orderkey,
                                 v_l_partkey,
@@ -470,7 +504,7 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             )
-                            _v = _p * _m5 * _m6
+                            _v = _p * _m5 * _m7
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -513,8 +547,7 @@ class View:
             )
         if (
             d < 0
-            and self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.supplier_by_l_suppkey.get(v_l_suppkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("supplier", row))
         pending = self._pending
@@ -528,7 +561,18 @@ class View:
         _p = d
         _grp = supplier_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+            supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                else:
+                    del supplier_by_l_suppkey[v_l_suppkey]
+            else:
+                supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -539,8 +583,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del supplier_by_l_suppkey[v_l_suppkey]
+                    if len(_grp) == 1:
+                        supplier_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
         _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -592,14 +636,24 @@ class View:
                         v_l_shipinstruct,
                         v_l_shipmode,
                         v_l_comment,
-                    ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.lineitem_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g6.items()
+                    ):
                         for (
                             v_ps_partkey,
                             v_l_suppkey,
                             v_ps_availqty,
                             v_ps_supplycost,
                             v_ps_comment,
-                        ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.partsupp_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (
                                 v_l_orderkey,
                                 v_l_partkey,
@@ -630,7 +684,7 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             )
-                            _v = _p * _m5 * _m6
+                            _v = _p * _m5 * _m7
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -661,8 +715,7 @@ class View:
             )
         if (
             d < 0
-            and self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO) + d
-            < 0
+            and _entry(self.partsupp_by_l_suppkey.get(v_l_suppkey), row, _ZERO) + d < 0
         ):
             raise ViewError(_absent_message("partsupp", row))
         pending = self._pending
@@ -674,7 +727,18 @@ class View:
         _p = d
         _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
         if _grp is None:
-            partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+            partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                else:
+                    del partsupp_by_l_suppkey[v_l_suppkey]
+            else:
+                partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -685,8 +749,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del partsupp_by_l_suppkey[v_l_suppkey]
+                    if len(_grp) == 1:
+                        partsupp_by_l_suppkey[v_l_suppkey] = next(iter(_grp.items()))
         _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
         if _o is None:
             partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -726,7 +790,11 @@ class View:
                     v_l_shipinstruct,
                     v_l_shipmode,
                     v_l_comment,
-                ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                ), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.lineitem_by_l_suppkey[v_l_suppkey])) is tuple
+                    else _g4.items()
+                ):
                     for (
                         v_l_suppkey,
                         v_s_name,
@@ -735,7 +803,12 @@ class View:
                         v_s_phone,
                         v_s_acctbal,
                         v_s_comment,
-                    ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g6.items()
+                    ):
                         _k = (
                             v_l_orderkey,
                             v_l_partkey,
@@ -766,7 +839,7 @@ class View:
                             v_ps_supplycost,
                             v_ps_comment,
                         )
-                        _v = _p * _m3 * _m4
+                        _v = _p * _m3 * _m5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -868,7 +941,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.lineitem_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                _entry(self.lineitem_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -907,15 +980,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.lineitem_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.lineitem_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
             ):
                 continue
             _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                lineitem_by_l_suppkey[v_l_suppkey] = {row: _p}
+                lineitem_by_l_suppkey[v_l_suppkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_l_suppkey[v_l_suppkey]
+                else:
+                    lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -926,8 +1007,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del lineitem_by_l_suppkey[v_l_suppkey]
+                        if len(_grp) == 1:
+                            lineitem_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -970,14 +1053,26 @@ class View:
                             v_s_phone,
                             v_s_acctbal,
                             v_s_comment,
-                        ), _m5 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        ), _m5 in (
+                            (_g6,)
+                            if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g6.items()
+                        ):
                             for (
                                 v_ps_partkey,
                                 v_l_suppkey,
                                 v_ps_availqty,
                                 v_ps_supplycost,
                                 v_ps_comment,
-                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            ), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (_g8 := self.partsupp_by_l_suppkey[v_l_suppkey])
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_l_orderkey,
                                     v_l_partkey,
@@ -1008,7 +1103,7 @@ class View:
                                     v_ps_supplycost,
                                     v_ps_comment,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m5 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1074,7 +1169,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.supplier_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                _entry(self.supplier_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -1104,15 +1199,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.supplier_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.supplier_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
             ):
                 continue
             _grp = supplier_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                supplier_by_l_suppkey[v_l_suppkey] = {row: _p}
+                supplier_by_l_suppkey[v_l_suppkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+                else:
+                    supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1123,8 +1226,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del supplier_by_l_suppkey[v_l_suppkey]
+                        if len(_grp) == 1:
+                            supplier_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1176,14 +1281,26 @@ class View:
                             v_l_shipinstruct,
                             v_l_shipmode,
                             v_l_comment,
-                        ), _m5 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                        ), _m5 in (
+                            (_g6,)
+                            if type((_g6 := self.lineitem_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g6.items()
+                        ):
                             for (
                                 v_ps_partkey,
                                 v_l_suppkey,
                                 v_ps_availqty,
                                 v_ps_supplycost,
                                 v_ps_comment,
-                            ), _m6 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                            ), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (_g8 := self.partsupp_by_l_suppkey[v_l_suppkey])
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_l_orderkey,
                                     v_l_partkey,
@@ -1214,7 +1331,7 @@ class View:
                                     v_ps_supplycost,
                                     v_ps_comment,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m5 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1268,7 +1385,7 @@ class View:
             sums0[_k] = _p if _o is None else _o + _p
             c = counts.get(row)
             counts[row] = (
-                self.partsupp_by_l_suppkey.get(v_l_suppkey, _EMPTY).get(row, _ZERO)
+                _entry(self.partsupp_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
                 if c is None
                 else c
             ) + d
@@ -1294,15 +1411,23 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.partsupp_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(row)
-                    or _ZERO
-                )
+                or not _entry(self.partsupp_by_l_suppkey.get(v_l_suppkey), row, _ZERO)
             ):
                 continue
             _grp = partsupp_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                partsupp_by_l_suppkey[v_l_suppkey] = {row: _p}
+                partsupp_by_l_suppkey[v_l_suppkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del partsupp_by_l_suppkey[v_l_suppkey]
+                else:
+                    partsupp_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1313,8 +1438,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del partsupp_by_l_suppkey[v_l_suppkey]
+                        if len(_grp) == 1:
+                            partsupp_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = partsupp_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 partsupp_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1354,7 +1481,12 @@ class View:
                         v_l_shipinstruct,
                         v_l_shipmode,
                         v_l_comment,
-                    ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                    ), _m3 in (
+                        (_g4,)
+                        if type((_g4 := self.lineitem_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g4.items()
+                    ):
                         for (
                             v_l_suppkey,
                             v_s_name,
@@ -1363,7 +1495,12 @@ class View:
                             v_s_phone,
                             v_s_acctbal,
                             v_s_comment,
-                        ), _m4 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        ), _m5 in (
+                            (_g6,)
+                            if type((_g6 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g6.items()
+                        ):
                             _k = (
                                 v_l_orderkey,
                                 v_l_partkey,
@@ -1394,7 +1531,7 @@ class View:
                                 v_ps_supplycost,
                                 v_ps_comment,
                             )
-                            _v = _p * _m3 * _m4
+                            _v = _p * _m3 * _m5
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1434,7 +1571,8 @@ class View:
         _g2 = self.lineitem_by_l_suppkey.get(v_l_suppkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get(
+        _m3 = _entry(
+            _g2,
             (
                 v_l_orderkey,
                 v_l_partkey,
@@ -1452,14 +1590,15 @@ class View:
                 v_l_shipinstruct,
                 v_l_shipmode,
                 v_l_comment,
-            )
+            ),
         )
         if _m3 is None:
             return None
         _g4 = self.supplier_by_l_suppkey.get(v_l_suppkey)
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_l_suppkey,
                 v_s_name,
@@ -1468,15 +1607,16 @@ class View:
                 v_s_phone,
                 v_s_acctbal,
                 v_s_comment,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.partsupp_by_l_suppkey.get(v_l_suppkey)
         if _g6 is None:
             return None
-        _m7 = _g6.get(
-            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment)
+        _m7 = _entry(
+            _g6,
+            (v_ps_partkey, v_l_suppkey, v_ps_availqty, v_ps_supplycost, v_ps_comment),
         )
         if _m7 is None:
             return None
@@ -1503,7 +1643,11 @@ class View:
                 v_l_shipinstruct,
                 v_l_shipmode,
                 v_l_comment,
-            ), _m2 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+            ), _m2 in (
+                (_g3,)
+                if type((_g3 := self.lineitem_by_l_suppkey[v_l_suppkey])) is tuple
+                else _g3.items()
+            ):
                 for (
                     v_l_suppkey,
                     v_s_name,
@@ -1512,14 +1656,23 @@ class View:
                     v_s_phone,
                     v_s_acctbal,
                     v_s_comment,
-                ), _m3 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.supplier_by_l_suppkey[v_l_suppkey])) is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_ps_partkey,
                         v_l_suppkey,
                         v_ps_availqty,
                         v_ps_supplycost,
                         v_ps_comment,
-                    ), _m4 in self.partsupp_by_l_suppkey[v_l_suppkey].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.partsupp_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g7.items()
+                    ):
                         yield (
                             v_l_orderkey,
                             v_l_partkey,
@@ -1549,7 +1702,7 @@ class View:
                             v_ps_availqty,
                             v_ps_supplycost,
                             v_ps_comment,
-                        ), _m2 * _m3 * _m4
+                        ), _m2 * _m4 * _m6
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

@@ -128,7 +128,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "e25d63d114064749"
-    LAYOUT_ID = "6888ec793d8f2432"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "68ed89ca8b580262"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -320,9 +320,10 @@ class View:
             del store[row]
         # atom lineitem
         if keep_lineitem:
-            _o = lineitem_root.get((v_l_returnflag, v_l_linestatus))
+            _t1 = (v_l_returnflag, v_l_linestatus)
+            _o = lineitem_root.get(_t1)
             if _o is None:
-                lineitem_root[(v_l_returnflag, v_l_linestatus)] = _p
+                lineitem_root[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -333,9 +334,9 @@ class View:
                     _o[5] + _p[5],
                 )
                 if _n[0]:
-                    lineitem_root[(v_l_returnflag, v_l_linestatus)] = _n
+                    lineitem_root[_t1] = _n
                 else:
-                    del lineitem_root[(v_l_returnflag, v_l_linestatus)]
+                    del lineitem_root[_t1]
             if pending is not None:
                 _k = (v_l_returnflag, v_l_linestatus)
                 _v = _p
@@ -458,9 +459,10 @@ class View:
                 ]
             ):
                 continue
-            _o = lineitem_root.get((v_l_returnflag, v_l_linestatus))
+            _t1 = (v_l_returnflag, v_l_linestatus)
+            _o = lineitem_root.get(_t1)
             if _o is None:
-                lineitem_root[(v_l_returnflag, v_l_linestatus)] = _p
+                lineitem_root[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -471,9 +473,9 @@ class View:
                     _o[5] + _p[5],
                 )
                 if _n[0]:
-                    lineitem_root[(v_l_returnflag, v_l_linestatus)] = _n
+                    lineitem_root[_t1] = _n
                 else:
-                    del lineitem_root[(v_l_returnflag, v_l_linestatus)]
+                    del lineitem_root[_t1]
             if pending is not None:
                 _k = (v_l_returnflag, v_l_linestatus)
                 _v = _p

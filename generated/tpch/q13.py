@@ -156,7 +156,7 @@ def _make_derived1():
         COLUMNS = ("c_custkey", "c_count")
         QUERY_ID = "c32c5da7900fb933"
         LAYOUT_ID = (
-            "a86bab6c7fd676ee"  # the state's layout: snapshots restore only here
+            "f7944e3a2723e28f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -727,7 +727,7 @@ class View:
     }
     COLUMNS = ("c_count", "custdist")
     QUERY_ID = "a66e38eafe9a2f7f"
-    LAYOUT_ID = "cfaf3361f53c6ec9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "11e4f369ddee39e3"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

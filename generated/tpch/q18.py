@@ -46,6 +46,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0)  # the payload of an absent tuple
 
 
@@ -174,7 +188,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "0013fdf41218af7c"
         LAYOUT_ID = (
-            "f96345933c1d917b"  # the state's layout: snapshots restore only here
+            "e5bef114885d8930"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -605,7 +619,7 @@ class View:
         "sum(l_quantity)",
     )
     QUERY_ID = "694a1203e48ca70b"
-    LAYOUT_ID = "98400831458c7338"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5f5451eed4d51452"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -812,62 +826,42 @@ class View:
                     v_o_orderkey
                 )
                 if _g5:
-                    for (
-                        v_c_custkey,
-                        v_o_totalprice,
-                        v_o_orderdate,
-                    ), _w3 in _g5.items():
+                    for (v_c_custkey, v_o_totalprice, v_o_orderdate), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                        _t6 = (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
                         _grp = n1_by_c_custkey.get(v_c_custkey)
                         if _grp is None:
-                            n1_by_c_custkey[v_c_custkey] = {
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                ): _d4
-                            }
+                            n1_by_c_custkey[v_c_custkey] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                                if _n[0]:
+                                    n1_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                                else:
+                                    del n1_by_c_custkey[v_c_custkey]
+                            else:
+                                n1_by_c_custkey[v_c_custkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                )
-                            )
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_custkey,
-                                        v_o_orderkey,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
-                                    )
-                                ] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_o_orderkey,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
-                                        )
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_o_orderkey,
-                                            v_o_totalprice,
-                                            v_o_orderdate,
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_c_custkey[v_c_custkey] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_c_custkey[v_c_custkey]
                         _o = n1_count_by_c_custkey.get(v_c_custkey)
                         if _o is None:
                             n1_count_by_c_custkey[v_c_custkey] = _d4
@@ -877,25 +871,31 @@ class View:
                                 n1_count_by_c_custkey[v_c_custkey] = _n
                             else:
                                 del n1_count_by_c_custkey[v_c_custkey]
-                        _w6 = customer_count_by_c_custkey.get(v_c_custkey)
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                        _w7 = customer_count_by_c_custkey.get(v_c_custkey)
+                        if _w7 is not None:
+                            _d8 = (_d4[0] * _w7[0], _d4[1] * _w7[1])
                             _o = n0_root.get(v_c_custkey)
                             if _o is None:
-                                n0_root[v_c_custkey] = _d7
+                                n0_root[v_c_custkey] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1])
                                 if _n[0]:
                                     n0_root[v_c_custkey] = _n
                                 else:
                                     del n0_root[v_c_custkey]
                             if pending is not None:
-                                for (
-                                    v_c_custkey,
-                                    v_c_name,
-                                ), _m8 in self.customer_by_c_custkey[
-                                    v_c_custkey
-                                ].items():
+                                for (v_c_custkey, v_c_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_custkey[
+                                                v_c_custkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_name,
                                         v_c_custkey,
@@ -903,7 +903,7 @@ class View:
                                         v_o_orderdate,
                                         v_o_totalprice,
                                     )
-                                    _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                    _v = (_d4[0] * _m9[0], _d4[1] * _m9[1])
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -936,21 +936,33 @@ class View:
         else:
             del store[row]
         # atom customer
+        _t1 = (v_c_custkey, v_c_name)
         _grp = customer_by_c_custkey.get(v_c_custkey)
         if _grp is None:
-            customer_by_c_custkey[v_c_custkey] = {(v_c_custkey, v_c_name): _p}
+            customer_by_c_custkey[v_c_custkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    customer_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                else:
+                    del customer_by_c_custkey[v_c_custkey]
+            else:
+                customer_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_c_custkey, v_c_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_custkey, v_c_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    _grp[(v_c_custkey, v_c_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_custkey, v_c_name)]
-                    if not _grp:
-                        del customer_by_c_custkey[v_c_custkey]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_by_c_custkey[v_c_custkey] = next(iter(_grp.items()))
         _o = customer_count_by_c_custkey.get(v_c_custkey)
         if _o is None:
             customer_count_by_c_custkey[v_c_custkey] = _p
@@ -960,25 +972,24 @@ class View:
                 customer_count_by_c_custkey[v_c_custkey] = _n
             else:
                 del customer_count_by_c_custkey[v_c_custkey]
-        _w1 = n1_count_by_c_custkey.get(v_c_custkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+        _w2 = n1_count_by_c_custkey.get(v_c_custkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
             _o = n0_root.get(v_c_custkey)
             if _o is None:
-                n0_root[v_c_custkey] = _d2
+                n0_root[v_c_custkey] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                 if _n[0]:
                     n0_root[v_c_custkey] = _n
                 else:
                     del n0_root[v_c_custkey]
             if pending is not None:
-                for (
-                    v_c_custkey,
-                    v_o_orderkey,
-                    v_o_totalprice,
-                    v_o_orderdate,
-                ), _m3 in self.n1_by_c_custkey[v_c_custkey].items():
+                for (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_c_custkey[v_c_custkey])) is tuple
+                    else _g5.items()
+                ):
                     _k = (
                         v_c_name,
                         v_c_custkey,
@@ -986,7 +997,7 @@ class View:
                         v_o_orderdate,
                         v_o_totalprice,
                     )
-                    _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                    _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
@@ -1035,78 +1046,102 @@ class View:
         else:
             del store[row]
         # atom orders
+        _t1 = (v_c_custkey, v_o_totalprice, v_o_orderdate)
         _grp = orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(v_o_orderkey)
         if _grp is None:
-            orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[v_o_orderkey] = {
-                (v_c_custkey, v_o_totalprice, v_o_orderdate): _p
-            }
+            orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[v_o_orderkey] = (
+                _t1,
+                _p,
+            )
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                        v_o_orderkey
+                    ] = (_grp[0], _n)
+                else:
+                    del orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                        v_o_orderkey
+                    ]
+            else:
+                orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                    v_o_orderkey
+                ] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_c_custkey, v_o_totalprice, v_o_orderdate))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)]
-                    if not _grp:
-                        del orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
                             v_o_orderkey
-                        ]
-        _w1 = n3_count_by_o_orderkey.get(v_o_orderkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                        ] = next(iter(_grp.items()))
+        _w2 = n3_count_by_o_orderkey.get(v_o_orderkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
+            _t4 = (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
             _grp = n1_by_c_custkey.get(v_c_custkey)
             if _grp is None:
-                n1_by_c_custkey[v_c_custkey] = {
-                    (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate): _d2
-                }
-            else:
-                _o = _grp.get(
-                    (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
-                )
-                if _o is None:
-                    _grp[(v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)] = (
-                        _d2
-                    )
-                else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                n1_by_c_custkey[v_c_custkey] = (_t4, _d3)
+            elif type(_grp) is tuple:
+                _e = _t4
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
-                        _grp[
-                            (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
-                        ] = _n
+                        n1_by_c_custkey[v_c_custkey] = (_grp[0], _n)
                     else:
-                        del _grp[
-                            (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
-                        ]
-                        if not _grp:
-                            del n1_by_c_custkey[v_c_custkey]
+                        del n1_by_c_custkey[v_c_custkey]
+                else:
+                    n1_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t4)
+                if _o is None:
+                    _grp[_t4] = _d3
+                else:
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                    if _n[0]:
+                        _grp[_t4] = _n
+                    else:
+                        del _grp[_t4]
+                        if len(_grp) == 1:
+                            n1_by_c_custkey[v_c_custkey] = next(iter(_grp.items()))
             _o = n1_count_by_c_custkey.get(v_c_custkey)
             if _o is None:
-                n1_count_by_c_custkey[v_c_custkey] = _d2
+                n1_count_by_c_custkey[v_c_custkey] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                 if _n[0]:
                     n1_count_by_c_custkey[v_c_custkey] = _n
                 else:
                     del n1_count_by_c_custkey[v_c_custkey]
-            _w3 = customer_count_by_c_custkey.get(v_c_custkey)
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+            _w5 = customer_count_by_c_custkey.get(v_c_custkey)
+            if _w5 is not None:
+                _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1])
                 _o = n0_root.get(v_c_custkey)
                 if _o is None:
-                    n0_root[v_c_custkey] = _d4
+                    n0_root[v_c_custkey] = _d6
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                    _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                     if _n[0]:
                         n0_root[v_c_custkey] = _n
                     else:
                         del n0_root[v_c_custkey]
                 if pending is not None:
-                    for (v_c_custkey, v_c_name), _m5 in self.customer_by_c_custkey[
-                        v_c_custkey
-                    ].items():
+                    for (v_c_custkey, v_c_name), _m7 in (
+                        (_g8,)
+                        if type((_g8 := self.customer_by_c_custkey[v_c_custkey]))
+                        is tuple
+                        else _g8.items()
+                    ):
                         _k = (
                             v_c_name,
                             v_c_custkey,
@@ -1114,7 +1149,7 @@ class View:
                             v_o_orderdate,
                             v_o_totalprice,
                         )
-                        _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                        _v = (_d3[0] * _m7[0], _d3[1] * _m7[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -1176,53 +1211,39 @@ class View:
                 v_o_orderkey
             )
             if _g5:
-                for (v_c_custkey, v_o_totalprice, v_o_orderdate), _w3 in _g5.items():
+                for (v_c_custkey, v_o_totalprice, v_o_orderdate), _w3 in (
+                    (_g5,) if type(_g5) is tuple else _g5.items()
+                ):
                     _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                    _t6 = (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
                     _grp = n1_by_c_custkey.get(v_c_custkey)
                     if _grp is None:
-                        n1_by_c_custkey[v_c_custkey] = {
-                            (
-                                v_c_custkey,
-                                v_o_orderkey,
-                                v_o_totalprice,
-                                v_o_orderdate,
-                            ): _d4
-                        }
+                        n1_by_c_custkey[v_c_custkey] = (_t6, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                            if _n[0]:
+                                n1_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                            else:
+                                del n1_by_c_custkey[v_c_custkey]
+                        else:
+                            n1_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _d4}
                     else:
-                        _o = _grp.get(
-                            (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
-                        )
+                        _o = _grp.get(_t6)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                )
-                            ] = _d4
+                            _grp[_t6] = _d4
                         else:
                             _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_custkey,
-                                        v_o_orderkey,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
-                                    )
-                                ] = _n
+                                _grp[_t6] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_custkey,
-                                        v_o_orderkey,
-                                        v_o_totalprice,
-                                        v_o_orderdate,
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n1_by_c_custkey[v_c_custkey] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n1_by_c_custkey[v_c_custkey]
                     _o = n1_count_by_c_custkey.get(v_c_custkey)
                     if _o is None:
                         n1_count_by_c_custkey[v_c_custkey] = _d4
@@ -1232,23 +1253,27 @@ class View:
                             n1_count_by_c_custkey[v_c_custkey] = _n
                         else:
                             del n1_count_by_c_custkey[v_c_custkey]
-                    _w6 = customer_count_by_c_custkey.get(v_c_custkey)
-                    if _w6 is not None:
-                        _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                    _w7 = customer_count_by_c_custkey.get(v_c_custkey)
+                    if _w7 is not None:
+                        _d8 = (_d4[0] * _w7[0], _d4[1] * _w7[1])
                         _o = n0_root.get(v_c_custkey)
                         if _o is None:
-                            n0_root[v_c_custkey] = _d7
+                            n0_root[v_c_custkey] = _d8
                         else:
-                            _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1])
                             if _n[0]:
                                 n0_root[v_c_custkey] = _n
                             else:
                                 del n0_root[v_c_custkey]
                         if pending is not None:
-                            for (
-                                v_c_custkey,
-                                v_c_name,
-                            ), _m8 in self.customer_by_c_custkey[v_c_custkey].items():
+                            for (v_c_custkey, v_c_name), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (_g10 := self.customer_by_c_custkey[v_c_custkey])
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_c_name,
                                     v_c_custkey,
@@ -1256,7 +1281,7 @@ class View:
                                     v_o_orderdate,
                                     v_o_totalprice,
                                 )
-                                _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                _v = (_d4[0] * _m9[0], _d4[1] * _m9[1])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -1316,29 +1341,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.customer_by_c_custkey.get(v_c_custkey) or _EMPTY).get(
-                        (v_c_custkey, v_c_name)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.customer_by_c_custkey.get(v_c_custkey),
+                    (v_c_custkey, v_c_name),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_custkey, v_c_name)
             _grp = customer_by_c_custkey.get(v_c_custkey)
             if _grp is None:
-                customer_by_c_custkey[v_c_custkey] = {(v_c_custkey, v_c_name): _p}
+                customer_by_c_custkey[v_c_custkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        customer_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                    else:
+                        del customer_by_c_custkey[v_c_custkey]
+                else:
+                    customer_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_custkey, v_c_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_custkey, v_c_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_c_custkey, v_c_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_custkey, v_c_name)]
-                        if not _grp:
-                            del customer_by_c_custkey[v_c_custkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_by_c_custkey[v_c_custkey] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_count_by_c_custkey.get(v_c_custkey)
             if _o is None:
                 customer_count_by_c_custkey[v_c_custkey] = _p
@@ -1348,14 +1386,14 @@ class View:
                     customer_count_by_c_custkey[v_c_custkey] = _n
                 else:
                     del customer_count_by_c_custkey[v_c_custkey]
-            _w1 = n1_count_by_c_custkey.get(v_c_custkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _w2 = n1_count_by_c_custkey.get(v_c_custkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
                 _o = n0_root.get(v_c_custkey)
                 if _o is None:
-                    n0_root[v_c_custkey] = _d2
+                    n0_root[v_c_custkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n0_root[v_c_custkey] = _n
                     else:
@@ -1366,7 +1404,11 @@ class View:
                         v_o_orderkey,
                         v_o_totalprice,
                         v_o_orderdate,
-                    ), _m3 in self.n1_by_c_custkey[v_c_custkey].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_c_custkey[v_c_custkey])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_c_name,
                             v_c_custkey,
@@ -1374,7 +1416,7 @@ class View:
                             v_o_orderdate,
                             v_o_totalprice,
                         )
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -1447,101 +1489,112 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
-                            v_o_orderkey
-                        )
-                        or _EMPTY
-                    ).get((v_c_custkey, v_o_totalprice, v_o_orderdate))
-                    or _ZERO
+                or not _entry(
+                    self.orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
+                        v_o_orderkey
+                    ),
+                    (v_c_custkey, v_o_totalprice, v_o_orderdate),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_custkey, v_o_totalprice, v_o_orderdate)
             _grp = orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey.get(
                 v_o_orderkey
             )
             if _grp is None:
                 orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
                     v_o_orderkey
-                ] = {(v_c_custkey, v_o_totalprice, v_o_orderdate): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                            v_o_orderkey
+                        ] = (_grp[0], _n)
+                    else:
+                        del orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                            v_o_orderkey
+                        ]
+                else:
+                    orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                        v_o_orderkey
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_custkey, v_o_totalprice, v_o_orderdate))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_custkey, v_o_totalprice, v_o_orderdate)]
-                        if not _grp:
-                            del orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey[
                                 v_o_orderkey
-                            ]
-            _w1 = n3_count_by_o_orderkey.get(v_o_orderkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                            ] = next(iter(_grp.items()))
+            _w2 = n3_count_by_o_orderkey.get(v_o_orderkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
+                _t4 = (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
                 _grp = n1_by_c_custkey.get(v_c_custkey)
                 if _grp is None:
-                    n1_by_c_custkey[v_c_custkey] = {
-                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
-                    )
-                    if _o is None:
-                        _grp[
-                            (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
-                        ] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    n1_by_c_custkey[v_c_custkey] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                )
-                            ] = _n
+                            n1_by_c_custkey[v_c_custkey] = (_grp[0], _n)
                         else:
-                            del _grp[
-                                (
-                                    v_c_custkey,
-                                    v_o_orderkey,
-                                    v_o_totalprice,
-                                    v_o_orderdate,
-                                )
-                            ]
-                            if not _grp:
-                                del n1_by_c_custkey[v_c_custkey]
+                            del n1_by_c_custkey[v_c_custkey]
+                    else:
+                        n1_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n1_by_c_custkey[v_c_custkey] = next(iter(_grp.items()))
                 _o = n1_count_by_c_custkey.get(v_c_custkey)
                 if _o is None:
-                    n1_count_by_c_custkey[v_c_custkey] = _d2
+                    n1_count_by_c_custkey[v_c_custkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n1_count_by_c_custkey[v_c_custkey] = _n
                     else:
                         del n1_count_by_c_custkey[v_c_custkey]
-                _w3 = customer_count_by_c_custkey.get(v_c_custkey)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                _w5 = customer_count_by_c_custkey.get(v_c_custkey)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1])
                     _o = n0_root.get(v_c_custkey)
                     if _o is None:
-                        n0_root[v_c_custkey] = _d4
+                        n0_root[v_c_custkey] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                         if _n[0]:
                             n0_root[v_c_custkey] = _n
                         else:
                             del n0_root[v_c_custkey]
                     if pending is not None:
-                        for (v_c_custkey, v_c_name), _m5 in self.customer_by_c_custkey[
-                            v_c_custkey
-                        ].items():
+                        for (v_c_custkey, v_c_name), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.customer_by_c_custkey[v_c_custkey]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (
                                 v_c_name,
                                 v_c_custkey,
@@ -1549,7 +1602,7 @@ class View:
                                 v_o_orderdate,
                                 v_o_totalprice,
                             )
-                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                            _v = (_d3[0] * _m7[0], _d3[1] * _m7[1])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -1565,13 +1618,13 @@ class View:
         _g2 = self.n1_by_c_custkey.get(v_c_custkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate))
+        _m3 = _entry(_g2, (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate))
         if _m3 is None:
             return None
         _g4 = self.customer_by_c_custkey.get(v_c_custkey)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_c_custkey, v_c_name))
+        _m5 = _entry(_g4, (v_c_custkey, v_c_name))
         if _m5 is None:
             return None
         return (_m3[0] * _m5[0], _m3[1] * _m5[1])
@@ -1594,22 +1647,23 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_c_custkey, _m1 in self.n0_root.items():
-            for (
-                v_c_custkey,
-                v_o_orderkey,
-                v_o_totalprice,
-                v_o_orderdate,
-            ), _m2 in self.n1_by_c_custkey[v_c_custkey].items():
-                for (v_c_custkey, v_c_name), _m3 in self.customer_by_c_custkey[
-                    v_c_custkey
-                ].items():
+            for (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate), _m2 in (
+                (_g3,)
+                if type((_g3 := self.n1_by_c_custkey[v_c_custkey])) is tuple
+                else _g3.items()
+            ):
+                for (v_c_custkey, v_c_name), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.customer_by_c_custkey[v_c_custkey])) is tuple
+                    else _g5.items()
+                ):
                     out = self._group_row(
                         v_c_name,
                         v_c_custkey,
                         v_o_orderkey,
                         v_o_orderdate,
                         v_o_totalprice,
-                        (_m2[0] * _m3[0], _m2[1] * _m3[1]),
+                        (_m2[0] * _m4[0], _m2[1] * _m4[1]),
                     )
                     if out is not None:
                         yield out, 1
@@ -1665,13 +1719,13 @@ class View:
             if _m1 is not None:
                 _g2 = self.n1_by_c_custkey.get(v_c_custkey)
                 if _g2 is not None:
-                    _m3 = _g2.get(
-                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                    _m3 = _entry(
+                        _g2, (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
                     )
                     if _m3 is not None:
                         _g4 = self.customer_by_c_custkey.get(v_c_custkey)
                         if _g4 is not None:
-                            _m5 = _g4.get((v_c_custkey, v_c_name))
+                            _m5 = _entry(_g4, (v_c_custkey, v_c_name))
                             if _m5 is not None:
                                 p = (_m3[0] * _m5[0], _m3[1] * _m5[1])
                                 _a0 = None if p[0] == 0 else (p[1] / 100)

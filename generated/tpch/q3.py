@@ -40,6 +40,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0)  # the payload of an absent tuple
 
 
@@ -134,7 +148,7 @@ class View:
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
     QUERY_ID = "46bea0936cba102c"
-    LAYOUT_ID = "31a66bc8fde5e0bf"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "626704d0a1b8919a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -317,50 +331,64 @@ class View:
                 v_c_custkey
             )
             if _g3:
-                for (v_o_orderkey, v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
+                for (v_o_orderkey, v_o_orderdate, v_o_shippriority), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _t4 = (v_o_orderdate, v_o_shippriority)
                     _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
-                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
-                            (v_o_orderdate, v_o_shippriority): _d2
-                        }
+                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = (
+                            _t4,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            if _n[0]:
+                                n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                    v_o_orderkey
+                                ] = (_grp[0], _n)
+                            else:
+                                del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                    v_o_orderkey
+                                ]
+                        else:
+                            n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_o_orderdate, v_o_shippriority))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_o_orderdate, v_o_shippriority)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                             if _n[0]:
-                                _grp[(v_o_orderdate, v_o_shippriority)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_o_orderdate, v_o_shippriority)]
-                                if not _grp:
-                                    del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_o_orderdate_o_shippriority_by_o_orderkey[
                                         v_o_orderkey
-                                    ]
-                    _w4 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
-                        _o = n0_root.get(
-                            (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                        )
+                                    ] = next(iter(_grp.items()))
+                    _w5 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1])
+                        _t7 = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                        _o = n0_root.get(_t7)
                         if _o is None:
-                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
-                                _d5
-                            )
+                            n0_root[_t7] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                             if _n[0]:
-                                n0_root[
-                                    (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                                ] = _n
+                                n0_root[_t7] = _n
                             else:
-                                del n0_root[
-                                    (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                                ]
+                                del n0_root[_t7]
                         if pending is not None:
                             _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                            _v = _d5
+                            _v = _d6
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -415,66 +443,102 @@ class View:
             del store[row]
         # atom orders
         if keep_orders:
+            _t1 = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
             _grp = orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
                 v_c_custkey
             )
             if _grp is None:
                 orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
                     v_c_custkey
-                ] = {(v_o_orderkey, v_o_orderdate, v_o_shippriority): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                            v_c_custkey
+                        ] = (_grp[0], _n)
+                    else:
+                        del orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                            v_c_custkey
+                        ]
+                else:
+                    orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                        v_c_custkey
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
-                        if not _grp:
-                            del orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
                                 v_c_custkey
-                            ]
-            _w1 = customer_count_by_c_custkey.get(v_c_custkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                            ] = next(iter(_grp.items()))
+            _w2 = customer_count_by_c_custkey.get(v_c_custkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
+                _t4 = (v_o_orderdate, v_o_shippriority)
                 _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
-                    n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
-                        (v_o_orderdate, v_o_shippriority): _d2
-                    }
+                    n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = (
+                        _t4,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                        if _n[0]:
+                            n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ] = (_grp[0], _n)
+                        else:
+                            del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ]
+                    else:
+                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
-                    _o = _grp.get((v_o_orderdate, v_o_shippriority))
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[(v_o_orderdate, v_o_shippriority)] = _d2
+                        _grp[_t4] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                         if _n[0]:
-                            _grp[(v_o_orderdate, v_o_shippriority)] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[(v_o_orderdate, v_o_shippriority)]
-                            if not _grp:
-                                del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n1_o_orderdate_o_shippriority_by_o_orderkey[
                                     v_o_orderkey
-                                ]
-                _w3 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
-                    _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                                ] = next(iter(_grp.items()))
+                _w5 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d4
+                        n0_root[_t1] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                         if _n[0]:
-                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
-                                _n
-                            )
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                        _v = _d4
+                        _v = _d6
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -546,19 +610,20 @@ class View:
                     del lineitem_count_by_o_orderkey[v_o_orderkey]
             _g3 = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
             if _g3:
-                for (v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
+                for (v_o_orderdate, v_o_shippriority), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
-                    _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                    _t4 = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                         if _n[0]:
-                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
-                                _n
-                            )
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
+                            del n0_root[_t4]
                     if pending is not None:
                         _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
                         _v = _d2
@@ -639,50 +704,64 @@ class View:
                 v_c_custkey
             )
             if _g3:
-                for (v_o_orderkey, v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
+                for (v_o_orderkey, v_o_orderdate, v_o_shippriority), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                    _t4 = (v_o_orderdate, v_o_shippriority)
                     _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                     if _grp is None:
-                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
-                            (v_o_orderdate, v_o_shippriority): _d2
-                        }
+                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = (
+                            _t4,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                            if _n[0]:
+                                n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                    v_o_orderkey
+                                ] = (_grp[0], _n)
+                            else:
+                                del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                    v_o_orderkey
+                                ]
+                        else:
+                            n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_o_orderdate, v_o_shippriority))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_o_orderdate, v_o_shippriority)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                             if _n[0]:
-                                _grp[(v_o_orderdate, v_o_shippriority)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_o_orderdate, v_o_shippriority)]
-                                if not _grp:
-                                    del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_o_orderdate_o_shippriority_by_o_orderkey[
                                         v_o_orderkey
-                                    ]
-                    _w4 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
-                        _o = n0_root.get(
-                            (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                        )
+                                    ] = next(iter(_grp.items()))
+                    _w5 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1])
+                        _t7 = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                        _o = n0_root.get(_t7)
                         if _o is None:
-                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
-                                _d5
-                            )
+                            n0_root[_t7] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                             if _n[0]:
-                                n0_root[
-                                    (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                                ] = _n
+                                n0_root[_t7] = _n
                             else:
-                                del n0_root[
-                                    (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                                ]
+                                del n0_root[_t7]
                         if pending is not None:
                             _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                            _v = _d5
+                            _v = _d6
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -758,77 +837,111 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
-                            v_c_custkey
-                        )
-                        or _EMPTY
-                    ).get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
-                    or _ZERO
+                or not _entry(
+                    self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
+                        v_c_custkey
+                    ),
+                    (v_o_orderkey, v_o_orderdate, v_o_shippriority),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
             _grp = orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey.get(
                 v_c_custkey
             )
             if _grp is None:
                 orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
                     v_c_custkey
-                ] = {(v_o_orderkey, v_o_orderdate, v_o_shippriority): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                            v_c_custkey
+                        ] = (_grp[0], _n)
+                    else:
+                        del orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                            v_c_custkey
+                        ]
+                else:
+                    orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                        v_c_custkey
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
-                        if not _grp:
-                            del orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey[
                                 v_c_custkey
-                            ]
-            _w1 = customer_count_by_c_custkey.get(v_c_custkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                            ] = next(iter(_grp.items()))
+            _w2 = customer_count_by_c_custkey.get(v_c_custkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
+                _t4 = (v_o_orderdate, v_o_shippriority)
                 _grp = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
                 if _grp is None:
-                    n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
-                        (v_o_orderdate, v_o_shippriority): _d2
-                    }
+                    n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = (
+                        _t4,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                        if _n[0]:
+                            n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ] = (_grp[0], _n)
+                        else:
+                            del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                                v_o_orderkey
+                            ]
+                    else:
+                        n1_o_orderdate_o_shippriority_by_o_orderkey[v_o_orderkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
-                    _o = _grp.get((v_o_orderdate, v_o_shippriority))
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[(v_o_orderdate, v_o_shippriority)] = _d2
+                        _grp[_t4] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                         if _n[0]:
-                            _grp[(v_o_orderdate, v_o_shippriority)] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[(v_o_orderdate, v_o_shippriority)]
-                            if not _grp:
-                                del n1_o_orderdate_o_shippriority_by_o_orderkey[
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n1_o_orderdate_o_shippriority_by_o_orderkey[
                                     v_o_orderkey
-                                ]
-                _w3 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
-                    _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                                ] = next(iter(_grp.items()))
+                _w5 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d4
+                        n0_root[_t1] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                         if _n[0]:
-                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
-                                _n
-                            )
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
-                        _v = _d4
+                        _v = _d6
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -921,19 +1034,20 @@ class View:
                     del lineitem_count_by_o_orderkey[v_o_orderkey]
             _g3 = n1_o_orderdate_o_shippriority_by_o_orderkey.get(v_o_orderkey)
             if _g3:
-                for (v_o_orderdate, v_o_shippriority), _w1 in _g3.items():
+                for (v_o_orderdate, v_o_shippriority), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
-                    _o = n0_root.get((v_o_orderkey, v_o_orderdate, v_o_shippriority))
+                    _t4 = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = _d2
+                        n0_root[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1])
                         if _n[0]:
-                            n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)] = (
-                                _n
-                            )
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_o_orderkey, v_o_orderdate, v_o_shippriority)]
+                            del n0_root[_t4]
                     if pending is not None:
                         _k = (v_o_orderkey, v_o_orderdate, v_o_shippriority)
                         _v = _d2

@@ -51,6 +51,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -163,7 +177,7 @@ class View:
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
     QUERY_ID = "3d1b7c02f0691642"
-    LAYOUT_ID = "69972488c8372978"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0cbfceed2210d8dd"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -387,15 +401,31 @@ class View:
                     del part_count_by_p_partkey[v_p_partkey]
             _g3 = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
             if _g3:
-                for (v_s_suppkey, v_l_orderkey), _w1 in _g3.items():
+                for (v_s_suppkey, v_l_orderkey), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
-                        (v_p_partkey, v_s_suppkey)
-                    )
+                    _t4 = (v_p_partkey, v_s_suppkey)
+                    _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(_t4)
                     if _grp is None:
-                        n4_l_orderkey_by_p_partkey_s_suppkey[
-                            (v_p_partkey, v_s_suppkey)
-                        ] = {v_l_orderkey: _d2}
+                        n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (v_l_orderkey, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v_l_orderkey
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_l_orderkey_by_p_partkey_s_suppkey[_t4]
+                        else:
+                            n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_l_orderkey)
                         if _o is None:
@@ -406,84 +436,88 @@ class View:
                                 _grp[v_l_orderkey] = _n
                             else:
                                 del _grp[v_l_orderkey]
-                                if not _grp:
-                                    del n4_l_orderkey_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ]
-                    _w4 = partsupp_count_by_p_partkey_s_suppkey.get(
-                        (v_p_partkey, v_s_suppkey)
-                    )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _o = n2.get((v_s_suppkey, v_l_orderkey))
+                                if len(_grp) == 1:
+                                    n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = partsupp_count_by_p_partkey_s_suppkey.get(_t4)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
+                        _t7 = (v_s_suppkey, v_l_orderkey)
+                        _o = n2.get(_t7)
                         if _o is None:
-                            n2[(v_s_suppkey, v_l_orderkey)] = _d5
+                            n2[_t7] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                n2[(v_s_suppkey, v_l_orderkey)] = _n
+                                n2[_t7] = _n
                             else:
-                                del n2[(v_s_suppkey, v_l_orderkey)]
+                                del n2[_t7]
                         _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
-                                v_s_suppkey: _d5
-                            }
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                v_s_suppkey,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_s_suppkey
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
                         else:
                             _o = _grp.get(v_s_suppkey)
                             if _o is None:
-                                _grp[v_s_suppkey] = _d5
+                                _grp[v_s_suppkey] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     _grp[v_s_suppkey] = _n
                                 else:
                                     del _grp[v_s_suppkey]
-                                    if not _grp:
-                                        del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                        _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                                    if len(_grp) == 1:
+                                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w8 is not None:
+                            _d9 = (_d6[0] * _w8[0], _d6[1] * _w8[1], _d6[2] * _w8[2])
                             _grp = n1_by_s_suppkey.get(v_s_suppkey)
                             if _grp is None:
-                                n1_by_s_suppkey[v_s_suppkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d7
-                                else:
+                                n1_by_s_suppkey[v_s_suppkey] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n1_by_s_suppkey[v_s_suppkey]
-                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
-                            if _o is None:
-                                n1_count_by_s_suppkey[v_s_suppkey] = _d7
-                            else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
-                                if _n[0]:
-                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                        del n1_by_s_suppkey[v_s_suppkey]
                                 else:
-                                    del n1_count_by_s_suppkey[v_s_suppkey]
-                            _w8 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                )
-                                _o = n0_root.get(v_s_suppkey)
+                                    n1_by_s_suppkey[v_s_suppkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[v_s_suppkey] = _d9
+                                    _grp[_t7] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -491,45 +525,96 @@ class View:
                                         _o[2] + _d9[2],
                                     )
                                     if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_s_suppkey[v_s_suppkey] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                            if _o is None:
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d9
+                            else:
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
+                                if _n[0]:
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                else:
+                                    del n1_count_by_s_suppkey[v_s_suppkey]
+                            _w10 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                )
+                                _o = n0_root.get(v_s_suppkey)
+                                if _o is None:
+                                    n0_root[v_s_suppkey] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_s_suppkey] = _n
                                     else:
                                         del n0_root[v_s_suppkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_group2,
-                                    ), _m10 in self.orders_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m11 in self.n9_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m12 = self.supplier[
+                                    for (v_l_orderkey, v_group2), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.orders_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n9_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            _m16 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m13 in self.nation_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.nation_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (v_n_name, v_group2)
                                                 _v = (
-                                                    _d5[0]
-                                                    * _m10[0]
+                                                    _d6[0]
                                                     * _m12[0]
-                                                    * _m13[0],
-                                                    _d5[1]
-                                                    * _m10[1]
+                                                    * _m16[0]
+                                                    * _m17[0],
+                                                    _d6[1]
                                                     * _m12[1]
-                                                    * _m13[1],
-                                                    _d5[2]
-                                                    * _m10[2]
+                                                    * _m16[1]
+                                                    * _m17[1],
+                                                    _d6[2]
                                                     * _m12[2]
-                                                    * _m13[2],
+                                                    * _m16[2]
+                                                    * _m17[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -570,18 +655,33 @@ class View:
         else:
             del store[row]
         # atom supplier
-        _o = supplier.get((v_s_suppkey, v_s_nationkey))
+        _t1 = (v_s_suppkey, v_s_nationkey)
+        _o = supplier.get(_t1)
         if _o is None:
-            supplier[(v_s_suppkey, v_s_nationkey)] = _p
+            supplier[_t1] = _p
         else:
             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
             if _n[0]:
-                supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                supplier[_t1] = _n
             else:
-                del supplier[(v_s_suppkey, v_s_nationkey)]
+                del supplier[_t1]
         _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
         if _grp is None:
-            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_s_suppkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                else:
+                    del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+            else:
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_s_suppkey)
             if _o is None:
@@ -592,64 +692,86 @@ class View:
                     _grp[v_s_suppkey] = _n
                 else:
                     del _grp[v_s_suppkey]
-                    if not _grp:
-                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-        _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if len(_grp) == 1:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = nation_count_by_s_nationkey.get(v_s_nationkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
             _grp = n9_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
-            else:
-                _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                if _o is None:
-                    _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                n9_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                        n9_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_s_suppkey, v_s_nationkey)]
-                        if not _grp:
-                            del n9_by_s_suppkey[v_s_suppkey]
+                        del n9_by_s_suppkey[v_s_suppkey]
+                else:
+                    n9_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                    if _n[0]:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n9_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
             _o = n9_count_by_s_suppkey.get(v_s_suppkey)
             if _o is None:
-                n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                n9_count_by_s_suppkey[v_s_suppkey] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                 if _n[0]:
                     n9_count_by_s_suppkey[v_s_suppkey] = _n
                 else:
                     del n9_count_by_s_suppkey[v_s_suppkey]
-            _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+            _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+            if _w4 is not None:
+                _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                 _o = n0_root.get(v_s_suppkey)
                 if _o is None:
-                    n0_root[v_s_suppkey] = _d4
+                    n0_root[v_s_suppkey] = _d5
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                     if _n[0]:
                         n0_root[v_s_suppkey] = _n
                     else:
                         del n0_root[v_s_suppkey]
                 if pending is not None:
-                    for (v_s_suppkey, v_l_orderkey), _m5 in self.n1_by_s_suppkey[
-                        v_s_suppkey
-                    ].items():
-                        _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                        for (v_l_orderkey, v_group2), _m7 in self.orders_by_l_orderkey[
-                            v_l_orderkey
-                        ].items():
-                            for (
-                                v_s_nationkey,
-                                v_n_name,
-                            ), _m8 in self.nation_by_s_nationkey[v_s_nationkey].items():
+                    for (v_s_suppkey, v_l_orderkey), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.n1_by_s_suppkey[v_s_suppkey])) is tuple
+                        else _g7.items()
+                    ):
+                        _m8 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                        for (v_l_orderkey, v_group2), _m9 in (
+                            (_g10,)
+                            if type((_g10 := self.orders_by_l_orderkey[v_l_orderkey]))
+                            is tuple
+                            else _g10.items()
+                        ):
+                            for (v_s_nationkey, v_n_name), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (_g12 := self.nation_by_s_nationkey[v_s_nationkey])
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
                                 _k = (v_n_name, v_group2)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0] * _m8[0],
-                                    _p[1] * _m6[1] * _m7[1] * _m8[1],
-                                    _p[2] * _m6[2] * _m7[2] * _m8[2],
+                                    _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                    _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                    _p[2] * _m8[2] * _m9[2] * _m11[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -721,134 +843,204 @@ class View:
         else:
             del store[row]
         # atom lineitem
+        _t1 = (v_s_suppkey, v_l_orderkey)
         _grp = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
         if _grp is None:
-            lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = {
-                (v_s_suppkey, v_l_orderkey): _p
-            }
+            lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
+            else:
+                lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_s_suppkey, v_l_orderkey))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_suppkey, v_l_orderkey)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                    if not _grp:
-                        del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
-        _w1 = part_count_by_p_partkey.get(v_p_partkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-            _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = part_count_by_p_partkey.get(v_p_partkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+            _t4 = (v_p_partkey, v_s_suppkey)
+            _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(_t4)
             if _grp is None:
-                n4_l_orderkey_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                    v_l_orderkey: _d2
-                }
+                n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (v_l_orderkey, _d3)
+            elif type(_grp) is tuple:
+                _e = v_l_orderkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                    if _n[0]:
+                        n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (_grp[0], _n)
+                    else:
+                        del n4_l_orderkey_by_p_partkey_s_suppkey[_t4]
+                else:
+                    n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = {
+                        _grp[0]: _grp[1],
+                        _e: _d3,
+                    }
             else:
                 _o = _grp.get(v_l_orderkey)
                 if _o is None:
-                    _grp[v_l_orderkey] = _d2
+                    _grp[v_l_orderkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         _grp[v_l_orderkey] = _n
                     else:
                         del _grp[v_l_orderkey]
-                        if not _grp:
-                            del n4_l_orderkey_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ]
-            _w3 = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                _o = n2.get((v_s_suppkey, v_l_orderkey))
+                        if len(_grp) == 1:
+                            n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = next(
+                                iter(_grp.items())
+                            )
+            _w5 = partsupp_count_by_p_partkey_s_suppkey.get(_t4)
+            if _w5 is not None:
+                _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                _o = n2.get(_t1)
                 if _o is None:
-                    n2[(v_s_suppkey, v_l_orderkey)] = _d4
+                    n2[_t1] = _d6
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                     if _n[0]:
-                        n2[(v_s_suppkey, v_l_orderkey)] = _n
+                        n2[_t1] = _n
                     else:
-                        del n2[(v_s_suppkey, v_l_orderkey)]
+                        del n2[_t1]
                 _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d4}
+                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _d6)
+                elif type(_grp) is tuple:
+                    _e = v_s_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                        if _n[0]:
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                        else:
+                            del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    else:
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d6,
+                        }
                 else:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
-                        _grp[v_s_suppkey] = _d4
+                        _grp[v_s_suppkey] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                         if _n[0]:
                             _grp[v_s_suppkey] = _n
                         else:
                             del _grp[v_s_suppkey]
-                            if not _grp:
-                                del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                _w5 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                if _w5 is not None:
-                    _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                            if len(_grp) == 1:
+                                n2_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                if _w7 is not None:
+                    _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                     _grp = n1_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n1_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_l_orderkey): _d6
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _d6
-                        else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                        n1_by_s_suppkey[v_s_suppkey] = (_t1, _d8)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n1_by_s_suppkey[v_s_suppkey]
+                                del n1_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n1_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d8}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d8
+                        else:
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d8
                     else:
-                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                        _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                         if _n[0]:
                             n1_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n1_count_by_s_suppkey[v_s_suppkey]
-                    _w7 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w7 is not None:
-                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                    _w9 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w9 is not None:
+                        _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n0_root[v_s_suppkey] = _d8
+                            n0_root[v_s_suppkey] = _d10
                         else:
-                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                            _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                             if _n[0]:
                                 n0_root[v_s_suppkey] = _n
                             else:
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
-                            for (
-                                v_l_orderkey,
-                                v_group2,
-                            ), _m9 in self.orders_by_l_orderkey[v_l_orderkey].items():
-                                for (
-                                    v_s_suppkey,
-                                    v_s_nationkey,
-                                ), _m10 in self.n9_by_s_suppkey[v_s_suppkey].items():
-                                    _m11 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                                    for (
-                                        v_s_nationkey,
-                                        v_n_name,
-                                    ), _m12 in self.nation_by_s_nationkey[
-                                        v_s_nationkey
-                                    ].items():
+                            for (v_l_orderkey, v_group2), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (_g12 := self.orders_by_l_orderkey[v_l_orderkey])
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
+                                for (v_s_suppkey, v_s_nationkey), _m13 in (
+                                    (_g14,)
+                                    if type((_g14 := self.n9_by_s_suppkey[v_s_suppkey]))
+                                    is tuple
+                                    else _g14.items()
+                                ):
+                                    _m15 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                    for (v_s_nationkey, v_n_name), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.nation_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         _k = (v_n_name, v_group2)
                                         _v = (
-                                            _d4[0] * _m9[0] * _m11[0] * _m12[0],
-                                            _d4[1] * _m9[1] * _m11[1] * _m12[1],
-                                            _d4[2] * _m9[2] * _m11[2] * _m12[2],
+                                            _d6[0] * _m11[0] * _m15[0] * _m16[0],
+                                            _d6[1] * _m11[1] * _m15[1] * _m16[1],
+                                            _d6[2] * _m11[2] * _m15[2] * _m16[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -900,105 +1092,146 @@ class View:
         else:
             del store[row]
         # atom partsupp
-        _o = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+        _t1 = (v_p_partkey, v_s_suppkey)
+        _o = partsupp_count_by_p_partkey_s_suppkey.get(_t1)
         if _o is None:
-            partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _p
+            partsupp_count_by_p_partkey_s_suppkey[_t1] = _p
         else:
             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
             if _n[0]:
-                partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _n
+                partsupp_count_by_p_partkey_s_suppkey[_t1] = _n
             else:
-                del partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)]
-        _g3 = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-        if _g3:
-            for v_l_orderkey, _w1 in _g3.items():
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n2.get((v_s_suppkey, v_l_orderkey))
+                del partsupp_count_by_p_partkey_s_suppkey[_t1]
+        _g4 = n4_l_orderkey_by_p_partkey_s_suppkey.get(_t1)
+        if _g4:
+            for v_l_orderkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t5 = (v_s_suppkey, v_l_orderkey)
+                _o = n2.get(_t5)
                 if _o is None:
-                    n2[(v_s_suppkey, v_l_orderkey)] = _d2
+                    n2[_t5] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n2[(v_s_suppkey, v_l_orderkey)] = _n
+                        n2[_t5] = _n
                     else:
-                        del n2[(v_s_suppkey, v_l_orderkey)]
+                        del n2[_t5]
                 _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d2}
+                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_s_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                        else:
+                            del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    else:
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
-                        _grp[v_s_suppkey] = _d2
+                        _grp[v_s_suppkey] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             _grp[v_s_suppkey] = _n
                         else:
                             del _grp[v_s_suppkey]
-                            if not _grp:
-                                del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            if len(_grp) == 1:
+                                n2_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                if _w6 is not None:
+                    _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                     _grp = n1_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n1_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_l_orderkey): _d5
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                        else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        n1_by_s_suppkey[v_s_suppkey] = (_t5, _d7)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n1_by_s_suppkey[v_s_suppkey]
+                                del n1_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n1_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d7}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d7
+                        else:
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d7
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                         if _n[0]:
                             n1_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n1_count_by_s_suppkey[v_s_suppkey]
-                    _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w6 is not None:
-                        _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                    _w8 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w8 is not None:
+                        _d9 = (_d7[0] * _w8[0], _d7[1] * _w8[1], _d7[2] * _w8[2])
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n0_root[v_s_suppkey] = _d7
+                            n0_root[v_s_suppkey] = _d9
                         else:
-                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                            _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
                             if _n[0]:
                                 n0_root[v_s_suppkey] = _n
                             else:
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
-                            for (
-                                v_l_orderkey,
-                                v_group2,
-                            ), _m8 in self.orders_by_l_orderkey[v_l_orderkey].items():
-                                for (
-                                    v_s_suppkey,
-                                    v_s_nationkey,
-                                ), _m9 in self.n9_by_s_suppkey[v_s_suppkey].items():
-                                    _m10 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                                    for (
-                                        v_s_nationkey,
-                                        v_n_name,
-                                    ), _m11 in self.nation_by_s_nationkey[
-                                        v_s_nationkey
-                                    ].items():
+                            for (v_l_orderkey, v_group2), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.orders_by_l_orderkey[v_l_orderkey])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
+                                for (v_s_suppkey, v_s_nationkey), _m12 in (
+                                    (_g13,)
+                                    if type((_g13 := self.n9_by_s_suppkey[v_s_suppkey]))
+                                    is tuple
+                                    else _g13.items()
+                                ):
+                                    _m14 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                    for (v_s_nationkey, v_n_name), _m15 in (
+                                        (_g16,)
+                                        if type(
+                                            (
+                                                _g16 := self.nation_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g16.items()
+                                    ):
                                         _k = (v_n_name, v_group2)
                                         _v = (
-                                            _d2[0] * _m8[0] * _m10[0] * _m11[0],
-                                            _d2[1] * _m8[1] * _m10[1] * _m11[1],
-                                            _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                            _d3[0] * _m10[0] * _m14[0] * _m15[0],
+                                            _d3[1] * _m10[1] * _m14[1] * _m15[1],
+                                            _d3[2] * _m10[2] * _m14[2] * _m15[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1040,21 +1273,33 @@ class View:
         else:
             del store[row]
         # atom orders
+        _t1 = (v_l_orderkey, v_group2)
         _grp = orders_by_l_orderkey.get(v_l_orderkey)
         if _grp is None:
-            orders_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_group2): _p}
+            orders_by_l_orderkey[v_l_orderkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    orders_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                else:
+                    del orders_by_l_orderkey[v_l_orderkey]
+            else:
+                orders_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_l_orderkey, v_group2))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_l_orderkey, v_group2)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_l_orderkey, v_group2)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_l_orderkey, v_group2)]
-                    if not _grp:
-                        del orders_by_l_orderkey[v_l_orderkey]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        orders_by_l_orderkey[v_l_orderkey] = next(iter(_grp.items()))
         _o = orders_count_by_l_orderkey.get(v_l_orderkey)
         if _o is None:
             orders_count_by_l_orderkey[v_l_orderkey] = _p
@@ -1064,61 +1309,80 @@ class View:
                 orders_count_by_l_orderkey[v_l_orderkey] = _n
             else:
                 del orders_count_by_l_orderkey[v_l_orderkey]
-        _g3 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
-        if _g3:
-            for v_s_suppkey, _w1 in _g3.items():
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _g4 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+        if _g4:
+            for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t5 = (v_s_suppkey, v_l_orderkey)
                 _grp = n1_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n1_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_l_orderkey): _d2}
-                else:
-                    _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                    if _o is None:
-                        _grp[(v_s_suppkey, v_l_orderkey)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                            n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_suppkey, v_l_orderkey)]
-                            if not _grp:
-                                del n1_by_s_suppkey[v_s_suppkey]
+                            del n1_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n1_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n1_count_by_s_suppkey[v_s_suppkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n1_count_by_s_suppkey[v_s_suppkey]
-                _w4 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                if _w6 is not None:
+                    _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                     _o = n0_root.get(v_s_suppkey)
                     if _o is None:
-                        n0_root[v_s_suppkey] = _d5
+                        n0_root[v_s_suppkey] = _d7
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                         if _n[0]:
                             n0_root[v_s_suppkey] = _n
                         else:
                             del n0_root[v_s_suppkey]
                     if pending is not None:
-                        _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                        for (v_s_suppkey, v_s_nationkey), _m7 in self.n9_by_s_suppkey[
-                            v_s_suppkey
-                        ].items():
-                            _m8 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                            for (
-                                v_s_nationkey,
-                                v_n_name,
-                            ), _m9 in self.nation_by_s_nationkey[v_s_nationkey].items():
+                        _m8 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                        for (v_s_suppkey, v_s_nationkey), _m9 in (
+                            (_g10,)
+                            if type((_g10 := self.n9_by_s_suppkey[v_s_suppkey]))
+                            is tuple
+                            else _g10.items()
+                        ):
+                            _m11 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                            for (v_s_nationkey, v_n_name), _m12 in (
+                                (_g13,)
+                                if type(
+                                    (_g13 := self.nation_by_s_nationkey[v_s_nationkey])
+                                )
+                                is tuple
+                                else _g13.items()
+                            ):
                                 _k = (v_n_name, v_group2)
                                 _v = (
-                                    _p[0] * _m6[0] * _m8[0] * _m9[0],
-                                    _p[1] * _m6[1] * _m8[1] * _m9[1],
-                                    _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                    _p[0] * _m8[0] * _m11[0] * _m12[0],
+                                    _p[1] * _m8[1] * _m11[1] * _m12[1],
+                                    _p[2] * _m8[2] * _m11[2] * _m12[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -1155,21 +1419,33 @@ class View:
         else:
             del store[row]
         # atom nation
+        _t1 = (v_s_nationkey, v_n_name)
         _grp = nation_by_s_nationkey.get(v_s_nationkey)
         if _grp is None:
-            nation_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+            nation_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    nation_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                else:
+                    del nation_by_s_nationkey[v_s_nationkey]
+            else:
+                nation_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_s_nationkey, v_n_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_nationkey, v_n_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_s_nationkey, v_n_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_nationkey, v_n_name)]
-                    if not _grp:
-                        del nation_by_s_nationkey[v_s_nationkey]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        nation_by_s_nationkey[v_s_nationkey] = next(iter(_grp.items()))
         _o = nation_count_by_s_nationkey.get(v_s_nationkey)
         if _o is None:
             nation_count_by_s_nationkey[v_s_nationkey] = _p
@@ -1179,61 +1455,79 @@ class View:
                 nation_count_by_s_nationkey[v_s_nationkey] = _n
             else:
                 del nation_count_by_s_nationkey[v_s_nationkey]
-        _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-        if _g3:
-            for v_s_suppkey, _w1 in _g3.items():
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+        if _g4:
+            for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t5 = (v_s_suppkey, v_s_nationkey)
                 _grp = n9_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
-                else:
-                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                    if _o is None:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n9_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            n9_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_suppkey, v_s_nationkey)]
-                            if not _grp:
-                                del n9_by_s_suppkey[v_s_suppkey]
+                            del n9_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n9_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n9_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n9_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n9_count_by_s_suppkey[v_s_suppkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n9_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n9_count_by_s_suppkey[v_s_suppkey]
-                _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                _w6 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                if _w6 is not None:
+                    _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                     _o = n0_root.get(v_s_suppkey)
                     if _o is None:
-                        n0_root[v_s_suppkey] = _d5
+                        n0_root[v_s_suppkey] = _d7
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                         if _n[0]:
                             n0_root[v_s_suppkey] = _n
                         else:
                             del n0_root[v_s_suppkey]
                     if pending is not None:
-                        for (v_s_suppkey, v_l_orderkey), _m6 in self.n1_by_s_suppkey[
-                            v_s_suppkey
-                        ].items():
-                            _m7 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                            for (
-                                v_l_orderkey,
-                                v_group2,
-                            ), _m8 in self.orders_by_l_orderkey[v_l_orderkey].items():
-                                _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                        for (v_s_suppkey, v_l_orderkey), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.n1_by_s_suppkey[v_s_suppkey])) is tuple
+                            else _g9.items()
+                        ):
+                            _m10 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            for (v_l_orderkey, v_group2), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (_g12 := self.orders_by_l_orderkey[v_l_orderkey])
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
+                                _m13 = self.supplier[(v_s_suppkey, v_s_nationkey)]
                                 _k = (v_n_name, v_group2)
                                 _v = (
-                                    _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                    _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                    _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                    _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                    _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                    _p[2] * _m10[2] * _m11[2] * _m13[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -1318,15 +1612,31 @@ class View:
                     del part_count_by_p_partkey[v_p_partkey]
             _g3 = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
             if _g3:
-                for (v_s_suppkey, v_l_orderkey), _w1 in _g3.items():
+                for (v_s_suppkey, v_l_orderkey), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
-                        (v_p_partkey, v_s_suppkey)
-                    )
+                    _t4 = (v_p_partkey, v_s_suppkey)
+                    _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(_t4)
                     if _grp is None:
-                        n4_l_orderkey_by_p_partkey_s_suppkey[
-                            (v_p_partkey, v_s_suppkey)
-                        ] = {v_l_orderkey: _d2}
+                        n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (v_l_orderkey, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v_l_orderkey
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_l_orderkey_by_p_partkey_s_suppkey[_t4]
+                        else:
+                            n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_l_orderkey)
                         if _o is None:
@@ -1337,84 +1647,88 @@ class View:
                                 _grp[v_l_orderkey] = _n
                             else:
                                 del _grp[v_l_orderkey]
-                                if not _grp:
-                                    del n4_l_orderkey_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ]
-                    _w4 = partsupp_count_by_p_partkey_s_suppkey.get(
-                        (v_p_partkey, v_s_suppkey)
-                    )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _o = n2.get((v_s_suppkey, v_l_orderkey))
+                                if len(_grp) == 1:
+                                    n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = partsupp_count_by_p_partkey_s_suppkey.get(_t4)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
+                        _t7 = (v_s_suppkey, v_l_orderkey)
+                        _o = n2.get(_t7)
                         if _o is None:
-                            n2[(v_s_suppkey, v_l_orderkey)] = _d5
+                            n2[_t7] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                n2[(v_s_suppkey, v_l_orderkey)] = _n
+                                n2[_t7] = _n
                             else:
-                                del n2[(v_s_suppkey, v_l_orderkey)]
+                                del n2[_t7]
                         _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
-                                v_s_suppkey: _d5
-                            }
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                v_s_suppkey,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_s_suppkey
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
                         else:
                             _o = _grp.get(v_s_suppkey)
                             if _o is None:
-                                _grp[v_s_suppkey] = _d5
+                                _grp[v_s_suppkey] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     _grp[v_s_suppkey] = _n
                                 else:
                                     del _grp[v_s_suppkey]
-                                    if not _grp:
-                                        del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                        _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                                    if len(_grp) == 1:
+                                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w8 is not None:
+                            _d9 = (_d6[0] * _w8[0], _d6[1] * _w8[1], _d6[2] * _w8[2])
                             _grp = n1_by_s_suppkey.get(v_s_suppkey)
                             if _grp is None:
-                                n1_by_s_suppkey[v_s_suppkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d7
-                                else:
+                                n1_by_s_suppkey[v_s_suppkey] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n1_by_s_suppkey[v_s_suppkey]
-                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
-                            if _o is None:
-                                n1_count_by_s_suppkey[v_s_suppkey] = _d7
-                            else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
-                                if _n[0]:
-                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                        del n1_by_s_suppkey[v_s_suppkey]
                                 else:
-                                    del n1_count_by_s_suppkey[v_s_suppkey]
-                            _w8 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                )
-                                _o = n0_root.get(v_s_suppkey)
+                                    n1_by_s_suppkey[v_s_suppkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[v_s_suppkey] = _d9
+                                    _grp[_t7] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -1422,45 +1736,96 @@ class View:
                                         _o[2] + _d9[2],
                                     )
                                     if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_s_suppkey[v_s_suppkey] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_s_suppkey.get(v_s_suppkey)
+                            if _o is None:
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d9
+                            else:
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
+                                if _n[0]:
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _n
+                                else:
+                                    del n1_count_by_s_suppkey[v_s_suppkey]
+                            _w10 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                )
+                                _o = n0_root.get(v_s_suppkey)
+                                if _o is None:
+                                    n0_root[v_s_suppkey] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_s_suppkey] = _n
                                     else:
                                         del n0_root[v_s_suppkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_group2,
-                                    ), _m10 in self.orders_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m11 in self.n9_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m12 = self.supplier[
+                                    for (v_l_orderkey, v_group2), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.orders_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n9_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            _m16 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m13 in self.nation_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.nation_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (v_n_name, v_group2)
                                                 _v = (
-                                                    _d5[0]
-                                                    * _m10[0]
+                                                    _d6[0]
                                                     * _m12[0]
-                                                    * _m13[0],
-                                                    _d5[1]
-                                                    * _m10[1]
+                                                    * _m16[0]
+                                                    * _m17[0],
+                                                    _d6[1]
                                                     * _m12[1]
-                                                    * _m13[1],
-                                                    _d5[2]
-                                                    * _m10[2]
+                                                    * _m16[1]
+                                                    * _m17[1],
+                                                    _d6[2]
                                                     * _m12[2]
-                                                    * _m13[2],
+                                                    * _m16[2]
+                                                    * _m17[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1530,18 +1895,33 @@ class View:
                 or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)[0]
             ):
                 continue
-            _o = supplier.get((v_s_suppkey, v_s_nationkey))
+            _t1 = (v_s_suppkey, v_s_nationkey)
+            _o = supplier.get(_t1)
             if _o is None:
-                supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                supplier[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    supplier[_t1] = _n
                 else:
-                    del supplier[(v_s_suppkey, v_s_nationkey)]
+                    del supplier[_t1]
             _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_s_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
@@ -1552,67 +1932,92 @@ class View:
                         _grp[v_s_suppkey] = _n
                     else:
                         del _grp[v_s_suppkey]
-                        if not _grp:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-            _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        if len(_grp) == 1:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n9_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n9_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
-                else:
-                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                    if _o is None:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n9_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            n9_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_suppkey, v_s_nationkey)]
-                            if not _grp:
-                                del n9_by_s_suppkey[v_s_suppkey]
+                            del n9_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n9_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n9_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n9_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n9_count_by_s_suppkey[v_s_suppkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n9_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n9_count_by_s_suppkey[v_s_suppkey]
-                _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_s_suppkey)
                     if _o is None:
-                        n0_root[v_s_suppkey] = _d4
+                        n0_root[v_s_suppkey] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_s_suppkey] = _n
                         else:
                             del n0_root[v_s_suppkey]
                     if pending is not None:
-                        for (v_s_suppkey, v_l_orderkey), _m5 in self.n1_by_s_suppkey[
-                            v_s_suppkey
-                        ].items():
-                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                            for (
-                                v_l_orderkey,
-                                v_group2,
-                            ), _m7 in self.orders_by_l_orderkey[v_l_orderkey].items():
-                                for (
-                                    v_s_nationkey,
-                                    v_n_name,
-                                ), _m8 in self.nation_by_s_nationkey[
-                                    v_s_nationkey
-                                ].items():
+                        for (v_s_suppkey, v_l_orderkey), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.n1_by_s_suppkey[v_s_suppkey])) is tuple
+                            else _g7.items()
+                        ):
+                            _m8 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            for (v_l_orderkey, v_group2), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (_g10 := self.orders_by_l_orderkey[v_l_orderkey])
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
+                                for (v_s_nationkey, v_n_name), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.nation_by_s_nationkey[
+                                                v_s_nationkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     _k = (v_n_name, v_group2)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0] * _m8[0],
-                                        _p[1] * _m6[1] * _m7[1] * _m8[1],
-                                        _p[2] * _m6[2] * _m7[2] * _m8[2],
+                                        _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                        _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                        _p[2] * _m8[2] * _m9[2] * _m11[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1714,153 +2119,222 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
-                        or _EMPTY
-                    ).get((v_s_suppkey, v_l_orderkey))
-                    or _ZERO
+                or not _entry(
+                    self.lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey),
+                    (v_s_suppkey, v_l_orderkey),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_s_suppkey, v_l_orderkey)
             _grp = lineitem_s_suppkey_l_orderkey_by_p_partkey.get(v_p_partkey)
             if _grp is None:
-                lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = {
-                    (v_s_suppkey, v_l_orderkey): _p
-                }
+                lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
+                else:
+                    lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_s_suppkey, v_l_orderkey))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_suppkey, v_l_orderkey)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                        if not _grp:
-                            del lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey]
-            _w1 = part_count_by_p_partkey.get(v_p_partkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(
-                    (v_p_partkey, v_s_suppkey)
-                )
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            lineitem_s_suppkey_l_orderkey_by_p_partkey[v_p_partkey] = (
+                                next(iter(_grp.items()))
+                            )
+            _w2 = part_count_by_p_partkey.get(v_p_partkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t4 = (v_p_partkey, v_s_suppkey)
+                _grp = n4_l_orderkey_by_p_partkey_s_suppkey.get(_t4)
                 if _grp is None:
-                    n4_l_orderkey_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                        v_l_orderkey: _d2
-                    }
+                    n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (v_l_orderkey, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_l_orderkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = (_grp[0], _n)
+                        else:
+                            del n4_l_orderkey_by_p_partkey_s_suppkey[_t4]
+                    else:
+                        n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
-                        _grp[v_l_orderkey] = _d2
+                        _grp[v_l_orderkey] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             _grp[v_l_orderkey] = _n
                         else:
                             del _grp[v_l_orderkey]
-                            if not _grp:
-                                del n4_l_orderkey_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ]
-                _w3 = partsupp_count_by_p_partkey_s_suppkey.get(
-                    (v_p_partkey, v_s_suppkey)
-                )
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                    _o = n2.get((v_s_suppkey, v_l_orderkey))
+                            if len(_grp) == 1:
+                                n4_l_orderkey_by_p_partkey_s_suppkey[_t4] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = partsupp_count_by_p_partkey_s_suppkey.get(_t4)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                    _o = n2.get(_t1)
                     if _o is None:
-                        n2[(v_s_suppkey, v_l_orderkey)] = _d4
+                        n2[_t1] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                         if _n[0]:
-                            n2[(v_s_suppkey, v_l_orderkey)] = _n
+                            n2[_t1] = _n
                         else:
-                            del n2[(v_s_suppkey, v_l_orderkey)]
+                            del n2[_t1]
                     _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d4}
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _d6)
+                    elif type(_grp) is tuple:
+                        _e = v_s_suppkey
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                            else:
+                                del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
                     else:
                         _o = _grp.get(v_s_suppkey)
                         if _o is None:
-                            _grp[v_s_suppkey] = _d4
+                            _grp[v_s_suppkey] = _d6
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 _grp[v_s_suppkey] = _n
                             else:
                                 del _grp[v_s_suppkey]
-                                if not _grp:
-                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                    _w5 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                                if len(_grp) == 1:
+                                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n1_by_s_suppkey[v_s_suppkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d6
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d6
-                            else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            n1_by_s_suppkey[v_s_suppkey] = (_t1, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n1_by_s_suppkey[v_s_suppkey]
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n1_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d8
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n1_count_by_s_suppkey[v_s_suppkey]
-                        _w7 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        _w9 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(v_s_suppkey)
                             if _o is None:
-                                n0_root[v_s_suppkey] = _d8
+                                n0_root[v_s_suppkey] = _d10
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[v_s_suppkey] = _n
                                 else:
                                     del n0_root[v_s_suppkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_group2,
-                                ), _m9 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_s_nationkey,
-                                    ), _m10 in self.n9_by_s_suppkey[
-                                        v_s_suppkey
-                                    ].items():
-                                        _m11 = self.supplier[
+                                for (v_l_orderkey, v_group2), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.orders_by_l_orderkey[
+                                                v_l_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_s_suppkey, v_s_nationkey), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (_g14 := self.n9_by_s_suppkey[v_s_suppkey])
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        _m15 = self.supplier[
                                             (v_s_suppkey, v_s_nationkey)
                                         ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m12 in self.nation_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
+                                        for (v_s_nationkey, v_n_name), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.nation_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             _k = (v_n_name, v_group2)
                                             _v = (
-                                                _d4[0] * _m9[0] * _m11[0] * _m12[0],
-                                                _d4[1] * _m9[1] * _m11[1] * _m12[1],
-                                                _d4[2] * _m9[2] * _m11[2] * _m12[2],
+                                                _d6[0] * _m11[0] * _m15[0] * _m16[0],
+                                                _d6[1] * _m11[1] * _m15[1] * _m16[1],
+                                                _d6[2] * _m11[2] * _m15[2] * _m16[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1941,113 +2415,159 @@ class View:
                 )[0]
             ):
                 continue
-            _o = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+            _t1 = (v_p_partkey, v_s_suppkey)
+            _o = partsupp_count_by_p_partkey_s_suppkey.get(_t1)
             if _o is None:
-                partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _p
+                partsupp_count_by_p_partkey_s_suppkey[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    partsupp_count_by_p_partkey_s_suppkey[
-                        (v_p_partkey, v_s_suppkey)
-                    ] = _n
+                    partsupp_count_by_p_partkey_s_suppkey[_t1] = _n
                 else:
-                    del partsupp_count_by_p_partkey_s_suppkey[
-                        (v_p_partkey, v_s_suppkey)
-                    ]
-            _g3 = n4_l_orderkey_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-            if _g3:
-                for v_l_orderkey, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n2.get((v_s_suppkey, v_l_orderkey))
+                    del partsupp_count_by_p_partkey_s_suppkey[_t1]
+            _g4 = n4_l_orderkey_by_p_partkey_s_suppkey.get(_t1)
+            if _g4:
+                for v_l_orderkey, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_s_suppkey, v_l_orderkey)
+                    _o = n2.get(_t5)
                     if _o is None:
-                        n2[(v_s_suppkey, v_l_orderkey)] = _d2
+                        n2[_t5] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n2[(v_s_suppkey, v_l_orderkey)] = _n
+                            n2[_t5] = _n
                         else:
-                            del n2[(v_s_suppkey, v_l_orderkey)]
+                            del n2[_t5]
                     _grp = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _d2}
+                        n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _d3)
+                    elif type(_grp) is tuple:
+                        _e = v_s_suppkey
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                n2_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                            else:
+                                del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n2_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_s_suppkey)
                         if _o is None:
-                            _grp[v_s_suppkey] = _d2
+                            _grp[v_s_suppkey] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 _grp[v_s_suppkey] = _n
                             else:
                                 del _grp[v_s_suppkey]
-                                if not _grp:
-                                    del n2_s_suppkey_by_l_orderkey[v_l_orderkey]
-                    _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                if len(_grp) == 1:
+                                    n2_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w6 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n1_by_s_suppkey[v_s_suppkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            n1_by_s_suppkey[v_s_suppkey] = (_t5, _d7)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n1_by_s_suppkey[v_s_suppkey]
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n1_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d7
+                            else:
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n1_count_by_s_suppkey[v_s_suppkey]
-                        _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _w8 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w8 is not None:
+                            _d9 = (_d7[0] * _w8[0], _d7[1] * _w8[1], _d7[2] * _w8[2])
                             _o = n0_root.get(v_s_suppkey)
                             if _o is None:
-                                n0_root[v_s_suppkey] = _d7
+                                n0_root[v_s_suppkey] = _d9
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
                                 if _n[0]:
                                     n0_root[v_s_suppkey] = _n
                                 else:
                                     del n0_root[v_s_suppkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_group2,
-                                ), _m8 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_s_nationkey,
-                                    ), _m9 in self.n9_by_s_suppkey[v_s_suppkey].items():
-                                        _m10 = self.supplier[
+                                for (v_l_orderkey, v_group2), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.orders_by_l_orderkey[
+                                                v_l_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_s_suppkey, v_s_nationkey), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.n9_by_s_suppkey[v_s_suppkey])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        _m14 = self.supplier[
                                             (v_s_suppkey, v_s_nationkey)
                                         ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m11 in self.nation_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
+                                        for (v_s_nationkey, v_n_name), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.nation_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (v_n_name, v_group2)
                                             _v = (
-                                                _d2[0] * _m8[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m8[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                                _d3[0] * _m10[0] * _m14[0] * _m15[0],
+                                                _d3[1] * _m10[1] * _m14[1] * _m15[1],
+                                                _d3[2] * _m10[2] * _m14[2] * _m15[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2115,29 +2635,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.orders_by_l_orderkey.get(v_l_orderkey) or _EMPTY).get(
-                        (v_l_orderkey, v_group2)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.orders_by_l_orderkey.get(v_l_orderkey),
+                    (v_l_orderkey, v_group2),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_l_orderkey, v_group2)
             _grp = orders_by_l_orderkey.get(v_l_orderkey)
             if _grp is None:
-                orders_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_group2): _p}
+                orders_by_l_orderkey[v_l_orderkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        orders_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                    else:
+                        del orders_by_l_orderkey[v_l_orderkey]
+                else:
+                    orders_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_l_orderkey, v_group2))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_l_orderkey, v_group2)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_l_orderkey, v_group2)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_l_orderkey, v_group2)]
-                        if not _grp:
-                            del orders_by_l_orderkey[v_l_orderkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            orders_by_l_orderkey[v_l_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _o = orders_count_by_l_orderkey.get(v_l_orderkey)
             if _o is None:
                 orders_count_by_l_orderkey[v_l_orderkey] = _p
@@ -2147,66 +2680,86 @@ class View:
                     orders_count_by_l_orderkey[v_l_orderkey] = _n
                 else:
                     del orders_count_by_l_orderkey[v_l_orderkey]
-            _g3 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = n2_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+            if _g4:
+                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_s_suppkey, v_l_orderkey)
                     _grp = n1_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n1_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_l_orderkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n1_by_s_suppkey[v_s_suppkey]
+                                del n1_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n1_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n1_count_by_s_suppkey[v_s_suppkey]
-                    _w4 = n9_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = n9_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n0_root[v_s_suppkey] = _d5
+                            n0_root[v_s_suppkey] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_s_suppkey] = _n
                             else:
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
-                            _m6 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                            for (
-                                v_s_suppkey,
-                                v_s_nationkey,
-                            ), _m7 in self.n9_by_s_suppkey[v_s_suppkey].items():
-                                _m8 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                                for (
-                                    v_s_nationkey,
-                                    v_n_name,
-                                ), _m9 in self.nation_by_s_nationkey[
-                                    v_s_nationkey
-                                ].items():
+                            _m8 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                            for (v_s_suppkey, v_s_nationkey), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.n9_by_s_suppkey[v_s_suppkey]))
+                                is tuple
+                                else _g10.items()
+                            ):
+                                _m11 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                for (v_s_nationkey, v_n_name), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.nation_by_s_nationkey[
+                                                v_s_nationkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     _k = (v_n_name, v_group2)
                                     _v = (
-                                        _p[0] * _m6[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m6[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                        _p[0] * _m8[0] * _m11[0] * _m12[0],
+                                        _p[1] * _m8[1] * _m11[1] * _m12[1],
+                                        _p[2] * _m8[2] * _m11[2] * _m12[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2271,29 +2824,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.nation_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
-                        (v_s_nationkey, v_n_name)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.nation_by_s_nationkey.get(v_s_nationkey),
+                    (v_s_nationkey, v_n_name),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_s_nationkey, v_n_name)
             _grp = nation_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                nation_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                nation_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        nation_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del nation_by_s_nationkey[v_s_nationkey]
+                else:
+                    nation_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_s_nationkey, v_n_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_nationkey, v_n_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_s_nationkey, v_n_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_nationkey, v_n_name)]
-                        if not _grp:
-                            del nation_by_s_nationkey[v_s_nationkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            nation_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _o = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _o is None:
                 nation_count_by_s_nationkey[v_s_nationkey] = _p
@@ -2303,66 +2869,86 @@ class View:
                     nation_count_by_s_nationkey[v_s_nationkey] = _n
                 else:
                     del nation_count_by_s_nationkey[v_s_nationkey]
-            _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+            if _g4:
+                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_s_suppkey, v_s_nationkey)
                     _grp = n9_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n9_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n9_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n9_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n9_by_s_suppkey[v_s_suppkey]
+                                del n9_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n9_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n9_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n9_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n9_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n9_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n9_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n9_count_by_s_suppkey[v_s_suppkey]
-                    _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n0_root[v_s_suppkey] = _d5
+                            n0_root[v_s_suppkey] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_s_suppkey] = _n
                             else:
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
-                            for (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                            ), _m6 in self.n1_by_s_suppkey[v_s_suppkey].items():
-                                _m7 = self.n2[(v_s_suppkey, v_l_orderkey)]
-                                for (
-                                    v_l_orderkey,
-                                    v_group2,
-                                ), _m8 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
-                                    _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                            for (v_s_suppkey, v_l_orderkey), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.n1_by_s_suppkey[v_s_suppkey]))
+                                is tuple
+                                else _g9.items()
+                            ):
+                                _m10 = self.n2[(v_s_suppkey, v_l_orderkey)]
+                                for (v_l_orderkey, v_group2), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.orders_by_l_orderkey[
+                                                v_l_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.supplier[(v_s_suppkey, v_s_nationkey)]
                                     _k = (v_n_name, v_group2)
                                     _v = (
-                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                        _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                        _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                        _p[2] * _m10[2] * _m11[2] * _m13[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2383,7 +2969,7 @@ class View:
         _g2 = self.n1_by_s_suppkey.get(v_s_suppkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_s_suppkey, v_l_orderkey))
+        _m3 = _entry(_g2, (v_s_suppkey, v_l_orderkey))
         if _m3 is None:
             return None
         _m4 = self.n2.get((v_s_suppkey, v_l_orderkey))
@@ -2392,13 +2978,13 @@ class View:
         _g5 = self.orders_by_l_orderkey.get(v_l_orderkey)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_l_orderkey, v_group2))
+        _m6 = _entry(_g5, (v_l_orderkey, v_group2))
         if _m6 is None:
             return None
         _g7 = self.n9_by_s_suppkey.get(v_s_suppkey)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_s_suppkey, v_s_nationkey))
+        _m8 = _entry(_g7, (v_s_suppkey, v_s_nationkey))
         if _m8 is None:
             return None
         _m9 = self.supplier.get((v_s_suppkey, v_s_nationkey))
@@ -2407,7 +2993,7 @@ class View:
         _g10 = self.nation_by_s_nationkey.get(v_s_nationkey)
         if _g10 is None:
             return None
-        _m11 = _g10.get((v_s_nationkey, v_n_name))
+        _m11 = _entry(_g10, (v_s_nationkey, v_n_name))
         if _m11 is None:
             return None
         return (

@@ -43,6 +43,20 @@ class _Gone:
 
 _GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -190,6 +204,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -286,7 +312,7 @@ def _make_derived1():
         COLUMNS = ("ctr_customer_sk", "ctr_store_sk", "ctr_total_return")
         QUERY_ID = "329e16f0c30e4073"
         LAYOUT_ID = (
-            "9f504fb6bc5875ed"  # the state's layout: snapshots restore only here
+            "9f2f70fc330433ee"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -462,6 +488,7 @@ def _make_derived1():
                 del store[row]
             # atom store_returns
             if keep_store_returns:
+                _t1 = (v_sr_customer_sk, v_sr_store_sk)
                 _grp = (
                     store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
                         v_sr_returned_date_sk
@@ -470,36 +497,58 @@ def _make_derived1():
                 if _grp is None:
                     store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                         v_sr_returned_date_sk
-                    ] = {(v_sr_customer_sk, v_sr_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ]
+                    else:
+                        store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_sr_customer_sk, v_sr_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_sr_customer_sk, v_sr_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_sr_customer_sk, v_sr_store_sk)]
-                            if not _grp:
-                                del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                                     v_sr_returned_date_sk
-                                ]
-                _w1 = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_sr_customer_sk, v_sr_store_sk)
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -557,17 +606,20 @@ def _make_derived1():
                     )
                 )
                 if _g3:
-                    for (v_sr_customer_sk, v_sr_store_sk), _w1 in _g3.items():
+                    for (v_sr_customer_sk, v_sr_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                        _t4 = (v_sr_customer_sk, v_sr_store_sk)
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (v_sr_customer_sk, v_sr_store_sk)
                             _v = _d2
@@ -642,17 +694,16 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
-                                v_sr_returned_date_sk
-                            )
-                            or _EMPTY
-                        ).get((v_sr_customer_sk, v_sr_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                            v_sr_returned_date_sk
+                        ),
+                        (v_sr_customer_sk, v_sr_store_sk),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_sr_customer_sk, v_sr_store_sk)
                 _grp = (
                     store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
                         v_sr_returned_date_sk
@@ -661,36 +712,58 @@ def _make_derived1():
                 if _grp is None:
                     store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                         v_sr_returned_date_sk
-                    ] = {(v_sr_customer_sk, v_sr_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ]
+                    else:
+                        store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_sr_customer_sk, v_sr_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_sr_customer_sk, v_sr_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_sr_customer_sk, v_sr_store_sk)]
-                            if not _grp:
-                                del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                                     v_sr_returned_date_sk
-                                ]
-                _w1 = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_sr_customer_sk, v_sr_store_sk)
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -778,17 +851,20 @@ def _make_derived1():
                     )
                 )
                 if _g3:
-                    for (v_sr_customer_sk, v_sr_store_sk), _w1 in _g3.items():
+                    for (v_sr_customer_sk, v_sr_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                        _t4 = (v_sr_customer_sk, v_sr_store_sk)
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (v_sr_customer_sk, v_sr_store_sk)
                             _v = _d2
@@ -1024,6 +1100,18 @@ def _make_scalar_2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -1120,7 +1208,7 @@ def _make_scalar_2():
             COLUMNS = ("ctr_customer_sk", "ctr_store_sk", "ctr_total_return")
             QUERY_ID = "329e16f0c30e4073"
             LAYOUT_ID = (
-                "9f504fb6bc5875ed"  # the state's layout: snapshots restore only here
+                "9f2f70fc330433ee"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1305,44 +1393,70 @@ def _make_scalar_2():
                     del store[row]
                 # atom store_returns
                 if keep_store_returns:
+                    _t1 = (v_sr_customer_sk, v_sr_store_sk)
                     _grp = store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
                         v_sr_returned_date_sk
                     )
                     if _grp is None:
                         store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                             v_sr_returned_date_sk
-                        ] = {(v_sr_customer_sk, v_sr_store_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                    v_sr_returned_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                    v_sr_returned_date_sk
+                                ]
+                        else:
+                            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_sr_customer_sk, v_sr_store_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_sr_customer_sk, v_sr_store_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_sr_customer_sk, v_sr_store_sk)]
-                                if not _grp:
-                                    del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                                         v_sr_returned_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_sr_returned_date_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_sr_returned_date_sk.get(
                         v_sr_returned_date_sk
                     )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (v_sr_customer_sk, v_sr_store_sk)
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -1404,17 +1518,20 @@ def _make_scalar_2():
                         v_sr_returned_date_sk
                     )
                     if _g3:
-                        for (v_sr_customer_sk, v_sr_store_sk), _w1 in _g3.items():
+                        for (v_sr_customer_sk, v_sr_store_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                            _t4 = (v_sr_customer_sk, v_sr_store_sk)
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (v_sr_customer_sk, v_sr_store_sk)
                                 _v = _d2
@@ -1489,55 +1606,79 @@ def _make_scalar_2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
-                                    v_sr_returned_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_sr_customer_sk, v_sr_store_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
+                                v_sr_returned_date_sk
+                            ),
+                            (v_sr_customer_sk, v_sr_store_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_sr_customer_sk, v_sr_store_sk)
                     _grp = store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk.get(
                         v_sr_returned_date_sk
                     )
                     if _grp is None:
                         store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                             v_sr_returned_date_sk
-                        ] = {(v_sr_customer_sk, v_sr_store_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                    v_sr_returned_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                    v_sr_returned_date_sk
+                                ]
+                        else:
+                            store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_sr_customer_sk, v_sr_store_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_sr_customer_sk, v_sr_store_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_sr_customer_sk, v_sr_store_sk)]
-                                if not _grp:
-                                    del store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk[
                                         v_sr_returned_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_sr_returned_date_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_sr_returned_date_sk.get(
                         v_sr_returned_date_sk
                     )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (v_sr_customer_sk, v_sr_store_sk)
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -1629,17 +1770,20 @@ def _make_scalar_2():
                         v_sr_returned_date_sk
                     )
                     if _g3:
-                        for (v_sr_customer_sk, v_sr_store_sk), _w1 in _g3.items():
+                        for (v_sr_customer_sk, v_sr_store_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                            _t4 = (v_sr_customer_sk, v_sr_store_sk)
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    n0_root[(v_sr_customer_sk, v_sr_store_sk)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_sr_customer_sk, v_sr_store_sk)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (v_sr_customer_sk, v_sr_store_sk)
                                 _v = _d2
@@ -1865,7 +2009,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "26c10cc7d6f6d228"
         LAYOUT_ID = (
-            "00a678232bb2da53"  # the state's layout: snapshots restore only here
+            "71624dd9320bde3f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2322,7 +2466,7 @@ class View:
     }
     COLUMNS = ("c_customer_id",)
     QUERY_ID = "d0ca9d539c14389b"
-    LAYOUT_ID = "07fc4e60c72b7c46"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f34e152a7f666405"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2539,9 +2683,27 @@ class View:
             _p = d
             _grp = ctr1_ctr_customer_sk_by_ctr_store_sk.get(v_ctr_store_sk)
             if _grp is None:
-                ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = {
-                    v_ctr_customer_sk: _p
-                }
+                ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = (
+                    v_ctr_customer_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ctr_customer_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk]
+                else:
+                    ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ctr_customer_sk)
                 if _o is None:
@@ -2552,8 +2714,10 @@ class View:
                         _grp[v_ctr_customer_sk] = _n
                     else:
                         del _grp[v_ctr_customer_sk]
-                        if not _grp:
-                            del ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk]
+                        if len(_grp) == 1:
+                            ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = store_2_count_by_ctr_store_sk.get(v_ctr_store_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -2568,7 +2732,9 @@ class View:
                         del n3_count_by_ctr_customer_sk[v_ctr_customer_sk]
                 _g5 = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _g5:
-                    for v_c_customer_id, _w3 in _g5.items():
+                    for v_c_customer_id, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
                         _o = n0_root.get(v_c_customer_id)
                         if _o is None:
@@ -2628,7 +2794,9 @@ class View:
                     del store_2_count_by_ctr_store_sk[v_ctr_store_sk]
             _g3 = ctr1_ctr_customer_sk_by_ctr_store_sk.get(v_ctr_store_sk)
             if _g3:
-                for v_ctr_customer_sk, _w1 in _g3.items():
+                for v_ctr_customer_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                     if _o is None:
@@ -2643,7 +2811,9 @@ class View:
                         v_ctr_customer_sk
                     )
                     if _g6:
-                        for v_c_customer_id, _w4 in _g6.items():
+                        for v_c_customer_id, _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = _d2 * _w4
                             _o = n0_root.get(v_c_customer_id)
                             if _o is None:
@@ -2692,9 +2862,27 @@ class View:
         _p = d
         _grp = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _grp is None:
-            customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                v_c_customer_id: _p
-            }
+            customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                v_c_customer_id,
+                _p,
+            )
+        elif type(_grp) is tuple:
+            _e = v_c_customer_id
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk]
+            else:
+                customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_c_customer_id)
             if _o is None:
@@ -2705,8 +2893,10 @@ class View:
                     _grp[v_c_customer_id] = _n
                 else:
                     del _grp[v_c_customer_id]
-                    if not _grp:
-                        del customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk]
+                    if len(_grp) == 1:
+                        customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                            next(iter(_grp.items()))
+                        )
         _w1 = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _w1 is not None:
             _d2 = _p * _w1
@@ -2835,7 +3025,9 @@ class View:
                     del store_2_count_by_ctr_store_sk[v_ctr_store_sk]
             _g3 = ctr1_ctr_customer_sk_by_ctr_store_sk.get(v_ctr_store_sk)
             if _g3:
-                for v_ctr_customer_sk, _w1 in _g3.items():
+                for v_ctr_customer_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                     if _o is None:
@@ -2850,7 +3042,9 @@ class View:
                         v_ctr_customer_sk
                     )
                     if _g6:
-                        for v_c_customer_id, _w4 in _g6.items():
+                        for v_c_customer_id, _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = _d2 * _w4
                             _o = n0_root.get(v_c_customer_id)
                             if _o is None:
@@ -2919,22 +3113,38 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.customer_c_customer_id_by_ctr_customer_sk.get(
-                            v_ctr_customer_sk
-                        )
-                        or _EMPTY
-                    ).get(v_c_customer_id)
-                    or _ZERO
+                or not _entry(
+                    self.customer_c_customer_id_by_ctr_customer_sk.get(
+                        v_ctr_customer_sk
+                    ),
+                    v_c_customer_id,
+                    _ZERO,
                 )
             ):
                 continue
             _grp = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
-                customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                    v_c_customer_id: _p
-                }
+                customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                    v_c_customer_id,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_c_customer_id
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk]
+                else:
+                    customer_c_customer_id_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_customer_id)
                 if _o is None:
@@ -2945,10 +3155,10 @@ class View:
                         _grp[v_c_customer_id] = _n
                     else:
                         del _grp[v_c_customer_id]
-                        if not _grp:
-                            del customer_c_customer_id_by_ctr_customer_sk[
+                        if len(_grp) == 1:
+                            customer_c_customer_id_by_ctr_customer_sk[
                                 v_ctr_customer_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _w1 = n3_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -3004,9 +3214,24 @@ class View:
         store_2_count_by_ctr_store_sk = self.store_2_count_by_ctr_store_sk
         _grp = ctr1_ctr_customer_sk_by_ctr_store_sk.get(v_ctr_store_sk)
         if _grp is None:
-            ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = {
-                v_ctr_customer_sk: _p
-            }
+            ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = (
+                v_ctr_customer_sk,
+                _p,
+            )
+        elif type(_grp) is tuple:
+            _e = v_ctr_customer_sk
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = (_grp[0], _n)
+                else:
+                    del ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk]
+            else:
+                ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_ctr_customer_sk)
             if _o is None:
@@ -3017,8 +3242,10 @@ class View:
                     _grp[v_ctr_customer_sk] = _n
                 else:
                     del _grp[v_ctr_customer_sk]
-                    if not _grp:
-                        del ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk]
+                    if len(_grp) == 1:
+                        ctr1_ctr_customer_sk_by_ctr_store_sk[v_ctr_store_sk] = next(
+                            iter(_grp.items())
+                        )
         _w1 = store_2_count_by_ctr_store_sk.get(v_ctr_store_sk)
         if _w1 is not None:
             _d2 = _p * _w1
@@ -3033,7 +3260,9 @@ class View:
                     del n3_count_by_ctr_customer_sk[v_ctr_customer_sk]
             _g5 = customer_c_customer_id_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _g5:
-                for v_c_customer_id, _w3 in _g5.items():
+                for v_c_customer_id, _w3 in (
+                    (_g5,) if type(_g5) is tuple else _g5.items()
+                ):
                     _d4 = _d2 * _w3
                     _o = n0_root.get(v_c_customer_id)
                     if _o is None:

@@ -40,6 +40,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -197,6 +211,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -283,6 +309,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -463,7 +501,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b82db87e9eb7faf2"
-                        LAYOUT_ID = "28b813be8e93be06"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "ef52ec21f2e0c682"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -634,23 +672,16 @@ def _make_derived1():
                                 del store[row]
                             # atom web_sales
                             _p = d
-                            _o = web_sales_root.get(
-                                (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                            )
+                            _t1 = (v_ws_sold_date_sk, v_ws_ext_sales_price)
+                            _o = web_sales_root.get(_t1)
                             if _o is None:
-                                web_sales_root[
-                                    (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                ] = _p
+                                web_sales_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    web_sales_root[
-                                        (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                    ] = _n
+                                    web_sales_root[_t1] = _n
                                 else:
-                                    del web_sales_root[
-                                        (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                    ]
+                                    del web_sales_root[_t1]
                             if pending is not None:
                                 _k = (v_ws_sold_date_sk, v_ws_ext_sales_price)
                                 _v = _p
@@ -710,23 +741,16 @@ def _make_derived1():
                                     )
                                 ):
                                     continue
-                                _o = web_sales_root.get(
-                                    (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                )
+                                _t1 = (v_ws_sold_date_sk, v_ws_ext_sales_price)
+                                _o = web_sales_root.get(_t1)
                                 if _o is None:
-                                    web_sales_root[
-                                        (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                    ] = _p
+                                    web_sales_root[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        web_sales_root[
-                                            (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                        ] = _n
+                                        web_sales_root[_t1] = _n
                                     else:
-                                        del web_sales_root[
-                                            (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                        ]
+                                        del web_sales_root[_t1]
                                 if pending is not None:
                                     _k = (v_ws_sold_date_sk, v_ws_ext_sales_price)
                                     _v = _p
@@ -932,7 +956,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b2778bd04e6960be"
-                        LAYOUT_ID = "ac4fc18fb21af4af"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "d5f7982072ea3731"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -1109,23 +1133,16 @@ def _make_derived1():
                                 del store[row]
                             # atom catalog_sales
                             _p = d
-                            _o = catalog_sales_root.get(
-                                (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                            )
+                            _t1 = (v_cs_sold_date_sk, v_cs_ext_sales_price)
+                            _o = catalog_sales_root.get(_t1)
                             if _o is None:
-                                catalog_sales_root[
-                                    (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                ] = _p
+                                catalog_sales_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    catalog_sales_root[
-                                        (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                    ] = _n
+                                    catalog_sales_root[_t1] = _n
                                 else:
-                                    del catalog_sales_root[
-                                        (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                    ]
+                                    del catalog_sales_root[_t1]
                             if pending is not None:
                                 _k = (v_cs_sold_date_sk, v_cs_ext_sales_price)
                                 _v = _p
@@ -1187,23 +1204,16 @@ def _make_derived1():
                                     )
                                 ):
                                     continue
-                                _o = catalog_sales_root.get(
-                                    (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                )
+                                _t1 = (v_cs_sold_date_sk, v_cs_ext_sales_price)
+                                _o = catalog_sales_root.get(_t1)
                                 if _o is None:
-                                    catalog_sales_root[
-                                        (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                    ] = _p
+                                    catalog_sales_root[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        catalog_sales_root[
-                                            (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                        ] = _n
+                                        catalog_sales_root[_t1] = _n
                                     else:
-                                        del catalog_sales_root[
-                                            (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                        ]
+                                        del catalog_sales_root[_t1]
                                 if pending is not None:
                                     _k = (v_cs_sold_date_sk, v_cs_ext_sales_price)
                                     _v = _p
@@ -1482,7 +1492,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("sold_date_sk", "sales_price")
                 QUERY_ID = "78b4cde7b5167395"
-                LAYOUT_ID = "9ffb0882177892cb"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "20a2cb81a02da985"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1924,7 +1934,7 @@ def _make_derived1():
             )
             QUERY_ID = "85275e285341c644"
             LAYOUT_ID = (
-                "34819f7d8629d15c"  # the state's layout: snapshots restore only here
+                "6b7c017ee951db38"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2104,7 +2114,21 @@ def _make_derived1():
                     _p = d
                     _grp = wscs_by_sold_date_sk.get(v_sold_date_sk)
                     if _grp is None:
-                        wscs_by_sold_date_sk[v_sold_date_sk] = {row: _p}
+                        wscs_by_sold_date_sk[v_sold_date_sk] = (row, _p)
+                    elif type(_grp) is tuple:
+                        _e = row
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                wscs_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
+                            else:
+                                del wscs_by_sold_date_sk[v_sold_date_sk]
+                        else:
+                            wscs_by_sold_date_sk[v_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(row)
                         if _o is None:
@@ -2115,8 +2139,10 @@ def _make_derived1():
                                 _grp[row] = _n
                             else:
                                 del _grp[row]
-                                if not _grp:
-                                    del wscs_by_sold_date_sk[v_sold_date_sk]
+                                if len(_grp) == 1:
+                                    wscs_by_sold_date_sk[v_sold_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
                     if _o is None:
                         wscs_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -2139,13 +2165,18 @@ def _make_derived1():
                             else:
                                 del n0_root[v_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_sold_date_sk,
-                                v_d_week_seq,
-                                v_d_day_name,
-                            ), _m3 in self.date_dim_by_sold_date_sk[
-                                v_sold_date_sk
-                            ].items():
+                            for (v_sold_date_sk, v_d_week_seq, v_d_day_name), _m3 in (
+                                (_g4,)
+                                if type(
+                                    (
+                                        _g4 := self.date_dim_by_sold_date_sk[
+                                            v_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g4.items()
+                            ):
                                 _k = (v_d_week_seq, v_d_day_name, v_sales_price)
                                 _v = _p * _m3
                                 _o = pending.get(_k)
@@ -2177,23 +2208,38 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 _p = d
+                _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                        (v_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                    }
+                    date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
+                        else:
+                            del date_dim_by_sold_date_sk[v_sold_date_sk]
+                    else:
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)]
-                            if not _grp:
-                                del date_dim_by_sold_date_sk[v_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -2203,25 +2249,27 @@ def _make_derived1():
                         date_dim_count_by_sold_date_sk[v_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_sold_date_sk[v_sold_date_sk]
-                _w1 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_sold_date_sk)
                     if _o is None:
-                        n0_root[v_sold_date_sk] = _d2
+                        n0_root[v_sold_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_sold_date_sk] = _n
                         else:
                             del n0_root[v_sold_date_sk]
                     if pending is not None:
-                        for (
-                            v_sold_date_sk,
-                            v_sales_price,
-                        ), _m3 in self.wscs_by_sold_date_sk[v_sold_date_sk].items():
+                        for (v_sold_date_sk, v_sales_price), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.wscs_by_sold_date_sk[v_sold_date_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_d_week_seq, v_d_day_name, v_sales_price)
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2301,32 +2349,45 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_sold_date_sk.get(v_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_sold_date_sk.get(v_sold_date_sk),
+                            (v_sold_date_sk, v_d_week_seq, v_d_day_name),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                            (v_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                        }
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_sold_date_sk[v_sold_date_sk]
+                        else:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)]
-                                if not _grp:
-                                    del date_dim_by_sold_date_sk[v_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_sold_date_sk[v_sold_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -2336,25 +2397,29 @@ def _make_derived1():
                             date_dim_count_by_sold_date_sk[v_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_sold_date_sk[v_sold_date_sk]
-                    _w1 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_sold_date_sk)
                         if _o is None:
-                            n0_root[v_sold_date_sk] = _d2
+                            n0_root[v_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_sold_date_sk] = _n
                             else:
                                 del n0_root[v_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_sold_date_sk,
-                                v_sales_price,
-                            ), _m3 in self.wscs_by_sold_date_sk[v_sold_date_sk].items():
+                            for (v_sold_date_sk, v_sales_price), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.wscs_by_sold_date_sk[v_sold_date_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (v_d_week_seq, v_d_day_name, v_sales_price)
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2368,13 +2433,13 @@ def _make_derived1():
                 _g2 = self.date_dim_by_sold_date_sk.get(v_sold_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
+                _m3 = _entry(_g2, (v_sold_date_sk, v_d_week_seq, v_d_day_name))
                 if _m3 is None:
                     return None
                 _g4 = self.wscs_by_sold_date_sk.get(v_sold_date_sk)
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_sold_date_sk, v_sales_price))
+                _m5 = _entry(_g4, (v_sold_date_sk, v_sales_price))
                 if _m5 is None:
                     return None
                 return _m3 * _m5
@@ -2888,7 +2953,7 @@ def _make_derived1():
         )
         QUERY_ID = "9c39464a04e42ac8"
         LAYOUT_ID = (
-            "f99fdf666f27a9ba"  # the state's layout: snapshots restore only here
+            "e43b6b90739ef919"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3060,133 +3125,86 @@ def _make_derived1():
             # atom wswscs
             if keep_wswscs:
                 _p = d
+                _t1 = (
+                    v_sun_sales,
+                    v_mon_sales,
+                    v_tue_sales,
+                    v_wed_sales,
+                    v_thu_sales,
+                    v_fri_sales,
+                    v_sat_sales,
+                )
                 _grp = wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
                 if _grp is None:
                     wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
-                    ] = {
-                        (
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ]
-                            if not _grp:
-                                del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ]
-                _w1 = date_dim_count_by_d_week_seq.get(v_d_week_seq)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get(
-                        (
-                            v_d_week_seq,
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        )
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_d_week_seq.get(v_d_week_seq)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (
+                        v_d_week_seq,
+                        v_sun_sales,
+                        v_mon_sales,
+                        v_tue_sales,
+                        v_wed_sales,
+                        v_thu_sales,
+                        v_fri_sales,
+                        v_sat_sales,
                     )
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[
-                            (
-                                v_d_week_seq,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            )
-                        ] = _d2
+                        n0_root[_t4] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
-                            n0_root[
-                                (
-                                    v_d_week_seq,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[
-                                (
-                                    v_d_week_seq,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ]
+                            del n0_root[_t4]
                     if pending is not None:
                         _k = (
                             v_d_week_seq,
@@ -3198,7 +3216,7 @@ def _make_derived1():
                             v_fri_sales,
                             v_sat_sales,
                         )
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3253,61 +3271,27 @@ def _make_derived1():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _o = n0_root.get(
-                            (
-                                v_d_week_seq,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            )
+                        _t4 = (
+                            v_d_week_seq,
+                            v_sun_sales,
+                            v_mon_sales,
+                            v_tue_sales,
+                            v_wed_sales,
+                            v_thu_sales,
+                            v_fri_sales,
+                            v_sat_sales,
                         )
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_d_week_seq,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                n0_root[
-                                    (
-                                        v_d_week_seq,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_d_week_seq,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (
                                 v_d_week_seq,
@@ -3573,6 +3557,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -3659,6 +3655,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3839,7 +3847,7 @@ def _make_derived2():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b82db87e9eb7faf2"
-                        LAYOUT_ID = "28b813be8e93be06"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "ef52ec21f2e0c682"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -4010,23 +4018,16 @@ def _make_derived2():
                                 del store[row]
                             # atom web_sales
                             _p = d
-                            _o = web_sales_root.get(
-                                (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                            )
+                            _t1 = (v_ws_sold_date_sk, v_ws_ext_sales_price)
+                            _o = web_sales_root.get(_t1)
                             if _o is None:
-                                web_sales_root[
-                                    (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                ] = _p
+                                web_sales_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    web_sales_root[
-                                        (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                    ] = _n
+                                    web_sales_root[_t1] = _n
                                 else:
-                                    del web_sales_root[
-                                        (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                    ]
+                                    del web_sales_root[_t1]
                             if pending is not None:
                                 _k = (v_ws_sold_date_sk, v_ws_ext_sales_price)
                                 _v = _p
@@ -4086,23 +4087,16 @@ def _make_derived2():
                                     )
                                 ):
                                     continue
-                                _o = web_sales_root.get(
-                                    (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                )
+                                _t1 = (v_ws_sold_date_sk, v_ws_ext_sales_price)
+                                _o = web_sales_root.get(_t1)
                                 if _o is None:
-                                    web_sales_root[
-                                        (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                    ] = _p
+                                    web_sales_root[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        web_sales_root[
-                                            (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                        ] = _n
+                                        web_sales_root[_t1] = _n
                                     else:
-                                        del web_sales_root[
-                                            (v_ws_sold_date_sk, v_ws_ext_sales_price)
-                                        ]
+                                        del web_sales_root[_t1]
                                 if pending is not None:
                                     _k = (v_ws_sold_date_sk, v_ws_ext_sales_price)
                                     _v = _p
@@ -4308,7 +4302,7 @@ def _make_derived2():
                         }
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b2778bd04e6960be"
-                        LAYOUT_ID = "ac4fc18fb21af4af"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "d5f7982072ea3731"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -4485,23 +4479,16 @@ def _make_derived2():
                                 del store[row]
                             # atom catalog_sales
                             _p = d
-                            _o = catalog_sales_root.get(
-                                (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                            )
+                            _t1 = (v_cs_sold_date_sk, v_cs_ext_sales_price)
+                            _o = catalog_sales_root.get(_t1)
                             if _o is None:
-                                catalog_sales_root[
-                                    (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                ] = _p
+                                catalog_sales_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    catalog_sales_root[
-                                        (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                    ] = _n
+                                    catalog_sales_root[_t1] = _n
                                 else:
-                                    del catalog_sales_root[
-                                        (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                    ]
+                                    del catalog_sales_root[_t1]
                             if pending is not None:
                                 _k = (v_cs_sold_date_sk, v_cs_ext_sales_price)
                                 _v = _p
@@ -4563,23 +4550,16 @@ def _make_derived2():
                                     )
                                 ):
                                     continue
-                                _o = catalog_sales_root.get(
-                                    (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                )
+                                _t1 = (v_cs_sold_date_sk, v_cs_ext_sales_price)
+                                _o = catalog_sales_root.get(_t1)
                                 if _o is None:
-                                    catalog_sales_root[
-                                        (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                    ] = _p
+                                    catalog_sales_root[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        catalog_sales_root[
-                                            (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                        ] = _n
+                                        catalog_sales_root[_t1] = _n
                                     else:
-                                        del catalog_sales_root[
-                                            (v_cs_sold_date_sk, v_cs_ext_sales_price)
-                                        ]
+                                        del catalog_sales_root[_t1]
                                 if pending is not None:
                                     _k = (v_cs_sold_date_sk, v_cs_ext_sales_price)
                                     _v = _p
@@ -4858,7 +4838,7 @@ def _make_derived2():
                 }
                 COLUMNS = ("sold_date_sk", "sales_price")
                 QUERY_ID = "830b55bd035b6280"
-                LAYOUT_ID = "9ffb0882177892cb"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "20a2cb81a02da985"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5300,7 +5280,7 @@ def _make_derived2():
             )
             QUERY_ID = "a2eee1d307dbfe90"
             LAYOUT_ID = (
-                "c6df7193ceebddd3"  # the state's layout: snapshots restore only here
+                "68ff69e20ff11066"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5482,7 +5462,21 @@ def _make_derived2():
                     _p = d
                     _grp = wscs_by_sold_date_sk.get(v_sold_date_sk)
                     if _grp is None:
-                        wscs_by_sold_date_sk[v_sold_date_sk] = {row: _p}
+                        wscs_by_sold_date_sk[v_sold_date_sk] = (row, _p)
+                    elif type(_grp) is tuple:
+                        _e = row
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                wscs_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
+                            else:
+                                del wscs_by_sold_date_sk[v_sold_date_sk]
+                        else:
+                            wscs_by_sold_date_sk[v_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(row)
                         if _o is None:
@@ -5493,8 +5487,10 @@ def _make_derived2():
                                 _grp[row] = _n
                             else:
                                 del _grp[row]
-                                if not _grp:
-                                    del wscs_by_sold_date_sk[v_sold_date_sk]
+                                if len(_grp) == 1:
+                                    wscs_by_sold_date_sk[v_sold_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
                     if _o is None:
                         wscs_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -5517,13 +5513,18 @@ def _make_derived2():
                             else:
                                 del n0_root[v_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_sold_date_sk,
-                                v_d_week_seq,
-                                v_d_day_name,
-                            ), _m3 in self.date_dim_by_sold_date_sk[
-                                v_sold_date_sk
-                            ].items():
+                            for (v_sold_date_sk, v_d_week_seq, v_d_day_name), _m3 in (
+                                (_g4,)
+                                if type(
+                                    (
+                                        _g4 := self.date_dim_by_sold_date_sk[
+                                            v_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g4.items()
+                            ):
                                 _k = (v_d_week_seq, v_d_day_name, v_sales_price)
                                 _v = _p * _m3
                                 _o = pending.get(_k)
@@ -5555,23 +5556,38 @@ def _make_derived2():
                     del store[row]
                 # atom date_dim
                 _p = d
+                _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                        (v_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                    }
+                    date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
+                        else:
+                            del date_dim_by_sold_date_sk[v_sold_date_sk]
+                    else:
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)]
-                            if not _grp:
-                                del date_dim_by_sold_date_sk[v_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -5581,25 +5597,27 @@ def _make_derived2():
                         date_dim_count_by_sold_date_sk[v_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_sold_date_sk[v_sold_date_sk]
-                _w1 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_sold_date_sk)
                     if _o is None:
-                        n0_root[v_sold_date_sk] = _d2
+                        n0_root[v_sold_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_sold_date_sk] = _n
                         else:
                             del n0_root[v_sold_date_sk]
                     if pending is not None:
-                        for (
-                            v_sold_date_sk,
-                            v_sales_price,
-                        ), _m3 in self.wscs_by_sold_date_sk[v_sold_date_sk].items():
+                        for (v_sold_date_sk, v_sales_price), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.wscs_by_sold_date_sk[v_sold_date_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_d_week_seq, v_d_day_name, v_sales_price)
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -5679,32 +5697,45 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_sold_date_sk.get(v_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_sold_date_sk.get(v_sold_date_sk),
+                            (v_sold_date_sk, v_d_week_seq, v_d_day_name),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_sold_date_sk.get(v_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_sold_date_sk[v_sold_date_sk] = {
-                            (v_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                        }
+                        date_dim_by_sold_date_sk[v_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_sold_date_sk[v_sold_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_sold_date_sk[v_sold_date_sk]
+                        else:
+                            date_dim_by_sold_date_sk[v_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_sold_date_sk, v_d_week_seq, v_d_day_name)]
-                                if not _grp:
-                                    del date_dim_by_sold_date_sk[v_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_sold_date_sk[v_sold_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_sold_date_sk.get(v_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_sold_date_sk[v_sold_date_sk] = _p
@@ -5714,25 +5745,29 @@ def _make_derived2():
                             date_dim_count_by_sold_date_sk[v_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_sold_date_sk[v_sold_date_sk]
-                    _w1 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = wscs_count_by_sold_date_sk.get(v_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_sold_date_sk)
                         if _o is None:
-                            n0_root[v_sold_date_sk] = _d2
+                            n0_root[v_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_sold_date_sk] = _n
                             else:
                                 del n0_root[v_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_sold_date_sk,
-                                v_sales_price,
-                            ), _m3 in self.wscs_by_sold_date_sk[v_sold_date_sk].items():
+                            for (v_sold_date_sk, v_sales_price), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.wscs_by_sold_date_sk[v_sold_date_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (v_d_week_seq, v_d_day_name, v_sales_price)
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -5746,13 +5781,13 @@ def _make_derived2():
                 _g2 = self.date_dim_by_sold_date_sk.get(v_sold_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_sold_date_sk, v_d_week_seq, v_d_day_name))
+                _m3 = _entry(_g2, (v_sold_date_sk, v_d_week_seq, v_d_day_name))
                 if _m3 is None:
                     return None
                 _g4 = self.wscs_by_sold_date_sk.get(v_sold_date_sk)
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_sold_date_sk, v_sales_price))
+                _m5 = _entry(_g4, (v_sold_date_sk, v_sales_price))
                 if _m5 is None:
                     return None
                 return _m3 * _m5
@@ -6266,7 +6301,7 @@ def _make_derived2():
         )
         QUERY_ID = "f5ea4a3a6298404f"
         LAYOUT_ID = (
-            "98eb1d1bb1d1f353"  # the state's layout: snapshots restore only here
+            "6104c804e85afeba"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6438,133 +6473,86 @@ def _make_derived2():
             # atom wswscs
             if keep_wswscs:
                 _p = d
+                _t1 = (
+                    v_sun_sales,
+                    v_mon_sales,
+                    v_tue_sales,
+                    v_wed_sales,
+                    v_thu_sales,
+                    v_fri_sales,
+                    v_sat_sales,
+                )
                 _grp = wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
                 if _grp is None:
                     wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
-                    ] = {
-                        (
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ]
-                            if not _grp:
-                                del wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ]
-                _w1 = date_dim_count_by_d_week_seq.get(v_d_week_seq)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get(
-                        (
-                            v_d_week_seq,
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        )
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_d_week_seq.get(v_d_week_seq)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (
+                        v_d_week_seq,
+                        v_sun_sales,
+                        v_mon_sales,
+                        v_tue_sales,
+                        v_wed_sales,
+                        v_thu_sales,
+                        v_fri_sales,
+                        v_sat_sales,
                     )
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[
-                            (
-                                v_d_week_seq,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            )
-                        ] = _d2
+                        n0_root[_t4] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
-                            n0_root[
-                                (
-                                    v_d_week_seq,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[
-                                (
-                                    v_d_week_seq,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ]
+                            del n0_root[_t4]
                     if pending is not None:
                         _k = (
                             v_d_week_seq,
@@ -6576,7 +6564,7 @@ def _make_derived2():
                             v_fri_sales,
                             v_sat_sales,
                         )
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -6631,61 +6619,27 @@ def _make_derived2():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _o = n0_root.get(
-                            (
-                                v_d_week_seq,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            )
+                        _t4 = (
+                            v_d_week_seq,
+                            v_sun_sales,
+                            v_mon_sales,
+                            v_tue_sales,
+                            v_wed_sales,
+                            v_thu_sales,
+                            v_fri_sales,
+                            v_sat_sales,
                         )
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_d_week_seq,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                n0_root[
-                                    (
-                                        v_d_week_seq,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_d_week_seq,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (
                                 v_d_week_seq,
@@ -7039,7 +6993,7 @@ class View:
         "round(sat_sales1 / sat_sales2, 2)",
     )
     QUERY_ID = "cd7fbb47c9091058"
-    LAYOUT_ID = "8c9a1a1f8086afc1"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c88ca537e62b0a36"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7200,7 +7154,7 @@ class View:
             v_fri_sales1,
             v_sat_sales1,
         ) = row
-        if d < 0 and self.y_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.y_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
@@ -7211,7 +7165,18 @@ class View:
         _p = d
         _grp = y_by_all.get(())
         if _grp is None:
-            y_by_all[()] = {row: _p}
+            y_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    y_by_all[()] = (_grp[0], _n)
+                else:
+                    del y_by_all[()]
+            else:
+                y_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -7222,8 +7187,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del y_by_all[()]
+                    if len(_grp) == 1:
+                        y_by_all[()] = next(iter(_grp.items()))
         _o = y_count_by_all.get(())
         if _o is None:
             y_count_by_all[()] = _p
@@ -7255,7 +7220,9 @@ class View:
                     v_thu_sales2,
                     v_fri_sales2,
                     v_sat_sales2,
-                ), _m3 in self.z_by_all[()].items():
+                ), _m3 in (
+                    (_g4,) if type((_g4 := self.z_by_all[()])) is tuple else _g4.items()
+                ):
                     if (
                         v_d_week_seq1 is not None
                         and v_d_week_seq2 is not None
@@ -7323,7 +7290,7 @@ class View:
             v_fri_sales2,
             v_sat_sales2,
         ) = row
-        if d < 0 and self.z_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.z_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
@@ -7334,7 +7301,18 @@ class View:
         _p = d
         _grp = z_by_all.get(())
         if _grp is None:
-            z_by_all[()] = {row: _p}
+            z_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    z_by_all[()] = (_grp[0], _n)
+                else:
+                    del z_by_all[()]
+            else:
+                z_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -7345,8 +7323,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del z_by_all[()]
+                    if len(_grp) == 1:
+                        z_by_all[()] = next(iter(_grp.items()))
         _o = z_count_by_all.get(())
         if _o is None:
             z_count_by_all[()] = _p
@@ -7378,7 +7356,9 @@ class View:
                     v_thu_sales1,
                     v_fri_sales1,
                     v_sat_sales1,
-                ), _m3 in self.y_by_all[()].items():
+                ), _m3 in (
+                    (_g4,) if type((_g4 := self.y_by_all[()])) is tuple else _g4.items()
+                ):
                     if (
                         v_d_week_seq1 is not None
                         and v_d_week_seq2 is not None
@@ -7518,7 +7498,8 @@ class View:
         _g2 = self.y_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get(
+        _m3 = _entry(
+            _g2,
             (
                 v_d_week_seq1,
                 v_sun_sales1,
@@ -7528,14 +7509,15 @@ class View:
                 v_thu_sales1,
                 v_fri_sales1,
                 v_sat_sales1,
-            )
+            ),
         )
         if _m3 is None:
             return None
         _g4 = self.z_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_d_week_seq2,
                 v_sun_sales2,
@@ -7545,7 +7527,7 @@ class View:
                 v_thu_sales2,
                 v_fri_sales2,
                 v_sat_sales2,
-            )
+            ),
         )
         if _m5 is None:
             return None

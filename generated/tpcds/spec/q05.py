@@ -509,6 +509,23 @@ def _make_derived1():
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
+
+                            def _entry(group, entry, default=None):
+                                """The payload of `entry` in an index group (None: no group), `default`
+                                if absent. A group of one entry is kept inline as the pair (entry,
+                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                container the cyclic GC tracks; several entries are a dict.
+                                """
+                                if group is None:
+                                    return default
+                                if type(group) is tuple:
+                                    return (
+                                        group[1]
+                                        if group[0] is entry or group[0] == entry
+                                        else default
+                                    )
+                                return group.get(entry, default)
+
                             _ZERO = (
                                 0,
                                 0,
@@ -665,7 +682,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "fd6240df6c1f3036"
-                                        LAYOUT_ID = "dbe59cc966212abf"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "71394f81f6ec76a9"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -883,43 +900,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom store_sales
                                             _p = d
-                                            _o = store_sales_root.get(
-                                                (
-                                                    v_ss_sold_date_sk,
-                                                    v_ss_store_sk,
-                                                    v_ss_ext_sales_price,
-                                                    v_ss_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_ss_sold_date_sk,
+                                                v_ss_store_sk,
+                                                v_ss_ext_sales_price,
+                                                v_ss_net_profit,
                                             )
+                                            _o = store_sales_root.get(_t1)
                                             if _o is None:
-                                                store_sales_root[
-                                                    (
-                                                        v_ss_sold_date_sk,
-                                                        v_ss_store_sk,
-                                                        v_ss_ext_sales_price,
-                                                        v_ss_net_profit,
-                                                    )
-                                                ] = _p
+                                                store_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    store_sales_root[_t1] = _n
                                                 else:
-                                                    del store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ]
+                                                    del store_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_ss_store_sk,
@@ -1021,43 +1016,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = store_sales_root.get(
-                                                    (
-                                                        v_ss_sold_date_sk,
-                                                        v_ss_store_sk,
-                                                        v_ss_ext_sales_price,
-                                                        v_ss_net_profit,
-                                                    )
+                                                _t1 = (
+                                                    v_ss_sold_date_sk,
+                                                    v_ss_store_sk,
+                                                    v_ss_ext_sales_price,
+                                                    v_ss_net_profit,
                                                 )
+                                                _o = store_sales_root.get(_t1)
                                                 if _o is None:
-                                                    store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ] = _p
+                                                    store_sales_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        store_sales_root[
-                                                            (
-                                                                v_ss_sold_date_sk,
-                                                                v_ss_store_sk,
-                                                                v_ss_ext_sales_price,
-                                                                v_ss_net_profit,
-                                                            )
-                                                        ] = _n
+                                                        store_sales_root[_t1] = _n
                                                     else:
-                                                        del store_sales_root[
-                                                            (
-                                                                v_ss_sold_date_sk,
-                                                                v_ss_store_sk,
-                                                                v_ss_ext_sales_price,
-                                                                v_ss_net_profit,
-                                                            )
-                                                        ]
+                                                        del store_sales_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_ss_store_sk,
@@ -1305,7 +1278,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "24c7e746ee44c73a"
-                                        LAYOUT_ID = "4306d96247d8b96e"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "603e5ea6ea3d43ee"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -1525,43 +1498,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom store_returns
                                             _p = d
-                                            _o = store_returns_root.get(
-                                                (
-                                                    v_sr_returned_date_sk,
-                                                    v_sr_store_sk,
-                                                    v_sr_return_amt,
-                                                    v_sr_net_loss,
-                                                )
+                                            _t1 = (
+                                                v_sr_returned_date_sk,
+                                                v_sr_store_sk,
+                                                v_sr_return_amt,
+                                                v_sr_net_loss,
                                             )
+                                            _o = store_returns_root.get(_t1)
                                             if _o is None:
-                                                store_returns_root[
-                                                    (
-                                                        v_sr_returned_date_sk,
-                                                        v_sr_store_sk,
-                                                        v_sr_return_amt,
-                                                        v_sr_net_loss,
-                                                    )
-                                                ] = _p
+                                                store_returns_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ] = _n
+                                                    store_returns_root[_t1] = _n
                                                 else:
-                                                    del store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ]
+                                                    del store_returns_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_sr_store_sk,
@@ -1663,43 +1614,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = store_returns_root.get(
-                                                    (
-                                                        v_sr_returned_date_sk,
-                                                        v_sr_store_sk,
-                                                        v_sr_return_amt,
-                                                        v_sr_net_loss,
-                                                    )
+                                                _t1 = (
+                                                    v_sr_returned_date_sk,
+                                                    v_sr_store_sk,
+                                                    v_sr_return_amt,
+                                                    v_sr_net_loss,
                                                 )
+                                                _o = store_returns_root.get(_t1)
                                                 if _o is None:
-                                                    store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ] = _p
+                                                    store_returns_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        store_returns_root[
-                                                            (
-                                                                v_sr_returned_date_sk,
-                                                                v_sr_store_sk,
-                                                                v_sr_return_amt,
-                                                                v_sr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        store_returns_root[_t1] = _n
                                                     else:
-                                                        del store_returns_root[
-                                                            (
-                                                                v_sr_returned_date_sk,
-                                                                v_sr_store_sk,
-                                                                v_sr_return_amt,
-                                                                v_sr_net_loss,
-                                                            )
-                                                        ]
+                                                        del store_returns_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_sr_store_sk,
@@ -2073,7 +2002,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "2db290f66a384346"
-                                LAYOUT_ID = "49c4cb0ac2785ed2"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "24725cd212241713"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -2372,7 +2301,34 @@ def _make_derived1():
                                         if _grp is None:
                                             salesreturns_store_sk_by_date_sk[
                                                 v_date_sk
-                                            ] = {v_store_sk: _p}
+                                            ] = (v_store_sk, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_store_sk
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    salesreturns_store_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ] = (_grp[0], _n)
+                                                else:
+                                                    del salesreturns_store_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ]
+                                            else:
+                                                salesreturns_store_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = {_grp[0]: _grp[1], _e: _p}
                                         else:
                                             _o = _grp.get(v_store_sk)
                                             if _o is None:
@@ -2393,10 +2349,12 @@ def _make_derived1():
                                                     _grp[v_store_sk] = _n
                                                 else:
                                                     del _grp[v_store_sk]
-                                                    if not _grp:
-                                                        del salesreturns_store_sk_by_date_sk[
+                                                    if len(_grp) == 1:
+                                                        salesreturns_store_sk_by_date_sk[
                                                             v_date_sk
-                                                        ]
+                                                        ] = next(
+                                                            iter(_grp.items())
+                                                        )
                                         _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -2435,7 +2393,11 @@ def _make_derived1():
                                                 v_store_sk
                                             )
                                             if _g5:
-                                                for v_s_store_id, _w3 in _g5.items():
+                                                for v_s_store_id, _w3 in (
+                                                    (_g5,)
+                                                    if type(_g5) is tuple
+                                                    else _g5.items()
+                                                ):
                                                     _d4 = (
                                                         _d2[0] * _w3[0],
                                                         _d2[1] * _w3[1],
@@ -2566,7 +2528,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_store_sk, _w1 in _g3.items():
+                                            for v_store_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -2611,10 +2577,11 @@ def _make_derived1():
                                                     )
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_s_store_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_s_store_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -2705,9 +2672,37 @@ def _make_derived1():
                                         v_store_sk
                                     )
                                     if _grp is None:
-                                        store_2_s_store_id_by_store_sk[v_store_sk] = {
-                                            v_s_store_id: _p
-                                        }
+                                        store_2_s_store_id_by_store_sk[v_store_sk] = (
+                                            v_s_store_id,
+                                            _p,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_s_store_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ]
+                                        else:
+                                            store_2_s_store_id_by_store_sk[
+                                                v_store_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_s_store_id)
                                         if _o is None:
@@ -2728,10 +2723,10 @@ def _make_derived1():
                                                 _grp[v_s_store_id] = _n
                                             else:
                                                 del _grp[v_s_store_id]
-                                                if not _grp:
-                                                    del store_2_s_store_id_by_store_sk[
+                                                if len(_grp) == 1:
+                                                    store_2_s_store_id_by_store_sk[
                                                         v_store_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w1 = n3_count_by_store_sk.get(v_store_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -2939,7 +2934,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_store_sk, _w1 in _g3.items():
+                                            for v_store_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -2984,10 +2983,11 @@ def _make_derived1():
                                                     )
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_s_store_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_s_store_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -3119,14 +3119,12 @@ def _make_derived1():
                                         # it is what float sums leave of rows inserted and deleted again)
                                         if not _p[0] and (
                                             _p == _ZERO
-                                            or not (
-                                                (
-                                                    self.store_2_s_store_id_by_store_sk.get(
-                                                        v_store_sk
-                                                    )
-                                                    or _EMPTY
-                                                ).get(v_s_store_id)
-                                                or _ZERO
+                                            or not _entry(
+                                                self.store_2_s_store_id_by_store_sk.get(
+                                                    v_store_sk
+                                                ),
+                                                v_s_store_id,
+                                                _ZERO,
                                             )[0]
                                         ):
                                             continue
@@ -3136,7 +3134,34 @@ def _make_derived1():
                                         if _grp is None:
                                             store_2_s_store_id_by_store_sk[
                                                 v_store_sk
-                                            ] = {v_s_store_id: _p}
+                                            ] = (v_s_store_id, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_s_store_id
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    store_2_s_store_id_by_store_sk[
+                                                        v_store_sk
+                                                    ] = (_grp[0], _n)
+                                                else:
+                                                    del store_2_s_store_id_by_store_sk[
+                                                        v_store_sk
+                                                    ]
+                                            else:
+                                                store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ] = {_grp[0]: _grp[1], _e: _p}
                                         else:
                                             _o = _grp.get(v_s_store_id)
                                             if _o is None:
@@ -3157,10 +3182,10 @@ def _make_derived1():
                                                     _grp[v_s_store_id] = _n
                                                 else:
                                                     del _grp[v_s_store_id]
-                                                    if not _grp:
-                                                        del store_2_s_store_id_by_store_sk[
+                                                    if len(_grp) == 1:
+                                                        store_2_s_store_id_by_store_sk[
                                                             v_store_sk
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _w1 = n3_count_by_store_sk.get(v_store_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -3518,7 +3543,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "a78f657559f23059"
-                            LAYOUT_ID = "f66a0fa59c107332"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "657e887ecc9d72f7"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -4099,6 +4124,23 @@ def _make_derived1():
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
+
+                            def _entry(group, entry, default=None):
+                                """The payload of `entry` in an index group (None: no group), `default`
+                                if absent. A group of one entry is kept inline as the pair (entry,
+                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                container the cyclic GC tracks; several entries are a dict.
+                                """
+                                if group is None:
+                                    return default
+                                if type(group) is tuple:
+                                    return (
+                                        group[1]
+                                        if group[0] is entry or group[0] == entry
+                                        else default
+                                    )
+                                return group.get(entry, default)
+
                             _ZERO = (
                                 0,
                                 0,
@@ -4266,7 +4308,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "ee988dbe2f39fafa"
-                                        LAYOUT_ID = "b0d490c67ee27da0"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "5ad5df2714fd2ef3"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -4486,43 +4528,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom catalog_sales
                                             _p = d
-                                            _o = catalog_sales_root.get(
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_catalog_page_sk,
-                                                    v_cs_ext_sales_price,
-                                                    v_cs_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_cs_sold_date_sk,
+                                                v_cs_catalog_page_sk,
+                                                v_cs_ext_sales_price,
+                                                v_cs_net_profit,
                                             )
+                                            _o = catalog_sales_root.get(_t1)
                                             if _o is None:
-                                                catalog_sales_root[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_catalog_page_sk,
-                                                        v_cs_ext_sales_price,
-                                                        v_cs_net_profit,
-                                                    )
-                                                ] = _p
+                                                catalog_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    catalog_sales_root[_t1] = _n
                                                 else:
-                                                    del catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ]
+                                                    del catalog_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_cs_catalog_page_sk,
@@ -4624,43 +4644,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = catalog_sales_root.get(
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_catalog_page_sk,
-                                                        v_cs_ext_sales_price,
-                                                        v_cs_net_profit,
-                                                    )
+                                                _t1 = (
+                                                    v_cs_sold_date_sk,
+                                                    v_cs_catalog_page_sk,
+                                                    v_cs_ext_sales_price,
+                                                    v_cs_net_profit,
                                                 )
+                                                _o = catalog_sales_root.get(_t1)
                                                 if _o is None:
-                                                    catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ] = _p
+                                                    catalog_sales_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        catalog_sales_root[
-                                                            (
-                                                                v_cs_sold_date_sk,
-                                                                v_cs_catalog_page_sk,
-                                                                v_cs_ext_sales_price,
-                                                                v_cs_net_profit,
-                                                            )
-                                                        ] = _n
+                                                        catalog_sales_root[_t1] = _n
                                                     else:
-                                                        del catalog_sales_root[
-                                                            (
-                                                                v_cs_sold_date_sk,
-                                                                v_cs_catalog_page_sk,
-                                                                v_cs_ext_sales_price,
-                                                                v_cs_net_profit,
-                                                            )
-                                                        ]
+                                                        del catalog_sales_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_cs_catalog_page_sk,
@@ -4915,7 +4913,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "99d092c5ad3809f7"
-                                        LAYOUT_ID = "73010291addaa7fc"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "215a198b2848a734"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -5137,43 +5135,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom catalog_returns
                                             _p = d
-                                            _o = catalog_returns_root.get(
-                                                (
-                                                    v_cr_returned_date_sk,
-                                                    v_cr_catalog_page_sk,
-                                                    v_cr_return_amount,
-                                                    v_cr_net_loss,
-                                                )
+                                            _t1 = (
+                                                v_cr_returned_date_sk,
+                                                v_cr_catalog_page_sk,
+                                                v_cr_return_amount,
+                                                v_cr_net_loss,
                                             )
+                                            _o = catalog_returns_root.get(_t1)
                                             if _o is None:
-                                                catalog_returns_root[
-                                                    (
-                                                        v_cr_returned_date_sk,
-                                                        v_cr_catalog_page_sk,
-                                                        v_cr_return_amount,
-                                                        v_cr_net_loss,
-                                                    )
-                                                ] = _p
+                                                catalog_returns_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ] = _n
+                                                    catalog_returns_root[_t1] = _n
                                                 else:
-                                                    del catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ]
+                                                    del catalog_returns_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_cr_catalog_page_sk,
@@ -5277,43 +5253,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = catalog_returns_root.get(
-                                                    (
-                                                        v_cr_returned_date_sk,
-                                                        v_cr_catalog_page_sk,
-                                                        v_cr_return_amount,
-                                                        v_cr_net_loss,
-                                                    )
+                                                _t1 = (
+                                                    v_cr_returned_date_sk,
+                                                    v_cr_catalog_page_sk,
+                                                    v_cr_return_amount,
+                                                    v_cr_net_loss,
                                                 )
+                                                _o = catalog_returns_root.get(_t1)
                                                 if _o is None:
-                                                    catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ] = _p
+                                                    catalog_returns_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        catalog_returns_root[
-                                                            (
-                                                                v_cr_returned_date_sk,
-                                                                v_cr_catalog_page_sk,
-                                                                v_cr_return_amount,
-                                                                v_cr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        catalog_returns_root[_t1] = _n
                                                     else:
-                                                        del catalog_returns_root[
-                                                            (
-                                                                v_cr_returned_date_sk,
-                                                                v_cr_catalog_page_sk,
-                                                                v_cr_return_amount,
-                                                                v_cr_net_loss,
-                                                            )
-                                                        ]
+                                                        del catalog_returns_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_cr_catalog_page_sk,
@@ -5687,7 +5641,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "7a8429a6ed7a3c47"
-                                LAYOUT_ID = "ab4dca6519de8fe3"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "0cbc5aa2af2b6cfd"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -5986,7 +5940,34 @@ def _make_derived1():
                                         if _grp is None:
                                             salesreturns_page_sk_by_date_sk[
                                                 v_date_sk
-                                            ] = {v_page_sk: _p}
+                                            ] = (v_page_sk, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_page_sk
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    salesreturns_page_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ] = (_grp[0], _n)
+                                                else:
+                                                    del salesreturns_page_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ]
+                                            else:
+                                                salesreturns_page_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = {_grp[0]: _grp[1], _e: _p}
                                         else:
                                             _o = _grp.get(v_page_sk)
                                             if _o is None:
@@ -6007,10 +5988,10 @@ def _make_derived1():
                                                     _grp[v_page_sk] = _n
                                                 else:
                                                     del _grp[v_page_sk]
-                                                    if not _grp:
-                                                        del salesreturns_page_sk_by_date_sk[
+                                                    if len(_grp) == 1:
+                                                        salesreturns_page_sk_by_date_sk[
                                                             v_date_sk
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -6047,10 +6028,11 @@ def _make_derived1():
                                                 v_page_sk
                                             )
                                             if _g5:
-                                                for (
-                                                    v_cp_catalog_page_id,
-                                                    _w3,
-                                                ) in _g5.items():
+                                                for v_cp_catalog_page_id, _w3 in (
+                                                    (_g5,)
+                                                    if type(_g5) is tuple
+                                                    else _g5.items()
+                                                ):
                                                     _d4 = (
                                                         _d2[0] * _w3[0],
                                                         _d2[1] * _w3[1],
@@ -6189,7 +6171,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_page_sk, _w1 in _g3.items():
+                                            for v_page_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -6228,10 +6214,11 @@ def _make_derived1():
                                                     v_page_sk
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_cp_catalog_page_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_cp_catalog_page_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -6338,7 +6325,37 @@ def _make_derived1():
                                     if _grp is None:
                                         catalog_page_cp_catalog_page_id_by_page_sk[
                                             v_page_sk
-                                        ] = {v_cp_catalog_page_id: _p}
+                                        ] = (v_cp_catalog_page_id, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_cp_catalog_page_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ]
+                                        else:
+                                            catalog_page_cp_catalog_page_id_by_page_sk[
+                                                v_page_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_cp_catalog_page_id)
                                         if _o is None:
@@ -6359,10 +6376,12 @@ def _make_derived1():
                                                 _grp[v_cp_catalog_page_id] = _n
                                             else:
                                                 del _grp[v_cp_catalog_page_id]
-                                                if not _grp:
-                                                    del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                if len(_grp) == 1:
+                                                    catalog_page_cp_catalog_page_id_by_page_sk[
                                                         v_page_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = n3_count_by_page_sk.get(v_page_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -6570,7 +6589,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_page_sk, _w1 in _g3.items():
+                                            for v_page_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -6609,10 +6632,11 @@ def _make_derived1():
                                                     v_page_sk
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_cp_catalog_page_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_cp_catalog_page_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -6756,14 +6780,12 @@ def _make_derived1():
                                         # it is what float sums leave of rows inserted and deleted again)
                                         if not _p[0] and (
                                             _p == _ZERO
-                                            or not (
-                                                (
-                                                    self.catalog_page_cp_catalog_page_id_by_page_sk.get(
-                                                        v_page_sk
-                                                    )
-                                                    or _EMPTY
-                                                ).get(v_cp_catalog_page_id)
-                                                or _ZERO
+                                            or not _entry(
+                                                self.catalog_page_cp_catalog_page_id_by_page_sk.get(
+                                                    v_page_sk
+                                                ),
+                                                v_cp_catalog_page_id,
+                                                _ZERO,
                                             )[0]
                                         ):
                                             continue
@@ -6773,7 +6795,40 @@ def _make_derived1():
                                         if _grp is None:
                                             catalog_page_cp_catalog_page_id_by_page_sk[
                                                 v_page_sk
-                                            ] = {v_cp_catalog_page_id: _p}
+                                            ] = (v_cp_catalog_page_id, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_cp_catalog_page_id
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    catalog_page_cp_catalog_page_id_by_page_sk[
+                                                        v_page_sk
+                                                    ] = (
+                                                        _grp[0],
+                                                        _n,
+                                                    )
+                                                else:
+                                                    del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                        v_page_sk
+                                                    ]
+                                            else:
+                                                catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ] = {
+                                                    _grp[0]: _grp[1],
+                                                    _e: _p,
+                                                }
                                         else:
                                             _o = _grp.get(v_cp_catalog_page_id)
                                             if _o is None:
@@ -6794,10 +6849,12 @@ def _make_derived1():
                                                     _grp[v_cp_catalog_page_id] = _n
                                                 else:
                                                     del _grp[v_cp_catalog_page_id]
-                                                    if not _grp:
-                                                        del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    if len(_grp) == 1:
+                                                        catalog_page_cp_catalog_page_id_by_page_sk[
                                                             v_page_sk
-                                                        ]
+                                                        ] = next(
+                                                            iter(_grp.items())
+                                                        )
                                         _w1 = n3_count_by_page_sk.get(v_page_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -7162,7 +7219,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "73512fb6997df7c8"
-                            LAYOUT_ID = "035aa25904c9c264"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "04624ca618c83efb"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -7848,6 +7905,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (
                             0,
                             0,
@@ -8015,7 +8089,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "4254ba7cf332fae6"
-                                    LAYOUT_ID = "226e1bb5bf6cbbf1"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "baafab6fff721058"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -8229,43 +8303,21 @@ def _make_derived1():
                                             del store[row]
                                         # atom web_sales
                                         _p = d
-                                        _o = web_sales_root.get(
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_web_site_sk,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_profit,
-                                            )
+                                        _t1 = (
+                                            v_ws_sold_date_sk,
+                                            v_ws_web_site_sk,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_profit,
                                         )
+                                        _o = web_sales_root.get(_t1)
                                         if _o is None:
-                                            web_sales_root[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_web_site_sk,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_profit,
-                                                )
-                                            ] = _p
+                                            web_sales_root[_t1] = _p
                                         else:
                                             _n = _o + _p
                                             if _n:
-                                                web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ] = _n
+                                                web_sales_root[_t1] = _n
                                             else:
-                                                del web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ]
+                                                del web_sales_root[_t1]
                                         if pending is not None:
                                             _k = (
                                                 v_ws_web_site_sk,
@@ -8357,43 +8409,21 @@ def _make_derived1():
                                                 )
                                             ):
                                                 continue
-                                            _o = web_sales_root.get(
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_web_site_sk,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_ws_sold_date_sk,
+                                                v_ws_web_site_sk,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_profit,
                                             )
+                                            _o = web_sales_root.get(_t1)
                                             if _o is None:
-                                                web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ] = _p
+                                                web_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    web_sales_root[
-                                                        (
-                                                            v_ws_sold_date_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_ws_ext_sales_price,
-                                                            v_ws_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    web_sales_root[_t1] = _n
                                                 else:
-                                                    del web_sales_root[
-                                                        (
-                                                            v_ws_sold_date_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_ws_ext_sales_price,
-                                                            v_ws_net_profit,
-                                                        )
-                                                    ]
+                                                    del web_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_ws_web_site_sk,
@@ -8643,6 +8673,24 @@ def _make_derived1():
                                         _EMPTY = (
                                             {}
                                         )  # read-only stand-in for a missing index group
+
+                                        def _entry(group, entry, default=None):
+                                            """The payload of `entry` in an index group (None: no group), `default`
+                                            if absent. A group of one entry is kept inline as the pair (entry,
+                                            payload): a dict per near-unique key would cost ~200 bytes and a
+                                            container the cyclic GC tracks; several entries are a dict.
+                                            """
+                                            if group is None:
+                                                return default
+                                            if type(group) is tuple:
+                                                return (
+                                                    group[1]
+                                                    if group[0] is entry
+                                                    or group[0] == entry
+                                                    else default
+                                                )
+                                            return group.get(entry, default)
+
                                         _ZERO = 0  # the payload of an absent tuple
 
                                         def _arity_message(relation, arity, row):
@@ -8744,7 +8792,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "5e033b1753c316b1"
-                                            LAYOUT_ID = "57d26b356c8a9936"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "c0166c949fb40cc5"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -9018,151 +9066,121 @@ def _make_derived1():
                                                     del store[row]
                                                 # atom web_returns
                                                 _p = d
+                                                _t1 = (v_wr_item_sk, v_wr_order_number)
+                                                _t2 = (
+                                                    v_wr_returned_date_sk,
+                                                    v_wr_item_sk,
+                                                    v_wr_order_number,
+                                                    v_wr_return_amt,
+                                                    v_wr_net_loss,
+                                                )
                                                 _grp = web_returns_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _grp is None:
                                                     web_returns_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = {
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        ): _p
-                                                    }
-                                                else:
-                                                    _o = _grp.get(
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
+                                                        _t1
+                                                    ] = (
+                                                        _t2,
+                                                        _p,
                                                     )
-                                                    if _o is None:
-                                                        _grp[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
+                                                elif type(_grp) is tuple:
+                                                    _e = _t2
+                                                    if _grp[0] is _e or _grp[0] == _e:
+                                                        _o = _grp[1]
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _grp[0],
+                                                                _n,
                                                             )
-                                                        ] = _p
+                                                        else:
+                                                            del web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _grp[0]: _grp[1],
+                                                            _e: _p,
+                                                        }
+                                                else:
+                                                    _o = _grp.get(_t2)
+                                                    if _o is None:
+                                                        _grp[_t2] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
-                                                                )
-                                                            ] = _n
+                                                            _grp[_t2] = _n
                                                         else:
-                                                            del _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
+                                                            del _grp[_t2]
+                                                            if len(_grp) == 1:
+                                                                web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = next(
+                                                                    iter(_grp.items())
                                                                 )
-                                                            ]
-                                                            if not _grp:
-                                                                del web_returns_by_wr_item_sk_wr_order_number[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
                                                 _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _o is None:
                                                     web_returns_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
                                                         web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _n
                                                     else:
                                                         del web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ]
-                                                _w1 = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                _w3 = web_sales_count_by_wr_item_sk_wr_order_number.get(
+                                                    _t1
                                                 )
-                                                if _w1 is not None:
-                                                    _d2 = _p * _w1
-                                                    _o = n0_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    )
+                                                if _w3 is not None:
+                                                    _d4 = _p * _w3
+                                                    _o = n0_root.get(_t1)
                                                     if _o is None:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _d2
+                                                        n0_root[_t1] = _d4
                                                     else:
-                                                        _n = _o + _d2
+                                                        _n = _o + _d4
                                                         if _n:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            n0_root[_t1] = _n
                                                         else:
-                                                            del n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
+                                                            del n0_root[_t1]
                                                     if pending is not None:
                                                         for (
                                                             v_wr_item_sk,
                                                             v_ws_web_site_sk,
                                                             v_wr_order_number,
-                                                        ), _m3 in self.web_sales_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
+                                                        ), _m5 in (
+                                                            (_g6,)
+                                                            if type(
+                                                                (
+                                                                    _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
+                                                                        (
+                                                                            v_wr_item_sk,
+                                                                            v_wr_order_number,
+                                                                        )
+                                                                    ]
+                                                                )
                                                             )
-                                                        ].items():
+                                                            is tuple
+                                                            else _g6.items()
+                                                        ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
                                                                 v_wr_returned_date_sk,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             )
-                                                            _v = _p * _m3
+                                                            _v = _p * _m5
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
                                                                 _v
@@ -9220,123 +9238,92 @@ def _make_derived1():
                                                     del store[row]
                                                 # atom web_sales
                                                 _p = d
+                                                _t1 = (v_wr_item_sk, v_wr_order_number)
+                                                _t2 = (
+                                                    v_wr_item_sk,
+                                                    v_ws_web_site_sk,
+                                                    v_wr_order_number,
+                                                )
                                                 _grp = web_sales_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _grp is None:
                                                     web_sales_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = {
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_wr_order_number,
-                                                        ): _p
-                                                    }
-                                                else:
-                                                    _o = _grp.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
+                                                    ] = (
+                                                        _t2,
+                                                        _p,
                                                     )
-                                                    if _o is None:
-                                                        _grp[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
+                                                elif type(_grp) is tuple:
+                                                    _e = _t2
+                                                    if _grp[0] is _e or _grp[0] == _e:
+                                                        _o = _grp[1]
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _grp[0],
+                                                                _n,
                                                             )
-                                                        ] = _p
+                                                        else:
+                                                            del web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _grp[0]: _grp[1],
+                                                            _e: _p,
+                                                        }
+                                                else:
+                                                    _o = _grp.get(_t2)
+                                                    if _o is None:
+                                                        _grp[_t2] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            _grp[_t2] = _n
                                                         else:
-                                                            del _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
+                                                            del _grp[_t2]
+                                                            if len(_grp) == 1:
+                                                                web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = next(
+                                                                    iter(_grp.items())
                                                                 )
-                                                            ]
-                                                            if not _grp:
-                                                                del web_sales_by_wr_item_sk_wr_order_number[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
                                                 _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _o is None:
                                                     web_sales_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
                                                         web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _n
                                                     else:
                                                         del web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ]
-                                                _w1 = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                _w3 = web_returns_count_by_wr_item_sk_wr_order_number.get(
+                                                    _t1
                                                 )
-                                                if _w1 is not None:
-                                                    _d2 = _p * _w1
-                                                    _o = n0_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    )
+                                                if _w3 is not None:
+                                                    _d4 = _p * _w3
+                                                    _o = n0_root.get(_t1)
                                                     if _o is None:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _d2
+                                                        n0_root[_t1] = _d4
                                                     else:
-                                                        _n = _o + _d2
+                                                        _n = _o + _d4
                                                         if _n:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            n0_root[_t1] = _n
                                                         else:
-                                                            del n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
+                                                            del n0_root[_t1]
                                                     if pending is not None:
                                                         for (
                                                             v_wr_returned_date_sk,
@@ -9344,19 +9331,28 @@ def _make_derived1():
                                                             v_wr_order_number,
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
-                                                        ), _m3 in self.web_returns_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
+                                                        ), _m5 in (
+                                                            (_g6,)
+                                                            if type(
+                                                                (
+                                                                    _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
+                                                                        (
+                                                                            v_wr_item_sk,
+                                                                            v_wr_order_number,
+                                                                        )
+                                                                    ]
+                                                                )
                                                             )
-                                                        ].items():
+                                                            is tuple
+                                                            else _g6.items()
+                                                        ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
                                                                 v_wr_returned_date_sk,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             )
-                                                            _v = _p * _m3
+                                                            _v = _p * _m5
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
                                                                 _v
@@ -9463,182 +9459,147 @@ def _make_derived1():
                                                     # it is what float sums leave of rows inserted and deleted again)
                                                     if not _p and (
                                                         _p == _ZERO
-                                                        or not (
-                                                            (
-                                                                self.web_returns_by_wr_item_sk_wr_order_number.get(
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                )
-                                                                or _EMPTY
-                                                            ).get(
+                                                        or not _entry(
+                                                            self.web_returns_by_wr_item_sk_wr_order_number.get(
                                                                 (
-                                                                    v_wr_returned_date_sk,
                                                                     v_wr_item_sk,
                                                                     v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
                                                                 )
-                                                            )
-                                                            or _ZERO
+                                                            ),
+                                                            (
+                                                                v_wr_returned_date_sk,
+                                                                v_wr_item_sk,
+                                                                v_wr_order_number,
+                                                                v_wr_return_amt,
+                                                                v_wr_net_loss,
+                                                            ),
+                                                            _ZERO,
                                                         )
                                                     ):
                                                         continue
+                                                    _t1 = (
+                                                        v_wr_item_sk,
+                                                        v_wr_order_number,
+                                                    )
+                                                    _t2 = (
+                                                        v_wr_returned_date_sk,
+                                                        v_wr_item_sk,
+                                                        v_wr_order_number,
+                                                        v_wr_return_amt,
+                                                        v_wr_net_loss,
+                                                    )
                                                     _grp = web_returns_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _grp is None:
                                                         web_returns_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = {
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            ): _p
-                                                        }
-                                                    else:
-                                                        _o = _grp.get(
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
+                                                            _t1
+                                                        ] = (
+                                                            _t2,
+                                                            _p,
                                                         )
-                                                        if _o is None:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
+                                                    elif type(_grp) is tuple:
+                                                        _e = _t2
+                                                        if (
+                                                            _grp[0] is _e
+                                                            or _grp[0] == _e
+                                                        ):
+                                                            _o = _grp[1]
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _grp[0],
+                                                                    _n,
                                                                 )
-                                                            ] = _p
+                                                            else:
+                                                                del web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _grp[0]: _grp[1],
+                                                                _e: _p,
+                                                            }
+                                                    else:
+                                                        _o = _grp.get(_t2)
+                                                        if _o is None:
+                                                            _grp[_t2] = _p
                                                         else:
                                                             _n = _o + _p
                                                             if _n:
-                                                                _grp[
-                                                                    (
-                                                                        v_wr_returned_date_sk,
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                        v_wr_return_amt,
-                                                                        v_wr_net_loss,
-                                                                    )
-                                                                ] = _n
+                                                                _grp[_t2] = _n
                                                             else:
-                                                                del _grp[
-                                                                    (
-                                                                        v_wr_returned_date_sk,
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                        v_wr_return_amt,
-                                                                        v_wr_net_loss,
-                                                                    )
-                                                                ]
-                                                                if not _grp:
-                                                                    del web_returns_by_wr_item_sk_wr_order_number[
-                                                                        (
-                                                                            v_wr_item_sk,
-                                                                            v_wr_order_number,
+                                                                del _grp[_t2]
+                                                                if len(_grp) == 1:
+                                                                    web_returns_by_wr_item_sk_wr_order_number[
+                                                                        _t1
+                                                                    ] = next(
+                                                                        iter(
+                                                                            _grp.items()
                                                                         )
-                                                                    ]
+                                                                    )
                                                     _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _o is None:
                                                         web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
                                                             web_returns_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ] = _n
                                                         else:
                                                             del web_returns_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ]
-                                                    _w1 = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                    _w3 = web_sales_count_by_wr_item_sk_wr_order_number.get(
+                                                        _t1
                                                     )
-                                                    if _w1 is not None:
-                                                        _d2 = _p * _w1
-                                                        _o = n0_root.get(
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        )
+                                                    if _w3 is not None:
+                                                        _d4 = _p * _w3
+                                                        _o = n0_root.get(_t1)
                                                         if _o is None:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _d2
+                                                            n0_root[_t1] = _d4
                                                         else:
-                                                            _n = _o + _d2
+                                                            _n = _o + _d4
                                                             if _n:
-                                                                n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                n0_root[_t1] = _n
                                                             else:
-                                                                del n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
+                                                                del n0_root[_t1]
                                                         if pending is not None:
                                                             for (
                                                                 v_wr_item_sk,
                                                                 v_ws_web_site_sk,
                                                                 v_wr_order_number,
-                                                            ), _m3 in self.web_sales_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
+                                                            ), _m5 in (
+                                                                (_g6,)
+                                                                if type(
+                                                                    (
+                                                                        _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
+                                                                            (
+                                                                                v_wr_item_sk,
+                                                                                v_wr_order_number,
+                                                                            )
+                                                                        ]
+                                                                    )
                                                                 )
-                                                            ].items():
+                                                                is tuple
+                                                                else _g6.items()
+                                                            ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
                                                                     v_wr_returned_date_sk,
                                                                     v_wr_return_amt,
                                                                     v_wr_net_loss,
                                                                 )
-                                                                _v = _p * _m3
+                                                                _v = _p * _m5
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
                                                                     _v
@@ -9739,152 +9700,116 @@ def _make_derived1():
                                                     # it is what float sums leave of rows inserted and deleted again)
                                                     if not _p and (
                                                         _p == _ZERO
-                                                        or not (
-                                                            (
-                                                                self.web_sales_by_wr_item_sk_wr_order_number.get(
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                )
-                                                                or _EMPTY
-                                                            ).get(
+                                                        or not _entry(
+                                                            self.web_sales_by_wr_item_sk_wr_order_number.get(
                                                                 (
                                                                     v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
                                                                     v_wr_order_number,
                                                                 )
-                                                            )
-                                                            or _ZERO
+                                                            ),
+                                                            (
+                                                                v_wr_item_sk,
+                                                                v_ws_web_site_sk,
+                                                                v_wr_order_number,
+                                                            ),
+                                                            _ZERO,
                                                         )
                                                     ):
                                                         continue
+                                                    _t1 = (
+                                                        v_wr_item_sk,
+                                                        v_wr_order_number,
+                                                    )
+                                                    _t2 = (
+                                                        v_wr_item_sk,
+                                                        v_ws_web_site_sk,
+                                                        v_wr_order_number,
+                                                    )
                                                     _grp = web_sales_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _grp is None:
                                                         web_sales_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = {
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
-                                                            ): _p
-                                                        }
-                                                    else:
-                                                        _o = _grp.get(
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
+                                                        ] = (
+                                                            _t2,
+                                                            _p,
                                                         )
-                                                        if _o is None:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
+                                                    elif type(_grp) is tuple:
+                                                        _e = _t2
+                                                        if (
+                                                            _grp[0] is _e
+                                                            or _grp[0] == _e
+                                                        ):
+                                                            _o = _grp[1]
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _grp[0],
+                                                                    _n,
                                                                 )
-                                                            ] = _p
+                                                            else:
+                                                                del web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _grp[0]: _grp[1],
+                                                                _e: _p,
+                                                            }
+                                                    else:
+                                                        _o = _grp.get(_t2)
+                                                        if _o is None:
+                                                            _grp[_t2] = _p
                                                         else:
                                                             _n = _o + _p
                                                             if _n:
-                                                                _grp[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_ws_web_site_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                _grp[_t2] = _n
                                                             else:
-                                                                del _grp[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_ws_web_site_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
-                                                                if not _grp:
-                                                                    del web_sales_by_wr_item_sk_wr_order_number[
-                                                                        (
-                                                                            v_wr_item_sk,
-                                                                            v_wr_order_number,
+                                                                del _grp[_t2]
+                                                                if len(_grp) == 1:
+                                                                    web_sales_by_wr_item_sk_wr_order_number[
+                                                                        _t1
+                                                                    ] = next(
+                                                                        iter(
+                                                                            _grp.items()
                                                                         )
-                                                                    ]
+                                                                    )
                                                     _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _o is None:
                                                         web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
                                                             web_sales_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ] = _n
                                                         else:
                                                             del web_sales_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ]
-                                                    _w1 = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                    _w3 = web_returns_count_by_wr_item_sk_wr_order_number.get(
+                                                        _t1
                                                     )
-                                                    if _w1 is not None:
-                                                        _d2 = _p * _w1
-                                                        _o = n0_root.get(
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        )
+                                                    if _w3 is not None:
+                                                        _d4 = _p * _w3
+                                                        _o = n0_root.get(_t1)
                                                         if _o is None:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _d2
+                                                            n0_root[_t1] = _d4
                                                         else:
-                                                            _n = _o + _d2
+                                                            _n = _o + _d4
                                                             if _n:
-                                                                n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                n0_root[_t1] = _n
                                                             else:
-                                                                del n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
+                                                                del n0_root[_t1]
                                                         if pending is not None:
                                                             for (
                                                                 v_wr_returned_date_sk,
@@ -9892,19 +9817,28 @@ def _make_derived1():
                                                                 v_wr_order_number,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
-                                                            ), _m3 in self.web_returns_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
+                                                            ), _m5 in (
+                                                                (_g6,)
+                                                                if type(
+                                                                    (
+                                                                        _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
+                                                                            (
+                                                                                v_wr_item_sk,
+                                                                                v_wr_order_number,
+                                                                            )
+                                                                        ]
+                                                                    )
                                                                 )
-                                                            ].items():
+                                                                is tuple
+                                                                else _g6.items()
+                                                            ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
                                                                     v_wr_returned_date_sk,
                                                                     v_wr_return_amt,
                                                                     v_wr_net_loss,
                                                                 )
-                                                                _v = _p * _m3
+                                                                _v = _p * _m5
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
                                                                     _v
@@ -9932,14 +9866,15 @@ def _make_derived1():
                                                 )
                                                 if _g2 is None:
                                                     return None
-                                                _m3 = _g2.get(
+                                                _m3 = _entry(
+                                                    _g2,
                                                     (
                                                         v_wr_returned_date_sk,
                                                         v_wr_item_sk,
                                                         v_wr_order_number,
                                                         v_wr_return_amt,
                                                         v_wr_net_loss,
-                                                    )
+                                                    ),
                                                 )
                                                 if _m3 is None:
                                                     return None
@@ -9948,12 +9883,13 @@ def _make_derived1():
                                                 )
                                                 if _g4 is None:
                                                     return None
-                                                _m5 = _g4.get(
+                                                _m5 = _entry(
+                                                    _g4,
                                                     (
                                                         v_wr_item_sk,
                                                         v_ws_web_site_sk,
                                                         v_wr_order_number,
-                                                    )
+                                                    ),
                                                 )
                                                 if _m5 is None:
                                                     return None
@@ -10254,7 +10190,7 @@ def _make_derived1():
                                                 }
                                                 COLUMNS = ("k1", "k2")
                                                 QUERY_ID = "d008a4738b5a598a"
-                                                LAYOUT_ID = "a0fed81910d823c5"  # the state's layout: snapshots restore only here
+                                                LAYOUT_ID = "62f339ec9713a93a"  # the state's layout: snapshots restore only here
                                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                                 def __init__(
@@ -10506,35 +10442,19 @@ def _make_derived1():
                                                         del store[row]
                                                     # atom web_sales
                                                     _p = d
-                                                    _o = web_sales_root.get(
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        )
+                                                    _t1 = (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
                                                     )
+                                                    _o = web_sales_root.get(_t1)
                                                     if _o is None:
-                                                        web_sales_root[
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
-                                                        ] = _p
+                                                        web_sales_root[_t1] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ] = _n
+                                                            web_sales_root[_t1] = _n
                                                         else:
-                                                            del web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ]
+                                                            del web_sales_root[_t1]
                                                     if pending is not None:
                                                         _k = (
                                                             v_ws_item_sk,
@@ -10643,35 +10563,19 @@ def _make_derived1():
                                                             )
                                                         ):
                                                             continue
-                                                        _o = web_sales_root.get(
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
+                                                        _t1 = (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
                                                         )
+                                                        _o = web_sales_root.get(_t1)
                                                         if _o is None:
-                                                            web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ] = _p
+                                                            web_sales_root[_t1] = _p
                                                         else:
                                                             _n = _o + _p
                                                             if _n:
-                                                                web_sales_root[
-                                                                    (
-                                                                        v_ws_item_sk,
-                                                                        v_ws_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                web_sales_root[_t1] = _n
                                                             else:
-                                                                del web_sales_root[
-                                                                    (
-                                                                        v_ws_item_sk,
-                                                                        v_ws_order_number,
-                                                                    )
-                                                                ]
+                                                                del web_sales_root[_t1]
                                                         if pending is not None:
                                                             _k = (
                                                                 v_ws_item_sk,
@@ -10938,7 +10842,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "6b5c6ef0c2153da3"
-                                            LAYOUT_ID = "a8e857df5817232d"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "87b7fe6d53353143"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -11239,39 +11143,20 @@ def _make_derived1():
                                                 # atom web_returns
                                                 if keep_web_returns:
                                                     _p = d
-                                                    _o = web_returns_root.get(
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
+                                                    _t1 = (
+                                                        v_wr_returned_date_sk,
+                                                        v_wr_return_amt,
+                                                        v_wr_net_loss,
                                                     )
+                                                    _o = web_returns_root.get(_t1)
                                                     if _o is None:
-                                                        web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ] = _p
+                                                        web_returns_root[_t1] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            web_returns_root[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
-                                                                )
-                                                            ] = _n
+                                                            web_returns_root[_t1] = _n
                                                         else:
-                                                            del web_returns_root[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
-                                                                )
-                                                            ]
+                                                            del web_returns_root[_t1]
                                                     if pending is not None:
                                                         _k = (
                                                             None,
@@ -11347,39 +11232,20 @@ def _make_derived1():
                                                 _p = d
                                                 pending = self._pending
                                                 web_returns_root = self.web_returns_root
-                                                _o = web_returns_root.get(
-                                                    (
-                                                        v_wr_returned_date_sk,
-                                                        v_wr_return_amt,
-                                                        v_wr_net_loss,
-                                                    )
+                                                _t1 = (
+                                                    v_wr_returned_date_sk,
+                                                    v_wr_return_amt,
+                                                    v_wr_net_loss,
                                                 )
+                                                _o = web_returns_root.get(_t1)
                                                 if _o is None:
-                                                    web_returns_root[
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
-                                                    ] = _p
+                                                    web_returns_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        web_returns_root[_t1] = _n
                                                     else:
-                                                        del web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ]
+                                                        del web_returns_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         None,
@@ -11759,7 +11625,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "754c000125a2057e"
-                                    LAYOUT_ID = "a07dc23ef9399482"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "8fab3f2c5d95393d"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -12397,7 +12263,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "c7a445fa2af38cc0"
-                            LAYOUT_ID = "4c403a0280f610fb"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "69680a7dad038070"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -12684,7 +12550,34 @@ def _make_derived1():
                                     if _grp is None:
                                         salesreturns_wsr_web_site_sk_by_date_sk[
                                             v_date_sk
-                                        ] = {v_wsr_web_site_sk: _p}
+                                        ] = (v_wsr_web_site_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_wsr_web_site_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                salesreturns_wsr_web_site_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del salesreturns_wsr_web_site_sk_by_date_sk[
+                                                    v_date_sk
+                                                ]
+                                        else:
+                                            salesreturns_wsr_web_site_sk_by_date_sk[
+                                                v_date_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_wsr_web_site_sk)
                                         if _o is None:
@@ -12705,10 +12598,12 @@ def _make_derived1():
                                                 _grp[v_wsr_web_site_sk] = _n
                                             else:
                                                 del _grp[v_wsr_web_site_sk]
-                                                if not _grp:
-                                                    del salesreturns_wsr_web_site_sk_by_date_sk[
+                                                if len(_grp) == 1:
+                                                    salesreturns_wsr_web_site_sk_by_date_sk[
                                                         v_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -12755,7 +12650,11 @@ def _make_derived1():
                                             )
                                         )
                                         if _g5:
-                                            for v_web_site_id, _w3 in _g5.items():
+                                            for v_web_site_id, _w3 in (
+                                                (_g5,)
+                                                if type(_g5) is tuple
+                                                else _g5.items()
+                                            ):
                                                 _d4 = (
                                                     _d2[0] * _w3[0],
                                                     _d2[1] * _w3[1],
@@ -12878,7 +12777,11 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _g3:
-                                        for v_wsr_web_site_sk, _w1 in _g3.items():
+                                        for v_wsr_web_site_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -12921,7 +12824,11 @@ def _make_derived1():
                                                 v_wsr_web_site_sk
                                             )
                                             if _g6:
-                                                for v_web_site_id, _w4 in _g6.items():
+                                                for v_web_site_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -13010,7 +12917,34 @@ def _make_derived1():
                                 if _grp is None:
                                     web_site_web_site_id_by_wsr_web_site_sk[
                                         v_wsr_web_site_sk
-                                    ] = {v_web_site_id: _p}
+                                    ] = (v_web_site_id, _p)
+                                elif type(_grp) is tuple:
+                                    _e = v_web_site_id
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                            _o[3] + _p[3],
+                                            _o[4] + _p[4],
+                                            _o[5] + _p[5],
+                                            _o[6] + _p[6],
+                                            _o[7] + _p[7],
+                                            _o[8] + _p[8],
+                                        )
+                                        if _n[0]:
+                                            web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ]
+                                    else:
+                                        web_site_web_site_id_by_wsr_web_site_sk[
+                                            v_wsr_web_site_sk
+                                        ] = {_grp[0]: _grp[1], _e: _p}
                                 else:
                                     _o = _grp.get(v_web_site_id)
                                     if _o is None:
@@ -13031,10 +12965,10 @@ def _make_derived1():
                                             _grp[v_web_site_id] = _n
                                         else:
                                             del _grp[v_web_site_id]
-                                            if not _grp:
-                                                del web_site_web_site_id_by_wsr_web_site_sk[
+                                            if len(_grp) == 1:
+                                                web_site_web_site_id_by_wsr_web_site_sk[
                                                     v_wsr_web_site_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w1 = n3_count_by_wsr_web_site_sk.get(v_wsr_web_site_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -13240,7 +13174,11 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _g3:
-                                        for v_wsr_web_site_sk, _w1 in _g3.items():
+                                        for v_wsr_web_site_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -13283,7 +13221,11 @@ def _make_derived1():
                                                 v_wsr_web_site_sk
                                             )
                                             if _g6:
-                                                for v_web_site_id, _w4 in _g6.items():
+                                                for v_web_site_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -13414,14 +13356,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.web_site_web_site_id_by_wsr_web_site_sk.get(
-                                                    v_wsr_web_site_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_web_site_id)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.web_site_web_site_id_by_wsr_web_site_sk.get(
+                                                v_wsr_web_site_sk
+                                            ),
+                                            v_web_site_id,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -13431,7 +13371,34 @@ def _make_derived1():
                                     if _grp is None:
                                         web_site_web_site_id_by_wsr_web_site_sk[
                                             v_wsr_web_site_sk
-                                        ] = {v_web_site_id: _p}
+                                        ] = (v_web_site_id, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_web_site_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                web_site_web_site_id_by_wsr_web_site_sk[
+                                                    v_wsr_web_site_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del web_site_web_site_id_by_wsr_web_site_sk[
+                                                    v_wsr_web_site_sk
+                                                ]
+                                        else:
+                                            web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_web_site_id)
                                         if _o is None:
@@ -13452,10 +13419,12 @@ def _make_derived1():
                                                 _grp[v_web_site_id] = _n
                                             else:
                                                 del _grp[v_web_site_id]
-                                                if not _grp:
-                                                    del web_site_web_site_id_by_wsr_web_site_sk[
+                                                if len(_grp) == 1:
+                                                    web_site_web_site_id_by_wsr_web_site_sk[
                                                         v_wsr_web_site_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = n3_count_by_wsr_web_site_sk.get(
                                         v_wsr_web_site_sk
                                     )
@@ -13817,7 +13786,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "3bf0de3e3a0afa0c"
-                        LAYOUT_ID = "8b6cf3e8cec993fc"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "c9226392b0f26486"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -14640,7 +14609,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("channel", "id", "sales", "returns", "profit")
                 QUERY_ID = "213fd615c88d92fe"
-                LAYOUT_ID = "57b0acbf9d74ca32"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "227c64b86aee5eda"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -14836,9 +14805,10 @@ def _make_derived1():
                     else:
                         del store[row]
                     # atom x
-                    _o = x_root.get((v_channel, v_id))
+                    _t1 = (v_channel, v_id)
+                    _o = x_root.get(_t1)
                     if _o is None:
-                        x_root[(v_channel, v_id)] = _p
+                        x_root[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -14850,9 +14820,9 @@ def _make_derived1():
                             _o[6] + _p[6],
                         )
                         if _n[0]:
-                            x_root[(v_channel, v_id)] = _n
+                            x_root[_t1] = _n
                         else:
-                            del x_root[(v_channel, v_id)]
+                            del x_root[_t1]
                     if pending is not None:
                         _k = (v_channel, v_id)
                         _v = _p
@@ -15406,6 +15376,23 @@ def _make_derived1():
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
+
+                            def _entry(group, entry, default=None):
+                                """The payload of `entry` in an index group (None: no group), `default`
+                                if absent. A group of one entry is kept inline as the pair (entry,
+                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                container the cyclic GC tracks; several entries are a dict.
+                                """
+                                if group is None:
+                                    return default
+                                if type(group) is tuple:
+                                    return (
+                                        group[1]
+                                        if group[0] is entry or group[0] == entry
+                                        else default
+                                    )
+                                return group.get(entry, default)
+
                             _ZERO = (
                                 0,
                                 0,
@@ -15562,7 +15549,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "fd6240df6c1f3036"
-                                        LAYOUT_ID = "dbe59cc966212abf"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "71394f81f6ec76a9"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -15780,43 +15767,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom store_sales
                                             _p = d
-                                            _o = store_sales_root.get(
-                                                (
-                                                    v_ss_sold_date_sk,
-                                                    v_ss_store_sk,
-                                                    v_ss_ext_sales_price,
-                                                    v_ss_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_ss_sold_date_sk,
+                                                v_ss_store_sk,
+                                                v_ss_ext_sales_price,
+                                                v_ss_net_profit,
                                             )
+                                            _o = store_sales_root.get(_t1)
                                             if _o is None:
-                                                store_sales_root[
-                                                    (
-                                                        v_ss_sold_date_sk,
-                                                        v_ss_store_sk,
-                                                        v_ss_ext_sales_price,
-                                                        v_ss_net_profit,
-                                                    )
-                                                ] = _p
+                                                store_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    store_sales_root[_t1] = _n
                                                 else:
-                                                    del store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ]
+                                                    del store_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_ss_store_sk,
@@ -15918,43 +15883,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = store_sales_root.get(
-                                                    (
-                                                        v_ss_sold_date_sk,
-                                                        v_ss_store_sk,
-                                                        v_ss_ext_sales_price,
-                                                        v_ss_net_profit,
-                                                    )
+                                                _t1 = (
+                                                    v_ss_sold_date_sk,
+                                                    v_ss_store_sk,
+                                                    v_ss_ext_sales_price,
+                                                    v_ss_net_profit,
                                                 )
+                                                _o = store_sales_root.get(_t1)
                                                 if _o is None:
-                                                    store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ] = _p
+                                                    store_sales_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        store_sales_root[
-                                                            (
-                                                                v_ss_sold_date_sk,
-                                                                v_ss_store_sk,
-                                                                v_ss_ext_sales_price,
-                                                                v_ss_net_profit,
-                                                            )
-                                                        ] = _n
+                                                        store_sales_root[_t1] = _n
                                                     else:
-                                                        del store_sales_root[
-                                                            (
-                                                                v_ss_sold_date_sk,
-                                                                v_ss_store_sk,
-                                                                v_ss_ext_sales_price,
-                                                                v_ss_net_profit,
-                                                            )
-                                                        ]
+                                                        del store_sales_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_ss_store_sk,
@@ -16202,7 +16145,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "24c7e746ee44c73a"
-                                        LAYOUT_ID = "4306d96247d8b96e"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "603e5ea6ea3d43ee"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -16422,43 +16365,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom store_returns
                                             _p = d
-                                            _o = store_returns_root.get(
-                                                (
-                                                    v_sr_returned_date_sk,
-                                                    v_sr_store_sk,
-                                                    v_sr_return_amt,
-                                                    v_sr_net_loss,
-                                                )
+                                            _t1 = (
+                                                v_sr_returned_date_sk,
+                                                v_sr_store_sk,
+                                                v_sr_return_amt,
+                                                v_sr_net_loss,
                                             )
+                                            _o = store_returns_root.get(_t1)
                                             if _o is None:
-                                                store_returns_root[
-                                                    (
-                                                        v_sr_returned_date_sk,
-                                                        v_sr_store_sk,
-                                                        v_sr_return_amt,
-                                                        v_sr_net_loss,
-                                                    )
-                                                ] = _p
+                                                store_returns_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ] = _n
+                                                    store_returns_root[_t1] = _n
                                                 else:
-                                                    del store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ]
+                                                    del store_returns_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_sr_store_sk,
@@ -16560,43 +16481,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = store_returns_root.get(
-                                                    (
-                                                        v_sr_returned_date_sk,
-                                                        v_sr_store_sk,
-                                                        v_sr_return_amt,
-                                                        v_sr_net_loss,
-                                                    )
+                                                _t1 = (
+                                                    v_sr_returned_date_sk,
+                                                    v_sr_store_sk,
+                                                    v_sr_return_amt,
+                                                    v_sr_net_loss,
                                                 )
+                                                _o = store_returns_root.get(_t1)
                                                 if _o is None:
-                                                    store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ] = _p
+                                                    store_returns_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        store_returns_root[
-                                                            (
-                                                                v_sr_returned_date_sk,
-                                                                v_sr_store_sk,
-                                                                v_sr_return_amt,
-                                                                v_sr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        store_returns_root[_t1] = _n
                                                     else:
-                                                        del store_returns_root[
-                                                            (
-                                                                v_sr_returned_date_sk,
-                                                                v_sr_store_sk,
-                                                                v_sr_return_amt,
-                                                                v_sr_net_loss,
-                                                            )
-                                                        ]
+                                                        del store_returns_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_sr_store_sk,
@@ -16970,7 +16869,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "2db290f66a384346"
-                                LAYOUT_ID = "49c4cb0ac2785ed2"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "24725cd212241713"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -17269,7 +17168,34 @@ def _make_derived1():
                                         if _grp is None:
                                             salesreturns_store_sk_by_date_sk[
                                                 v_date_sk
-                                            ] = {v_store_sk: _p}
+                                            ] = (v_store_sk, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_store_sk
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    salesreturns_store_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ] = (_grp[0], _n)
+                                                else:
+                                                    del salesreturns_store_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ]
+                                            else:
+                                                salesreturns_store_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = {_grp[0]: _grp[1], _e: _p}
                                         else:
                                             _o = _grp.get(v_store_sk)
                                             if _o is None:
@@ -17290,10 +17216,12 @@ def _make_derived1():
                                                     _grp[v_store_sk] = _n
                                                 else:
                                                     del _grp[v_store_sk]
-                                                    if not _grp:
-                                                        del salesreturns_store_sk_by_date_sk[
+                                                    if len(_grp) == 1:
+                                                        salesreturns_store_sk_by_date_sk[
                                                             v_date_sk
-                                                        ]
+                                                        ] = next(
+                                                            iter(_grp.items())
+                                                        )
                                         _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -17332,7 +17260,11 @@ def _make_derived1():
                                                 v_store_sk
                                             )
                                             if _g5:
-                                                for v_s_store_id, _w3 in _g5.items():
+                                                for v_s_store_id, _w3 in (
+                                                    (_g5,)
+                                                    if type(_g5) is tuple
+                                                    else _g5.items()
+                                                ):
                                                     _d4 = (
                                                         _d2[0] * _w3[0],
                                                         _d2[1] * _w3[1],
@@ -17463,7 +17395,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_store_sk, _w1 in _g3.items():
+                                            for v_store_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -17508,10 +17444,11 @@ def _make_derived1():
                                                     )
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_s_store_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_s_store_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -17602,9 +17539,37 @@ def _make_derived1():
                                         v_store_sk
                                     )
                                     if _grp is None:
-                                        store_2_s_store_id_by_store_sk[v_store_sk] = {
-                                            v_s_store_id: _p
-                                        }
+                                        store_2_s_store_id_by_store_sk[v_store_sk] = (
+                                            v_s_store_id,
+                                            _p,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_s_store_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ]
+                                        else:
+                                            store_2_s_store_id_by_store_sk[
+                                                v_store_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_s_store_id)
                                         if _o is None:
@@ -17625,10 +17590,10 @@ def _make_derived1():
                                                 _grp[v_s_store_id] = _n
                                             else:
                                                 del _grp[v_s_store_id]
-                                                if not _grp:
-                                                    del store_2_s_store_id_by_store_sk[
+                                                if len(_grp) == 1:
+                                                    store_2_s_store_id_by_store_sk[
                                                         v_store_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w1 = n3_count_by_store_sk.get(v_store_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -17836,7 +17801,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_store_sk, _w1 in _g3.items():
+                                            for v_store_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -17881,10 +17850,11 @@ def _make_derived1():
                                                     )
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_s_store_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_s_store_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -18016,14 +17986,12 @@ def _make_derived1():
                                         # it is what float sums leave of rows inserted and deleted again)
                                         if not _p[0] and (
                                             _p == _ZERO
-                                            or not (
-                                                (
-                                                    self.store_2_s_store_id_by_store_sk.get(
-                                                        v_store_sk
-                                                    )
-                                                    or _EMPTY
-                                                ).get(v_s_store_id)
-                                                or _ZERO
+                                            or not _entry(
+                                                self.store_2_s_store_id_by_store_sk.get(
+                                                    v_store_sk
+                                                ),
+                                                v_s_store_id,
+                                                _ZERO,
                                             )[0]
                                         ):
                                             continue
@@ -18033,7 +18001,34 @@ def _make_derived1():
                                         if _grp is None:
                                             store_2_s_store_id_by_store_sk[
                                                 v_store_sk
-                                            ] = {v_s_store_id: _p}
+                                            ] = (v_s_store_id, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_s_store_id
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    store_2_s_store_id_by_store_sk[
+                                                        v_store_sk
+                                                    ] = (_grp[0], _n)
+                                                else:
+                                                    del store_2_s_store_id_by_store_sk[
+                                                        v_store_sk
+                                                    ]
+                                            else:
+                                                store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ] = {_grp[0]: _grp[1], _e: _p}
                                         else:
                                             _o = _grp.get(v_s_store_id)
                                             if _o is None:
@@ -18054,10 +18049,10 @@ def _make_derived1():
                                                     _grp[v_s_store_id] = _n
                                                 else:
                                                     del _grp[v_s_store_id]
-                                                    if not _grp:
-                                                        del store_2_s_store_id_by_store_sk[
+                                                    if len(_grp) == 1:
+                                                        store_2_s_store_id_by_store_sk[
                                                             v_store_sk
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _w1 = n3_count_by_store_sk.get(v_store_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -18415,7 +18410,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "a78f657559f23059"
-                            LAYOUT_ID = "f66a0fa59c107332"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "657e887ecc9d72f7"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -18996,6 +18991,23 @@ def _make_derived1():
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
+
+                            def _entry(group, entry, default=None):
+                                """The payload of `entry` in an index group (None: no group), `default`
+                                if absent. A group of one entry is kept inline as the pair (entry,
+                                payload): a dict per near-unique key would cost ~200 bytes and a
+                                container the cyclic GC tracks; several entries are a dict.
+                                """
+                                if group is None:
+                                    return default
+                                if type(group) is tuple:
+                                    return (
+                                        group[1]
+                                        if group[0] is entry or group[0] == entry
+                                        else default
+                                    )
+                                return group.get(entry, default)
+
                             _ZERO = (
                                 0,
                                 0,
@@ -19163,7 +19175,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "ee988dbe2f39fafa"
-                                        LAYOUT_ID = "b0d490c67ee27da0"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "5ad5df2714fd2ef3"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -19383,43 +19395,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom catalog_sales
                                             _p = d
-                                            _o = catalog_sales_root.get(
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_catalog_page_sk,
-                                                    v_cs_ext_sales_price,
-                                                    v_cs_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_cs_sold_date_sk,
+                                                v_cs_catalog_page_sk,
+                                                v_cs_ext_sales_price,
+                                                v_cs_net_profit,
                                             )
+                                            _o = catalog_sales_root.get(_t1)
                                             if _o is None:
-                                                catalog_sales_root[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_catalog_page_sk,
-                                                        v_cs_ext_sales_price,
-                                                        v_cs_net_profit,
-                                                    )
-                                                ] = _p
+                                                catalog_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    catalog_sales_root[_t1] = _n
                                                 else:
-                                                    del catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ]
+                                                    del catalog_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_cs_catalog_page_sk,
@@ -19521,43 +19511,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = catalog_sales_root.get(
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_catalog_page_sk,
-                                                        v_cs_ext_sales_price,
-                                                        v_cs_net_profit,
-                                                    )
+                                                _t1 = (
+                                                    v_cs_sold_date_sk,
+                                                    v_cs_catalog_page_sk,
+                                                    v_cs_ext_sales_price,
+                                                    v_cs_net_profit,
                                                 )
+                                                _o = catalog_sales_root.get(_t1)
                                                 if _o is None:
-                                                    catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ] = _p
+                                                    catalog_sales_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        catalog_sales_root[
-                                                            (
-                                                                v_cs_sold_date_sk,
-                                                                v_cs_catalog_page_sk,
-                                                                v_cs_ext_sales_price,
-                                                                v_cs_net_profit,
-                                                            )
-                                                        ] = _n
+                                                        catalog_sales_root[_t1] = _n
                                                     else:
-                                                        del catalog_sales_root[
-                                                            (
-                                                                v_cs_sold_date_sk,
-                                                                v_cs_catalog_page_sk,
-                                                                v_cs_ext_sales_price,
-                                                                v_cs_net_profit,
-                                                            )
-                                                        ]
+                                                        del catalog_sales_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_cs_catalog_page_sk,
@@ -19812,7 +19780,7 @@ def _make_derived1():
                                             "net_loss",
                                         )
                                         QUERY_ID = "99d092c5ad3809f7"
-                                        LAYOUT_ID = "73010291addaa7fc"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "215a198b2848a734"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -20034,43 +20002,21 @@ def _make_derived1():
                                                 del store[row]
                                             # atom catalog_returns
                                             _p = d
-                                            _o = catalog_returns_root.get(
-                                                (
-                                                    v_cr_returned_date_sk,
-                                                    v_cr_catalog_page_sk,
-                                                    v_cr_return_amount,
-                                                    v_cr_net_loss,
-                                                )
+                                            _t1 = (
+                                                v_cr_returned_date_sk,
+                                                v_cr_catalog_page_sk,
+                                                v_cr_return_amount,
+                                                v_cr_net_loss,
                                             )
+                                            _o = catalog_returns_root.get(_t1)
                                             if _o is None:
-                                                catalog_returns_root[
-                                                    (
-                                                        v_cr_returned_date_sk,
-                                                        v_cr_catalog_page_sk,
-                                                        v_cr_return_amount,
-                                                        v_cr_net_loss,
-                                                    )
-                                                ] = _p
+                                                catalog_returns_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ] = _n
+                                                    catalog_returns_root[_t1] = _n
                                                 else:
-                                                    del catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ]
+                                                    del catalog_returns_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_cr_catalog_page_sk,
@@ -20174,43 +20120,21 @@ def _make_derived1():
                                                     )
                                                 ):
                                                     continue
-                                                _o = catalog_returns_root.get(
-                                                    (
-                                                        v_cr_returned_date_sk,
-                                                        v_cr_catalog_page_sk,
-                                                        v_cr_return_amount,
-                                                        v_cr_net_loss,
-                                                    )
+                                                _t1 = (
+                                                    v_cr_returned_date_sk,
+                                                    v_cr_catalog_page_sk,
+                                                    v_cr_return_amount,
+                                                    v_cr_net_loss,
                                                 )
+                                                _o = catalog_returns_root.get(_t1)
                                                 if _o is None:
-                                                    catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ] = _p
+                                                    catalog_returns_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        catalog_returns_root[
-                                                            (
-                                                                v_cr_returned_date_sk,
-                                                                v_cr_catalog_page_sk,
-                                                                v_cr_return_amount,
-                                                                v_cr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        catalog_returns_root[_t1] = _n
                                                     else:
-                                                        del catalog_returns_root[
-                                                            (
-                                                                v_cr_returned_date_sk,
-                                                                v_cr_catalog_page_sk,
-                                                                v_cr_return_amount,
-                                                                v_cr_net_loss,
-                                                            )
-                                                        ]
+                                                        del catalog_returns_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_cr_catalog_page_sk,
@@ -20584,7 +20508,7 @@ def _make_derived1():
                                     "profit_loss",
                                 )
                                 QUERY_ID = "7a8429a6ed7a3c47"
-                                LAYOUT_ID = "ab4dca6519de8fe3"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "0cbc5aa2af2b6cfd"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -20883,7 +20807,34 @@ def _make_derived1():
                                         if _grp is None:
                                             salesreturns_page_sk_by_date_sk[
                                                 v_date_sk
-                                            ] = {v_page_sk: _p}
+                                            ] = (v_page_sk, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_page_sk
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    salesreturns_page_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ] = (_grp[0], _n)
+                                                else:
+                                                    del salesreturns_page_sk_by_date_sk[
+                                                        v_date_sk
+                                                    ]
+                                            else:
+                                                salesreturns_page_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = {_grp[0]: _grp[1], _e: _p}
                                         else:
                                             _o = _grp.get(v_page_sk)
                                             if _o is None:
@@ -20904,10 +20855,10 @@ def _make_derived1():
                                                     _grp[v_page_sk] = _n
                                                 else:
                                                     del _grp[v_page_sk]
-                                                    if not _grp:
-                                                        del salesreturns_page_sk_by_date_sk[
+                                                    if len(_grp) == 1:
+                                                        salesreturns_page_sk_by_date_sk[
                                                             v_date_sk
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -20944,10 +20895,11 @@ def _make_derived1():
                                                 v_page_sk
                                             )
                                             if _g5:
-                                                for (
-                                                    v_cp_catalog_page_id,
-                                                    _w3,
-                                                ) in _g5.items():
+                                                for v_cp_catalog_page_id, _w3 in (
+                                                    (_g5,)
+                                                    if type(_g5) is tuple
+                                                    else _g5.items()
+                                                ):
                                                     _d4 = (
                                                         _d2[0] * _w3[0],
                                                         _d2[1] * _w3[1],
@@ -21086,7 +21038,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_page_sk, _w1 in _g3.items():
+                                            for v_page_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -21125,10 +21081,11 @@ def _make_derived1():
                                                     v_page_sk
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_cp_catalog_page_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_cp_catalog_page_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -21235,7 +21192,37 @@ def _make_derived1():
                                     if _grp is None:
                                         catalog_page_cp_catalog_page_id_by_page_sk[
                                             v_page_sk
-                                        ] = {v_cp_catalog_page_id: _p}
+                                        ] = (v_cp_catalog_page_id, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_cp_catalog_page_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ]
+                                        else:
+                                            catalog_page_cp_catalog_page_id_by_page_sk[
+                                                v_page_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_cp_catalog_page_id)
                                         if _o is None:
@@ -21256,10 +21243,12 @@ def _make_derived1():
                                                 _grp[v_cp_catalog_page_id] = _n
                                             else:
                                                 del _grp[v_cp_catalog_page_id]
-                                                if not _grp:
-                                                    del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                if len(_grp) == 1:
+                                                    catalog_page_cp_catalog_page_id_by_page_sk[
                                                         v_page_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = n3_count_by_page_sk.get(v_page_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -21467,7 +21456,11 @@ def _make_derived1():
                                             v_date_sk
                                         )
                                         if _g3:
-                                            for v_page_sk, _w1 in _g3.items():
+                                            for v_page_sk, _w1 in (
+                                                (_g3,)
+                                                if type(_g3) is tuple
+                                                else _g3.items()
+                                            ):
                                                 _d2 = (
                                                     _p[0] * _w1[0],
                                                     _p[1] * _w1[1],
@@ -21506,10 +21499,11 @@ def _make_derived1():
                                                     v_page_sk
                                                 )
                                                 if _g6:
-                                                    for (
-                                                        v_cp_catalog_page_id,
-                                                        _w4,
-                                                    ) in _g6.items():
+                                                    for v_cp_catalog_page_id, _w4 in (
+                                                        (_g6,)
+                                                        if type(_g6) is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _d5 = (
                                                             _d2[0] * _w4[0],
                                                             _d2[1] * _w4[1],
@@ -21653,14 +21647,12 @@ def _make_derived1():
                                         # it is what float sums leave of rows inserted and deleted again)
                                         if not _p[0] and (
                                             _p == _ZERO
-                                            or not (
-                                                (
-                                                    self.catalog_page_cp_catalog_page_id_by_page_sk.get(
-                                                        v_page_sk
-                                                    )
-                                                    or _EMPTY
-                                                ).get(v_cp_catalog_page_id)
-                                                or _ZERO
+                                            or not _entry(
+                                                self.catalog_page_cp_catalog_page_id_by_page_sk.get(
+                                                    v_page_sk
+                                                ),
+                                                v_cp_catalog_page_id,
+                                                _ZERO,
                                             )[0]
                                         ):
                                             continue
@@ -21670,7 +21662,40 @@ def _make_derived1():
                                         if _grp is None:
                                             catalog_page_cp_catalog_page_id_by_page_sk[
                                                 v_page_sk
-                                            ] = {v_cp_catalog_page_id: _p}
+                                            ] = (v_cp_catalog_page_id, _p)
+                                        elif type(_grp) is tuple:
+                                            _e = v_cp_catalog_page_id
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = (
+                                                    _o[0] + _p[0],
+                                                    _o[1] + _p[1],
+                                                    _o[2] + _p[2],
+                                                    _o[3] + _p[3],
+                                                    _o[4] + _p[4],
+                                                    _o[5] + _p[5],
+                                                    _o[6] + _p[6],
+                                                    _o[7] + _p[7],
+                                                    _o[8] + _p[8],
+                                                )
+                                                if _n[0]:
+                                                    catalog_page_cp_catalog_page_id_by_page_sk[
+                                                        v_page_sk
+                                                    ] = (
+                                                        _grp[0],
+                                                        _n,
+                                                    )
+                                                else:
+                                                    del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                        v_page_sk
+                                                    ]
+                                            else:
+                                                catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ] = {
+                                                    _grp[0]: _grp[1],
+                                                    _e: _p,
+                                                }
                                         else:
                                             _o = _grp.get(v_cp_catalog_page_id)
                                             if _o is None:
@@ -21691,10 +21716,12 @@ def _make_derived1():
                                                     _grp[v_cp_catalog_page_id] = _n
                                                 else:
                                                     del _grp[v_cp_catalog_page_id]
-                                                    if not _grp:
-                                                        del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    if len(_grp) == 1:
+                                                        catalog_page_cp_catalog_page_id_by_page_sk[
                                                             v_page_sk
-                                                        ]
+                                                        ] = next(
+                                                            iter(_grp.items())
+                                                        )
                                         _w1 = n3_count_by_page_sk.get(v_page_sk)
                                         if _w1 is not None:
                                             _d2 = (
@@ -22059,7 +22086,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("channel", "id", "sales", "returns", "profit")
                             QUERY_ID = "73512fb6997df7c8"
-                            LAYOUT_ID = "035aa25904c9c264"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "04624ca618c83efb"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -22745,6 +22772,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (
                             0,
                             0,
@@ -22912,7 +22956,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "4254ba7cf332fae6"
-                                    LAYOUT_ID = "226e1bb5bf6cbbf1"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "baafab6fff721058"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -23126,43 +23170,21 @@ def _make_derived1():
                                             del store[row]
                                         # atom web_sales
                                         _p = d
-                                        _o = web_sales_root.get(
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_web_site_sk,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_profit,
-                                            )
+                                        _t1 = (
+                                            v_ws_sold_date_sk,
+                                            v_ws_web_site_sk,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_profit,
                                         )
+                                        _o = web_sales_root.get(_t1)
                                         if _o is None:
-                                            web_sales_root[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_web_site_sk,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_profit,
-                                                )
-                                            ] = _p
+                                            web_sales_root[_t1] = _p
                                         else:
                                             _n = _o + _p
                                             if _n:
-                                                web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ] = _n
+                                                web_sales_root[_t1] = _n
                                             else:
-                                                del web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ]
+                                                del web_sales_root[_t1]
                                         if pending is not None:
                                             _k = (
                                                 v_ws_web_site_sk,
@@ -23254,43 +23276,21 @@ def _make_derived1():
                                                 )
                                             ):
                                                 continue
-                                            _o = web_sales_root.get(
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_web_site_sk,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_ws_sold_date_sk,
+                                                v_ws_web_site_sk,
+                                                v_ws_ext_sales_price,
+                                                v_ws_net_profit,
                                             )
+                                            _o = web_sales_root.get(_t1)
                                             if _o is None:
-                                                web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ] = _p
+                                                web_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    web_sales_root[
-                                                        (
-                                                            v_ws_sold_date_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_ws_ext_sales_price,
-                                                            v_ws_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    web_sales_root[_t1] = _n
                                                 else:
-                                                    del web_sales_root[
-                                                        (
-                                                            v_ws_sold_date_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_ws_ext_sales_price,
-                                                            v_ws_net_profit,
-                                                        )
-                                                    ]
+                                                    del web_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_ws_web_site_sk,
@@ -23540,6 +23540,24 @@ def _make_derived1():
                                         _EMPTY = (
                                             {}
                                         )  # read-only stand-in for a missing index group
+
+                                        def _entry(group, entry, default=None):
+                                            """The payload of `entry` in an index group (None: no group), `default`
+                                            if absent. A group of one entry is kept inline as the pair (entry,
+                                            payload): a dict per near-unique key would cost ~200 bytes and a
+                                            container the cyclic GC tracks; several entries are a dict.
+                                            """
+                                            if group is None:
+                                                return default
+                                            if type(group) is tuple:
+                                                return (
+                                                    group[1]
+                                                    if group[0] is entry
+                                                    or group[0] == entry
+                                                    else default
+                                                )
+                                            return group.get(entry, default)
+
                                         _ZERO = 0  # the payload of an absent tuple
 
                                         def _arity_message(relation, arity, row):
@@ -23641,7 +23659,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "5e033b1753c316b1"
-                                            LAYOUT_ID = "57d26b356c8a9936"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "c0166c949fb40cc5"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -23915,151 +23933,121 @@ def _make_derived1():
                                                     del store[row]
                                                 # atom web_returns
                                                 _p = d
+                                                _t1 = (v_wr_item_sk, v_wr_order_number)
+                                                _t2 = (
+                                                    v_wr_returned_date_sk,
+                                                    v_wr_item_sk,
+                                                    v_wr_order_number,
+                                                    v_wr_return_amt,
+                                                    v_wr_net_loss,
+                                                )
                                                 _grp = web_returns_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _grp is None:
                                                     web_returns_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = {
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        ): _p
-                                                    }
-                                                else:
-                                                    _o = _grp.get(
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
+                                                        _t1
+                                                    ] = (
+                                                        _t2,
+                                                        _p,
                                                     )
-                                                    if _o is None:
-                                                        _grp[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
+                                                elif type(_grp) is tuple:
+                                                    _e = _t2
+                                                    if _grp[0] is _e or _grp[0] == _e:
+                                                        _o = _grp[1]
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _grp[0],
+                                                                _n,
                                                             )
-                                                        ] = _p
+                                                        else:
+                                                            del web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _grp[0]: _grp[1],
+                                                            _e: _p,
+                                                        }
+                                                else:
+                                                    _o = _grp.get(_t2)
+                                                    if _o is None:
+                                                        _grp[_t2] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
-                                                                )
-                                                            ] = _n
+                                                            _grp[_t2] = _n
                                                         else:
-                                                            del _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
+                                                            del _grp[_t2]
+                                                            if len(_grp) == 1:
+                                                                web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = next(
+                                                                    iter(_grp.items())
                                                                 )
-                                                            ]
-                                                            if not _grp:
-                                                                del web_returns_by_wr_item_sk_wr_order_number[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
                                                 _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _o is None:
                                                     web_returns_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
                                                         web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _n
                                                     else:
                                                         del web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ]
-                                                _w1 = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                _w3 = web_sales_count_by_wr_item_sk_wr_order_number.get(
+                                                    _t1
                                                 )
-                                                if _w1 is not None:
-                                                    _d2 = _p * _w1
-                                                    _o = n0_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    )
+                                                if _w3 is not None:
+                                                    _d4 = _p * _w3
+                                                    _o = n0_root.get(_t1)
                                                     if _o is None:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _d2
+                                                        n0_root[_t1] = _d4
                                                     else:
-                                                        _n = _o + _d2
+                                                        _n = _o + _d4
                                                         if _n:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            n0_root[_t1] = _n
                                                         else:
-                                                            del n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
+                                                            del n0_root[_t1]
                                                     if pending is not None:
                                                         for (
                                                             v_wr_item_sk,
                                                             v_ws_web_site_sk,
                                                             v_wr_order_number,
-                                                        ), _m3 in self.web_sales_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
+                                                        ), _m5 in (
+                                                            (_g6,)
+                                                            if type(
+                                                                (
+                                                                    _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
+                                                                        (
+                                                                            v_wr_item_sk,
+                                                                            v_wr_order_number,
+                                                                        )
+                                                                    ]
+                                                                )
                                                             )
-                                                        ].items():
+                                                            is tuple
+                                                            else _g6.items()
+                                                        ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
                                                                 v_wr_returned_date_sk,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             )
-                                                            _v = _p * _m3
+                                                            _v = _p * _m5
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
                                                                 _v
@@ -24117,123 +24105,92 @@ def _make_derived1():
                                                     del store[row]
                                                 # atom web_sales
                                                 _p = d
+                                                _t1 = (v_wr_item_sk, v_wr_order_number)
+                                                _t2 = (
+                                                    v_wr_item_sk,
+                                                    v_ws_web_site_sk,
+                                                    v_wr_order_number,
+                                                )
                                                 _grp = web_sales_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _grp is None:
                                                     web_sales_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = {
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_wr_order_number,
-                                                        ): _p
-                                                    }
-                                                else:
-                                                    _o = _grp.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
+                                                    ] = (
+                                                        _t2,
+                                                        _p,
                                                     )
-                                                    if _o is None:
-                                                        _grp[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
+                                                elif type(_grp) is tuple:
+                                                    _e = _t2
+                                                    if _grp[0] is _e or _grp[0] == _e:
+                                                        _o = _grp[1]
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _grp[0],
+                                                                _n,
                                                             )
-                                                        ] = _p
+                                                        else:
+                                                            del web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _grp[0]: _grp[1],
+                                                            _e: _p,
+                                                        }
+                                                else:
+                                                    _o = _grp.get(_t2)
+                                                    if _o is None:
+                                                        _grp[_t2] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            _grp[_t2] = _n
                                                         else:
-                                                            del _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
+                                                            del _grp[_t2]
+                                                            if len(_grp) == 1:
+                                                                web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = next(
+                                                                    iter(_grp.items())
                                                                 )
-                                                            ]
-                                                            if not _grp:
-                                                                del web_sales_by_wr_item_sk_wr_order_number[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
                                                 _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _o is None:
                                                     web_sales_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
                                                         web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _n
                                                     else:
                                                         del web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ]
-                                                _w1 = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                _w3 = web_returns_count_by_wr_item_sk_wr_order_number.get(
+                                                    _t1
                                                 )
-                                                if _w1 is not None:
-                                                    _d2 = _p * _w1
-                                                    _o = n0_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    )
+                                                if _w3 is not None:
+                                                    _d4 = _p * _w3
+                                                    _o = n0_root.get(_t1)
                                                     if _o is None:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _d2
+                                                        n0_root[_t1] = _d4
                                                     else:
-                                                        _n = _o + _d2
+                                                        _n = _o + _d4
                                                         if _n:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            n0_root[_t1] = _n
                                                         else:
-                                                            del n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
+                                                            del n0_root[_t1]
                                                     if pending is not None:
                                                         for (
                                                             v_wr_returned_date_sk,
@@ -24241,19 +24198,28 @@ def _make_derived1():
                                                             v_wr_order_number,
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
-                                                        ), _m3 in self.web_returns_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
+                                                        ), _m5 in (
+                                                            (_g6,)
+                                                            if type(
+                                                                (
+                                                                    _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
+                                                                        (
+                                                                            v_wr_item_sk,
+                                                                            v_wr_order_number,
+                                                                        )
+                                                                    ]
+                                                                )
                                                             )
-                                                        ].items():
+                                                            is tuple
+                                                            else _g6.items()
+                                                        ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
                                                                 v_wr_returned_date_sk,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             )
-                                                            _v = _p * _m3
+                                                            _v = _p * _m5
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
                                                                 _v
@@ -24360,182 +24326,147 @@ def _make_derived1():
                                                     # it is what float sums leave of rows inserted and deleted again)
                                                     if not _p and (
                                                         _p == _ZERO
-                                                        or not (
-                                                            (
-                                                                self.web_returns_by_wr_item_sk_wr_order_number.get(
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                )
-                                                                or _EMPTY
-                                                            ).get(
+                                                        or not _entry(
+                                                            self.web_returns_by_wr_item_sk_wr_order_number.get(
                                                                 (
-                                                                    v_wr_returned_date_sk,
                                                                     v_wr_item_sk,
                                                                     v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
                                                                 )
-                                                            )
-                                                            or _ZERO
+                                                            ),
+                                                            (
+                                                                v_wr_returned_date_sk,
+                                                                v_wr_item_sk,
+                                                                v_wr_order_number,
+                                                                v_wr_return_amt,
+                                                                v_wr_net_loss,
+                                                            ),
+                                                            _ZERO,
                                                         )
                                                     ):
                                                         continue
+                                                    _t1 = (
+                                                        v_wr_item_sk,
+                                                        v_wr_order_number,
+                                                    )
+                                                    _t2 = (
+                                                        v_wr_returned_date_sk,
+                                                        v_wr_item_sk,
+                                                        v_wr_order_number,
+                                                        v_wr_return_amt,
+                                                        v_wr_net_loss,
+                                                    )
                                                     _grp = web_returns_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _grp is None:
                                                         web_returns_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = {
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            ): _p
-                                                        }
-                                                    else:
-                                                        _o = _grp.get(
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
+                                                            _t1
+                                                        ] = (
+                                                            _t2,
+                                                            _p,
                                                         )
-                                                        if _o is None:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
+                                                    elif type(_grp) is tuple:
+                                                        _e = _t2
+                                                        if (
+                                                            _grp[0] is _e
+                                                            or _grp[0] == _e
+                                                        ):
+                                                            _o = _grp[1]
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _grp[0],
+                                                                    _n,
                                                                 )
-                                                            ] = _p
+                                                            else:
+                                                                del web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _grp[0]: _grp[1],
+                                                                _e: _p,
+                                                            }
+                                                    else:
+                                                        _o = _grp.get(_t2)
+                                                        if _o is None:
+                                                            _grp[_t2] = _p
                                                         else:
                                                             _n = _o + _p
                                                             if _n:
-                                                                _grp[
-                                                                    (
-                                                                        v_wr_returned_date_sk,
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                        v_wr_return_amt,
-                                                                        v_wr_net_loss,
-                                                                    )
-                                                                ] = _n
+                                                                _grp[_t2] = _n
                                                             else:
-                                                                del _grp[
-                                                                    (
-                                                                        v_wr_returned_date_sk,
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                        v_wr_return_amt,
-                                                                        v_wr_net_loss,
-                                                                    )
-                                                                ]
-                                                                if not _grp:
-                                                                    del web_returns_by_wr_item_sk_wr_order_number[
-                                                                        (
-                                                                            v_wr_item_sk,
-                                                                            v_wr_order_number,
+                                                                del _grp[_t2]
+                                                                if len(_grp) == 1:
+                                                                    web_returns_by_wr_item_sk_wr_order_number[
+                                                                        _t1
+                                                                    ] = next(
+                                                                        iter(
+                                                                            _grp.items()
                                                                         )
-                                                                    ]
+                                                                    )
                                                     _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _o is None:
                                                         web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
                                                             web_returns_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ] = _n
                                                         else:
                                                             del web_returns_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ]
-                                                    _w1 = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                    _w3 = web_sales_count_by_wr_item_sk_wr_order_number.get(
+                                                        _t1
                                                     )
-                                                    if _w1 is not None:
-                                                        _d2 = _p * _w1
-                                                        _o = n0_root.get(
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        )
+                                                    if _w3 is not None:
+                                                        _d4 = _p * _w3
+                                                        _o = n0_root.get(_t1)
                                                         if _o is None:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _d2
+                                                            n0_root[_t1] = _d4
                                                         else:
-                                                            _n = _o + _d2
+                                                            _n = _o + _d4
                                                             if _n:
-                                                                n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                n0_root[_t1] = _n
                                                             else:
-                                                                del n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
+                                                                del n0_root[_t1]
                                                         if pending is not None:
                                                             for (
                                                                 v_wr_item_sk,
                                                                 v_ws_web_site_sk,
                                                                 v_wr_order_number,
-                                                            ), _m3 in self.web_sales_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
+                                                            ), _m5 in (
+                                                                (_g6,)
+                                                                if type(
+                                                                    (
+                                                                        _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
+                                                                            (
+                                                                                v_wr_item_sk,
+                                                                                v_wr_order_number,
+                                                                            )
+                                                                        ]
+                                                                    )
                                                                 )
-                                                            ].items():
+                                                                is tuple
+                                                                else _g6.items()
+                                                            ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
                                                                     v_wr_returned_date_sk,
                                                                     v_wr_return_amt,
                                                                     v_wr_net_loss,
                                                                 )
-                                                                _v = _p * _m3
+                                                                _v = _p * _m5
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
                                                                     _v
@@ -24636,152 +24567,116 @@ def _make_derived1():
                                                     # it is what float sums leave of rows inserted and deleted again)
                                                     if not _p and (
                                                         _p == _ZERO
-                                                        or not (
-                                                            (
-                                                                self.web_sales_by_wr_item_sk_wr_order_number.get(
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                )
-                                                                or _EMPTY
-                                                            ).get(
+                                                        or not _entry(
+                                                            self.web_sales_by_wr_item_sk_wr_order_number.get(
                                                                 (
                                                                     v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
                                                                     v_wr_order_number,
                                                                 )
-                                                            )
-                                                            or _ZERO
+                                                            ),
+                                                            (
+                                                                v_wr_item_sk,
+                                                                v_ws_web_site_sk,
+                                                                v_wr_order_number,
+                                                            ),
+                                                            _ZERO,
                                                         )
                                                     ):
                                                         continue
+                                                    _t1 = (
+                                                        v_wr_item_sk,
+                                                        v_wr_order_number,
+                                                    )
+                                                    _t2 = (
+                                                        v_wr_item_sk,
+                                                        v_ws_web_site_sk,
+                                                        v_wr_order_number,
+                                                    )
                                                     _grp = web_sales_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _grp is None:
                                                         web_sales_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = {
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
-                                                            ): _p
-                                                        }
-                                                    else:
-                                                        _o = _grp.get(
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
+                                                        ] = (
+                                                            _t2,
+                                                            _p,
                                                         )
-                                                        if _o is None:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
+                                                    elif type(_grp) is tuple:
+                                                        _e = _t2
+                                                        if (
+                                                            _grp[0] is _e
+                                                            or _grp[0] == _e
+                                                        ):
+                                                            _o = _grp[1]
+                                                            _n = _o + _p
+                                                            if _n:
+                                                                web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = (
+                                                                    _grp[0],
+                                                                    _n,
                                                                 )
-                                                            ] = _p
+                                                            else:
+                                                                del web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ]
+                                                        else:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = {
+                                                                _grp[0]: _grp[1],
+                                                                _e: _p,
+                                                            }
+                                                    else:
+                                                        _o = _grp.get(_t2)
+                                                        if _o is None:
+                                                            _grp[_t2] = _p
                                                         else:
                                                             _n = _o + _p
                                                             if _n:
-                                                                _grp[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_ws_web_site_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                _grp[_t2] = _n
                                                             else:
-                                                                del _grp[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_ws_web_site_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
-                                                                if not _grp:
-                                                                    del web_sales_by_wr_item_sk_wr_order_number[
-                                                                        (
-                                                                            v_wr_item_sk,
-                                                                            v_wr_order_number,
+                                                                del _grp[_t2]
+                                                                if len(_grp) == 1:
+                                                                    web_sales_by_wr_item_sk_wr_order_number[
+                                                                        _t1
+                                                                    ] = next(
+                                                                        iter(
+                                                                            _grp.items()
                                                                         )
-                                                                    ]
+                                                                    )
                                                     _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     )
                                                     if _o is None:
                                                         web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
                                                             web_sales_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ] = _n
                                                         else:
                                                             del web_sales_count_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
+                                                                _t1
                                                             ]
-                                                    _w1 = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                    _w3 = web_returns_count_by_wr_item_sk_wr_order_number.get(
+                                                        _t1
                                                     )
-                                                    if _w1 is not None:
-                                                        _d2 = _p * _w1
-                                                        _o = n0_root.get(
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        )
+                                                    if _w3 is not None:
+                                                        _d4 = _p * _w3
+                                                        _o = n0_root.get(_t1)
                                                         if _o is None:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _d2
+                                                            n0_root[_t1] = _d4
                                                         else:
-                                                            _n = _o + _d2
+                                                            _n = _o + _d4
                                                             if _n:
-                                                                n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                n0_root[_t1] = _n
                                                             else:
-                                                                del n0_root[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
+                                                                del n0_root[_t1]
                                                         if pending is not None:
                                                             for (
                                                                 v_wr_returned_date_sk,
@@ -24789,19 +24684,28 @@ def _make_derived1():
                                                                 v_wr_order_number,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
-                                                            ), _m3 in self.web_returns_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
+                                                            ), _m5 in (
+                                                                (_g6,)
+                                                                if type(
+                                                                    (
+                                                                        _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
+                                                                            (
+                                                                                v_wr_item_sk,
+                                                                                v_wr_order_number,
+                                                                            )
+                                                                        ]
+                                                                    )
                                                                 )
-                                                            ].items():
+                                                                is tuple
+                                                                else _g6.items()
+                                                            ):
                                                                 _k = (
                                                                     v_ws_web_site_sk,
                                                                     v_wr_returned_date_sk,
                                                                     v_wr_return_amt,
                                                                     v_wr_net_loss,
                                                                 )
-                                                                _v = _p * _m3
+                                                                _v = _p * _m5
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
                                                                     _v
@@ -24829,14 +24733,15 @@ def _make_derived1():
                                                 )
                                                 if _g2 is None:
                                                     return None
-                                                _m3 = _g2.get(
+                                                _m3 = _entry(
+                                                    _g2,
                                                     (
                                                         v_wr_returned_date_sk,
                                                         v_wr_item_sk,
                                                         v_wr_order_number,
                                                         v_wr_return_amt,
                                                         v_wr_net_loss,
-                                                    )
+                                                    ),
                                                 )
                                                 if _m3 is None:
                                                     return None
@@ -24845,12 +24750,13 @@ def _make_derived1():
                                                 )
                                                 if _g4 is None:
                                                     return None
-                                                _m5 = _g4.get(
+                                                _m5 = _entry(
+                                                    _g4,
                                                     (
                                                         v_wr_item_sk,
                                                         v_ws_web_site_sk,
                                                         v_wr_order_number,
-                                                    )
+                                                    ),
                                                 )
                                                 if _m5 is None:
                                                     return None
@@ -25151,7 +25057,7 @@ def _make_derived1():
                                                 }
                                                 COLUMNS = ("k1", "k2")
                                                 QUERY_ID = "d008a4738b5a598a"
-                                                LAYOUT_ID = "a0fed81910d823c5"  # the state's layout: snapshots restore only here
+                                                LAYOUT_ID = "62f339ec9713a93a"  # the state's layout: snapshots restore only here
                                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                                 def __init__(
@@ -25403,35 +25309,19 @@ def _make_derived1():
                                                         del store[row]
                                                     # atom web_sales
                                                     _p = d
-                                                    _o = web_sales_root.get(
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        )
+                                                    _t1 = (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
                                                     )
+                                                    _o = web_sales_root.get(_t1)
                                                     if _o is None:
-                                                        web_sales_root[
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
-                                                        ] = _p
+                                                        web_sales_root[_t1] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ] = _n
+                                                            web_sales_root[_t1] = _n
                                                         else:
-                                                            del web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ]
+                                                            del web_sales_root[_t1]
                                                     if pending is not None:
                                                         _k = (
                                                             v_ws_item_sk,
@@ -25540,35 +25430,19 @@ def _make_derived1():
                                                             )
                                                         ):
                                                             continue
-                                                        _o = web_sales_root.get(
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
+                                                        _t1 = (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
                                                         )
+                                                        _o = web_sales_root.get(_t1)
                                                         if _o is None:
-                                                            web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ] = _p
+                                                            web_sales_root[_t1] = _p
                                                         else:
                                                             _n = _o + _p
                                                             if _n:
-                                                                web_sales_root[
-                                                                    (
-                                                                        v_ws_item_sk,
-                                                                        v_ws_order_number,
-                                                                    )
-                                                                ] = _n
+                                                                web_sales_root[_t1] = _n
                                                             else:
-                                                                del web_sales_root[
-                                                                    (
-                                                                        v_ws_item_sk,
-                                                                        v_ws_order_number,
-                                                                    )
-                                                                ]
+                                                                del web_sales_root[_t1]
                                                         if pending is not None:
                                                             _k = (
                                                                 v_ws_item_sk,
@@ -25835,7 +25709,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "6b5c6ef0c2153da3"
-                                            LAYOUT_ID = "a8e857df5817232d"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "87b7fe6d53353143"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -26136,39 +26010,20 @@ def _make_derived1():
                                                 # atom web_returns
                                                 if keep_web_returns:
                                                     _p = d
-                                                    _o = web_returns_root.get(
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
+                                                    _t1 = (
+                                                        v_wr_returned_date_sk,
+                                                        v_wr_return_amt,
+                                                        v_wr_net_loss,
                                                     )
+                                                    _o = web_returns_root.get(_t1)
                                                     if _o is None:
-                                                        web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ] = _p
+                                                        web_returns_root[_t1] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            web_returns_root[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
-                                                                )
-                                                            ] = _n
+                                                            web_returns_root[_t1] = _n
                                                         else:
-                                                            del web_returns_root[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
-                                                                )
-                                                            ]
+                                                            del web_returns_root[_t1]
                                                     if pending is not None:
                                                         _k = (
                                                             None,
@@ -26244,39 +26099,20 @@ def _make_derived1():
                                                 _p = d
                                                 pending = self._pending
                                                 web_returns_root = self.web_returns_root
-                                                _o = web_returns_root.get(
-                                                    (
-                                                        v_wr_returned_date_sk,
-                                                        v_wr_return_amt,
-                                                        v_wr_net_loss,
-                                                    )
+                                                _t1 = (
+                                                    v_wr_returned_date_sk,
+                                                    v_wr_return_amt,
+                                                    v_wr_net_loss,
                                                 )
+                                                _o = web_returns_root.get(_t1)
                                                 if _o is None:
-                                                    web_returns_root[
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
-                                                    ] = _p
+                                                    web_returns_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        web_returns_root[_t1] = _n
                                                     else:
-                                                        del web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ]
+                                                        del web_returns_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         None,
@@ -26656,7 +26492,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "754c000125a2057e"
-                                    LAYOUT_ID = "a07dc23ef9399482"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "8fab3f2c5d95393d"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -27294,7 +27130,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "c7a445fa2af38cc0"
-                            LAYOUT_ID = "4c403a0280f610fb"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "69680a7dad038070"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -27581,7 +27417,34 @@ def _make_derived1():
                                     if _grp is None:
                                         salesreturns_wsr_web_site_sk_by_date_sk[
                                             v_date_sk
-                                        ] = {v_wsr_web_site_sk: _p}
+                                        ] = (v_wsr_web_site_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_wsr_web_site_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                salesreturns_wsr_web_site_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del salesreturns_wsr_web_site_sk_by_date_sk[
+                                                    v_date_sk
+                                                ]
+                                        else:
+                                            salesreturns_wsr_web_site_sk_by_date_sk[
+                                                v_date_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_wsr_web_site_sk)
                                         if _o is None:
@@ -27602,10 +27465,12 @@ def _make_derived1():
                                                 _grp[v_wsr_web_site_sk] = _n
                                             else:
                                                 del _grp[v_wsr_web_site_sk]
-                                                if not _grp:
-                                                    del salesreturns_wsr_web_site_sk_by_date_sk[
+                                                if len(_grp) == 1:
+                                                    salesreturns_wsr_web_site_sk_by_date_sk[
                                                         v_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -27652,7 +27517,11 @@ def _make_derived1():
                                             )
                                         )
                                         if _g5:
-                                            for v_web_site_id, _w3 in _g5.items():
+                                            for v_web_site_id, _w3 in (
+                                                (_g5,)
+                                                if type(_g5) is tuple
+                                                else _g5.items()
+                                            ):
                                                 _d4 = (
                                                     _d2[0] * _w3[0],
                                                     _d2[1] * _w3[1],
@@ -27775,7 +27644,11 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _g3:
-                                        for v_wsr_web_site_sk, _w1 in _g3.items():
+                                        for v_wsr_web_site_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -27818,7 +27691,11 @@ def _make_derived1():
                                                 v_wsr_web_site_sk
                                             )
                                             if _g6:
-                                                for v_web_site_id, _w4 in _g6.items():
+                                                for v_web_site_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -27907,7 +27784,34 @@ def _make_derived1():
                                 if _grp is None:
                                     web_site_web_site_id_by_wsr_web_site_sk[
                                         v_wsr_web_site_sk
-                                    ] = {v_web_site_id: _p}
+                                    ] = (v_web_site_id, _p)
+                                elif type(_grp) is tuple:
+                                    _e = v_web_site_id
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                            _o[3] + _p[3],
+                                            _o[4] + _p[4],
+                                            _o[5] + _p[5],
+                                            _o[6] + _p[6],
+                                            _o[7] + _p[7],
+                                            _o[8] + _p[8],
+                                        )
+                                        if _n[0]:
+                                            web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ]
+                                    else:
+                                        web_site_web_site_id_by_wsr_web_site_sk[
+                                            v_wsr_web_site_sk
+                                        ] = {_grp[0]: _grp[1], _e: _p}
                                 else:
                                     _o = _grp.get(v_web_site_id)
                                     if _o is None:
@@ -27928,10 +27832,10 @@ def _make_derived1():
                                             _grp[v_web_site_id] = _n
                                         else:
                                             del _grp[v_web_site_id]
-                                            if not _grp:
-                                                del web_site_web_site_id_by_wsr_web_site_sk[
+                                            if len(_grp) == 1:
+                                                web_site_web_site_id_by_wsr_web_site_sk[
                                                     v_wsr_web_site_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w1 = n3_count_by_wsr_web_site_sk.get(v_wsr_web_site_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -28137,7 +28041,11 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _g3:
-                                        for v_wsr_web_site_sk, _w1 in _g3.items():
+                                        for v_wsr_web_site_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -28180,7 +28088,11 @@ def _make_derived1():
                                                 v_wsr_web_site_sk
                                             )
                                             if _g6:
-                                                for v_web_site_id, _w4 in _g6.items():
+                                                for v_web_site_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -28311,14 +28223,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.web_site_web_site_id_by_wsr_web_site_sk.get(
-                                                    v_wsr_web_site_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_web_site_id)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.web_site_web_site_id_by_wsr_web_site_sk.get(
+                                                v_wsr_web_site_sk
+                                            ),
+                                            v_web_site_id,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -28328,7 +28238,34 @@ def _make_derived1():
                                     if _grp is None:
                                         web_site_web_site_id_by_wsr_web_site_sk[
                                             v_wsr_web_site_sk
-                                        ] = {v_web_site_id: _p}
+                                        ] = (v_web_site_id, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_web_site_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                web_site_web_site_id_by_wsr_web_site_sk[
+                                                    v_wsr_web_site_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del web_site_web_site_id_by_wsr_web_site_sk[
+                                                    v_wsr_web_site_sk
+                                                ]
+                                        else:
+                                            web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_web_site_id)
                                         if _o is None:
@@ -28349,10 +28286,12 @@ def _make_derived1():
                                                 _grp[v_web_site_id] = _n
                                             else:
                                                 del _grp[v_web_site_id]
-                                                if not _grp:
-                                                    del web_site_web_site_id_by_wsr_web_site_sk[
+                                                if len(_grp) == 1:
+                                                    web_site_web_site_id_by_wsr_web_site_sk[
                                                         v_wsr_web_site_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = n3_count_by_wsr_web_site_sk.get(
                                         v_wsr_web_site_sk
                                     )
@@ -28714,7 +28653,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "3bf0de3e3a0afa0c"
-                        LAYOUT_ID = "8b6cf3e8cec993fc"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "c9226392b0f26486"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -29537,7 +29476,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("channel", "id", "sales", "returns", "profit")
                 QUERY_ID = "f8eb06d52d0b5ace"
-                LAYOUT_ID = "68faa416754a7127"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "dc7945b2803ae513"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -30393,6 +30332,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (
                             0,
                             0,
@@ -30549,7 +30505,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "fd6240df6c1f3036"
-                                    LAYOUT_ID = "dbe59cc966212abf"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "71394f81f6ec76a9"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -30763,43 +30719,21 @@ def _make_derived1():
                                             del store[row]
                                         # atom store_sales
                                         _p = d
-                                        _o = store_sales_root.get(
-                                            (
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                                v_ss_ext_sales_price,
-                                                v_ss_net_profit,
-                                            )
+                                        _t1 = (
+                                            v_ss_sold_date_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ext_sales_price,
+                                            v_ss_net_profit,
                                         )
+                                        _o = store_sales_root.get(_t1)
                                         if _o is None:
-                                            store_sales_root[
-                                                (
-                                                    v_ss_sold_date_sk,
-                                                    v_ss_store_sk,
-                                                    v_ss_ext_sales_price,
-                                                    v_ss_net_profit,
-                                                )
-                                            ] = _p
+                                            store_sales_root[_t1] = _p
                                         else:
                                             _n = _o + _p
                                             if _n:
-                                                store_sales_root[
-                                                    (
-                                                        v_ss_sold_date_sk,
-                                                        v_ss_store_sk,
-                                                        v_ss_ext_sales_price,
-                                                        v_ss_net_profit,
-                                                    )
-                                                ] = _n
+                                                store_sales_root[_t1] = _n
                                             else:
-                                                del store_sales_root[
-                                                    (
-                                                        v_ss_sold_date_sk,
-                                                        v_ss_store_sk,
-                                                        v_ss_ext_sales_price,
-                                                        v_ss_net_profit,
-                                                    )
-                                                ]
+                                                del store_sales_root[_t1]
                                         if pending is not None:
                                             _k = (
                                                 v_ss_store_sk,
@@ -30893,43 +30827,21 @@ def _make_derived1():
                                                 )
                                             ):
                                                 continue
-                                            _o = store_sales_root.get(
-                                                (
-                                                    v_ss_sold_date_sk,
-                                                    v_ss_store_sk,
-                                                    v_ss_ext_sales_price,
-                                                    v_ss_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_ss_sold_date_sk,
+                                                v_ss_store_sk,
+                                                v_ss_ext_sales_price,
+                                                v_ss_net_profit,
                                             )
+                                            _o = store_sales_root.get(_t1)
                                             if _o is None:
-                                                store_sales_root[
-                                                    (
-                                                        v_ss_sold_date_sk,
-                                                        v_ss_store_sk,
-                                                        v_ss_ext_sales_price,
-                                                        v_ss_net_profit,
-                                                    )
-                                                ] = _p
+                                                store_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    store_sales_root[_t1] = _n
                                                 else:
-                                                    del store_sales_root[
-                                                        (
-                                                            v_ss_sold_date_sk,
-                                                            v_ss_store_sk,
-                                                            v_ss_ext_sales_price,
-                                                            v_ss_net_profit,
-                                                        )
-                                                    ]
+                                                    del store_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_ss_store_sk,
@@ -31169,7 +31081,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "24c7e746ee44c73a"
-                                    LAYOUT_ID = "4306d96247d8b96e"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "603e5ea6ea3d43ee"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -31383,43 +31295,21 @@ def _make_derived1():
                                             del store[row]
                                         # atom store_returns
                                         _p = d
-                                        _o = store_returns_root.get(
-                                            (
-                                                v_sr_returned_date_sk,
-                                                v_sr_store_sk,
-                                                v_sr_return_amt,
-                                                v_sr_net_loss,
-                                            )
+                                        _t1 = (
+                                            v_sr_returned_date_sk,
+                                            v_sr_store_sk,
+                                            v_sr_return_amt,
+                                            v_sr_net_loss,
                                         )
+                                        _o = store_returns_root.get(_t1)
                                         if _o is None:
-                                            store_returns_root[
-                                                (
-                                                    v_sr_returned_date_sk,
-                                                    v_sr_store_sk,
-                                                    v_sr_return_amt,
-                                                    v_sr_net_loss,
-                                                )
-                                            ] = _p
+                                            store_returns_root[_t1] = _p
                                         else:
                                             _n = _o + _p
                                             if _n:
-                                                store_returns_root[
-                                                    (
-                                                        v_sr_returned_date_sk,
-                                                        v_sr_store_sk,
-                                                        v_sr_return_amt,
-                                                        v_sr_net_loss,
-                                                    )
-                                                ] = _n
+                                                store_returns_root[_t1] = _n
                                             else:
-                                                del store_returns_root[
-                                                    (
-                                                        v_sr_returned_date_sk,
-                                                        v_sr_store_sk,
-                                                        v_sr_return_amt,
-                                                        v_sr_net_loss,
-                                                    )
-                                                ]
+                                                del store_returns_root[_t1]
                                         if pending is not None:
                                             _k = (
                                                 v_sr_store_sk,
@@ -31515,43 +31405,21 @@ def _make_derived1():
                                                 )
                                             ):
                                                 continue
-                                            _o = store_returns_root.get(
-                                                (
-                                                    v_sr_returned_date_sk,
-                                                    v_sr_store_sk,
-                                                    v_sr_return_amt,
-                                                    v_sr_net_loss,
-                                                )
+                                            _t1 = (
+                                                v_sr_returned_date_sk,
+                                                v_sr_store_sk,
+                                                v_sr_return_amt,
+                                                v_sr_net_loss,
                                             )
+                                            _o = store_returns_root.get(_t1)
                                             if _o is None:
-                                                store_returns_root[
-                                                    (
-                                                        v_sr_returned_date_sk,
-                                                        v_sr_store_sk,
-                                                        v_sr_return_amt,
-                                                        v_sr_net_loss,
-                                                    )
-                                                ] = _p
+                                                store_returns_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ] = _n
+                                                    store_returns_root[_t1] = _n
                                                 else:
-                                                    del store_returns_root[
-                                                        (
-                                                            v_sr_returned_date_sk,
-                                                            v_sr_store_sk,
-                                                            v_sr_return_amt,
-                                                            v_sr_net_loss,
-                                                        )
-                                                    ]
+                                                    del store_returns_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_sr_store_sk,
@@ -31916,7 +31784,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "2db290f66a384346"
-                            LAYOUT_ID = "49c4cb0ac2785ed2"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "24725cd212241713"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -32196,9 +32064,37 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _grp is None:
-                                        salesreturns_store_sk_by_date_sk[v_date_sk] = {
-                                            v_store_sk: _p
-                                        }
+                                        salesreturns_store_sk_by_date_sk[v_date_sk] = (
+                                            v_store_sk,
+                                            _p,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_store_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                salesreturns_store_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del salesreturns_store_sk_by_date_sk[
+                                                    v_date_sk
+                                                ]
+                                        else:
+                                            salesreturns_store_sk_by_date_sk[
+                                                v_date_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_store_sk)
                                         if _o is None:
@@ -32219,10 +32115,10 @@ def _make_derived1():
                                                 _grp[v_store_sk] = _n
                                             else:
                                                 del _grp[v_store_sk]
-                                                if not _grp:
-                                                    del salesreturns_store_sk_by_date_sk[
+                                                if len(_grp) == 1:
+                                                    salesreturns_store_sk_by_date_sk[
                                                         v_date_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -32259,7 +32155,11 @@ def _make_derived1():
                                             v_store_sk
                                         )
                                         if _g5:
-                                            for v_s_store_id, _w3 in _g5.items():
+                                            for v_s_store_id, _w3 in (
+                                                (_g5,)
+                                                if type(_g5) is tuple
+                                                else _g5.items()
+                                            ):
                                                 _d4 = (
                                                     _d2[0] * _w3[0],
                                                     _d2[1] * _w3[1],
@@ -32380,7 +32280,11 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _g3:
-                                        for v_store_sk, _w1 in _g3.items():
+                                        for v_store_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -32417,7 +32321,11 @@ def _make_derived1():
                                                 v_store_sk
                                             )
                                             if _g6:
-                                                for v_s_store_id, _w4 in _g6.items():
+                                                for v_s_store_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -32500,9 +32408,38 @@ def _make_derived1():
                                 # atom store_2
                                 _grp = store_2_s_store_id_by_store_sk.get(v_store_sk)
                                 if _grp is None:
-                                    store_2_s_store_id_by_store_sk[v_store_sk] = {
-                                        v_s_store_id: _p
-                                    }
+                                    store_2_s_store_id_by_store_sk[v_store_sk] = (
+                                        v_s_store_id,
+                                        _p,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_s_store_id
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                            _o[3] + _p[3],
+                                            _o[4] + _p[4],
+                                            _o[5] + _p[5],
+                                            _o[6] + _p[6],
+                                            _o[7] + _p[7],
+                                            _o[8] + _p[8],
+                                        )
+                                        if _n[0]:
+                                            store_2_s_store_id_by_store_sk[
+                                                v_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del store_2_s_store_id_by_store_sk[
+                                                v_store_sk
+                                            ]
+                                    else:
+                                        store_2_s_store_id_by_store_sk[v_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _p,
+                                        }
                                 else:
                                     _o = _grp.get(v_s_store_id)
                                     if _o is None:
@@ -32523,10 +32460,10 @@ def _make_derived1():
                                             _grp[v_s_store_id] = _n
                                         else:
                                             del _grp[v_s_store_id]
-                                            if not _grp:
-                                                del store_2_s_store_id_by_store_sk[
+                                            if len(_grp) == 1:
+                                                store_2_s_store_id_by_store_sk[
                                                     v_store_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w1 = n3_count_by_store_sk.get(v_store_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -32730,7 +32667,11 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _g3:
-                                        for v_store_sk, _w1 in _g3.items():
+                                        for v_store_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -32767,7 +32708,11 @@ def _make_derived1():
                                                 v_store_sk
                                             )
                                             if _g6:
-                                                for v_s_store_id, _w4 in _g6.items():
+                                                for v_s_store_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -32891,14 +32836,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.store_2_s_store_id_by_store_sk.get(
-                                                    v_store_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_s_store_id)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.store_2_s_store_id_by_store_sk.get(
+                                                v_store_sk
+                                            ),
+                                            v_s_store_id,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -32906,9 +32849,37 @@ def _make_derived1():
                                         v_store_sk
                                     )
                                     if _grp is None:
-                                        store_2_s_store_id_by_store_sk[v_store_sk] = {
-                                            v_s_store_id: _p
-                                        }
+                                        store_2_s_store_id_by_store_sk[v_store_sk] = (
+                                            v_s_store_id,
+                                            _p,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_s_store_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del store_2_s_store_id_by_store_sk[
+                                                    v_store_sk
+                                                ]
+                                        else:
+                                            store_2_s_store_id_by_store_sk[
+                                                v_store_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_s_store_id)
                                         if _o is None:
@@ -32929,10 +32900,10 @@ def _make_derived1():
                                                 _grp[v_s_store_id] = _n
                                             else:
                                                 del _grp[v_s_store_id]
-                                                if not _grp:
-                                                    del store_2_s_store_id_by_store_sk[
+                                                if len(_grp) == 1:
+                                                    store_2_s_store_id_by_store_sk[
                                                         v_store_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w1 = n3_count_by_store_sk.get(v_store_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -33280,7 +33251,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "a78f657559f23059"
-                        LAYOUT_ID = "f66a0fa59c107332"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "657e887ecc9d72f7"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -33831,6 +33802,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (
                             0,
                             0,
@@ -33998,7 +33986,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "ee988dbe2f39fafa"
-                                    LAYOUT_ID = "b0d490c67ee27da0"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "5ad5df2714fd2ef3"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -34212,43 +34200,21 @@ def _make_derived1():
                                             del store[row]
                                         # atom catalog_sales
                                         _p = d
-                                        _o = catalog_sales_root.get(
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_catalog_page_sk,
-                                                v_cs_ext_sales_price,
-                                                v_cs_net_profit,
-                                            )
+                                        _t1 = (
+                                            v_cs_sold_date_sk,
+                                            v_cs_catalog_page_sk,
+                                            v_cs_ext_sales_price,
+                                            v_cs_net_profit,
                                         )
+                                        _o = catalog_sales_root.get(_t1)
                                         if _o is None:
-                                            catalog_sales_root[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_catalog_page_sk,
-                                                    v_cs_ext_sales_price,
-                                                    v_cs_net_profit,
-                                                )
-                                            ] = _p
+                                            catalog_sales_root[_t1] = _p
                                         else:
                                             _n = _o + _p
                                             if _n:
-                                                catalog_sales_root[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_catalog_page_sk,
-                                                        v_cs_ext_sales_price,
-                                                        v_cs_net_profit,
-                                                    )
-                                                ] = _n
+                                                catalog_sales_root[_t1] = _n
                                             else:
-                                                del catalog_sales_root[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_catalog_page_sk,
-                                                        v_cs_ext_sales_price,
-                                                        v_cs_net_profit,
-                                                    )
-                                                ]
+                                                del catalog_sales_root[_t1]
                                         if pending is not None:
                                             _k = (
                                                 v_cs_catalog_page_sk,
@@ -34344,43 +34310,21 @@ def _make_derived1():
                                                 )
                                             ):
                                                 continue
-                                            _o = catalog_sales_root.get(
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_catalog_page_sk,
-                                                    v_cs_ext_sales_price,
-                                                    v_cs_net_profit,
-                                                )
+                                            _t1 = (
+                                                v_cs_sold_date_sk,
+                                                v_cs_catalog_page_sk,
+                                                v_cs_ext_sales_price,
+                                                v_cs_net_profit,
                                             )
+                                            _o = catalog_sales_root.get(_t1)
                                             if _o is None:
-                                                catalog_sales_root[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_catalog_page_sk,
-                                                        v_cs_ext_sales_price,
-                                                        v_cs_net_profit,
-                                                    )
-                                                ] = _p
+                                                catalog_sales_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ] = _n
+                                                    catalog_sales_root[_t1] = _n
                                                 else:
-                                                    del catalog_sales_root[
-                                                        (
-                                                            v_cs_sold_date_sk,
-                                                            v_cs_catalog_page_sk,
-                                                            v_cs_ext_sales_price,
-                                                            v_cs_net_profit,
-                                                        )
-                                                    ]
+                                                    del catalog_sales_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_cs_catalog_page_sk,
@@ -34630,7 +34574,7 @@ def _make_derived1():
                                         "net_loss",
                                     )
                                     QUERY_ID = "99d092c5ad3809f7"
-                                    LAYOUT_ID = "73010291addaa7fc"  # the state's layout: snapshots restore only here
+                                    LAYOUT_ID = "215a198b2848a734"  # the state's layout: snapshots restore only here
                                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                     def __init__(
@@ -34846,43 +34790,21 @@ def _make_derived1():
                                             del store[row]
                                         # atom catalog_returns
                                         _p = d
-                                        _o = catalog_returns_root.get(
-                                            (
-                                                v_cr_returned_date_sk,
-                                                v_cr_catalog_page_sk,
-                                                v_cr_return_amount,
-                                                v_cr_net_loss,
-                                            )
+                                        _t1 = (
+                                            v_cr_returned_date_sk,
+                                            v_cr_catalog_page_sk,
+                                            v_cr_return_amount,
+                                            v_cr_net_loss,
                                         )
+                                        _o = catalog_returns_root.get(_t1)
                                         if _o is None:
-                                            catalog_returns_root[
-                                                (
-                                                    v_cr_returned_date_sk,
-                                                    v_cr_catalog_page_sk,
-                                                    v_cr_return_amount,
-                                                    v_cr_net_loss,
-                                                )
-                                            ] = _p
+                                            catalog_returns_root[_t1] = _p
                                         else:
                                             _n = _o + _p
                                             if _n:
-                                                catalog_returns_root[
-                                                    (
-                                                        v_cr_returned_date_sk,
-                                                        v_cr_catalog_page_sk,
-                                                        v_cr_return_amount,
-                                                        v_cr_net_loss,
-                                                    )
-                                                ] = _n
+                                                catalog_returns_root[_t1] = _n
                                             else:
-                                                del catalog_returns_root[
-                                                    (
-                                                        v_cr_returned_date_sk,
-                                                        v_cr_catalog_page_sk,
-                                                        v_cr_return_amount,
-                                                        v_cr_net_loss,
-                                                    )
-                                                ]
+                                                del catalog_returns_root[_t1]
                                         if pending is not None:
                                             _k = (
                                                 v_cr_catalog_page_sk,
@@ -34978,43 +34900,21 @@ def _make_derived1():
                                                 )
                                             ):
                                                 continue
-                                            _o = catalog_returns_root.get(
-                                                (
-                                                    v_cr_returned_date_sk,
-                                                    v_cr_catalog_page_sk,
-                                                    v_cr_return_amount,
-                                                    v_cr_net_loss,
-                                                )
+                                            _t1 = (
+                                                v_cr_returned_date_sk,
+                                                v_cr_catalog_page_sk,
+                                                v_cr_return_amount,
+                                                v_cr_net_loss,
                                             )
+                                            _o = catalog_returns_root.get(_t1)
                                             if _o is None:
-                                                catalog_returns_root[
-                                                    (
-                                                        v_cr_returned_date_sk,
-                                                        v_cr_catalog_page_sk,
-                                                        v_cr_return_amount,
-                                                        v_cr_net_loss,
-                                                    )
-                                                ] = _p
+                                                catalog_returns_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ] = _n
+                                                    catalog_returns_root[_t1] = _n
                                                 else:
-                                                    del catalog_returns_root[
-                                                        (
-                                                            v_cr_returned_date_sk,
-                                                            v_cr_catalog_page_sk,
-                                                            v_cr_return_amount,
-                                                            v_cr_net_loss,
-                                                        )
-                                                    ]
+                                                    del catalog_returns_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     v_cr_catalog_page_sk,
@@ -35377,7 +35277,7 @@ def _make_derived1():
                                 "profit_loss",
                             )
                             QUERY_ID = "7a8429a6ed7a3c47"
-                            LAYOUT_ID = "ab4dca6519de8fe3"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "0cbc5aa2af2b6cfd"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -35659,9 +35559,37 @@ def _make_derived1():
                                         v_date_sk
                                     )
                                     if _grp is None:
-                                        salesreturns_page_sk_by_date_sk[v_date_sk] = {
-                                            v_page_sk: _p
-                                        }
+                                        salesreturns_page_sk_by_date_sk[v_date_sk] = (
+                                            v_page_sk,
+                                            _p,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_page_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                salesreturns_page_sk_by_date_sk[
+                                                    v_date_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del salesreturns_page_sk_by_date_sk[
+                                                    v_date_sk
+                                                ]
+                                        else:
+                                            salesreturns_page_sk_by_date_sk[
+                                                v_date_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_page_sk)
                                         if _o is None:
@@ -35682,10 +35610,10 @@ def _make_derived1():
                                                 _grp[v_page_sk] = _n
                                             else:
                                                 del _grp[v_page_sk]
-                                                if not _grp:
-                                                    del salesreturns_page_sk_by_date_sk[
+                                                if len(_grp) == 1:
+                                                    salesreturns_page_sk_by_date_sk[
                                                         v_date_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -35722,10 +35650,11 @@ def _make_derived1():
                                             v_page_sk
                                         )
                                         if _g5:
-                                            for (
-                                                v_cp_catalog_page_id,
-                                                _w3,
-                                            ) in _g5.items():
+                                            for v_cp_catalog_page_id, _w3 in (
+                                                (_g5,)
+                                                if type(_g5) is tuple
+                                                else _g5.items()
+                                            ):
                                                 _d4 = (
                                                     _d2[0] * _w3[0],
                                                     _d2[1] * _w3[1],
@@ -35848,7 +35777,11 @@ def _make_derived1():
                                             del date_dim_count_by_date_sk[v_date_sk]
                                     _g3 = salesreturns_page_sk_by_date_sk.get(v_date_sk)
                                     if _g3:
-                                        for v_page_sk, _w1 in _g3.items():
+                                        for v_page_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -35883,10 +35816,11 @@ def _make_derived1():
                                                 v_page_sk
                                             )
                                             if _g6:
-                                                for (
-                                                    v_cp_catalog_page_id,
-                                                    _w4,
-                                                ) in _g6.items():
+                                                for v_cp_catalog_page_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -35988,7 +35922,34 @@ def _make_derived1():
                                 if _grp is None:
                                     catalog_page_cp_catalog_page_id_by_page_sk[
                                         v_page_sk
-                                    ] = {v_cp_catalog_page_id: _p}
+                                    ] = (v_cp_catalog_page_id, _p)
+                                elif type(_grp) is tuple:
+                                    _e = v_cp_catalog_page_id
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                            _o[3] + _p[3],
+                                            _o[4] + _p[4],
+                                            _o[5] + _p[5],
+                                            _o[6] + _p[6],
+                                            _o[7] + _p[7],
+                                            _o[8] + _p[8],
+                                        )
+                                        if _n[0]:
+                                            catalog_page_cp_catalog_page_id_by_page_sk[
+                                                v_page_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                v_page_sk
+                                            ]
+                                    else:
+                                        catalog_page_cp_catalog_page_id_by_page_sk[
+                                            v_page_sk
+                                        ] = {_grp[0]: _grp[1], _e: _p}
                                 else:
                                     _o = _grp.get(v_cp_catalog_page_id)
                                     if _o is None:
@@ -36009,10 +35970,12 @@ def _make_derived1():
                                             _grp[v_cp_catalog_page_id] = _n
                                         else:
                                             del _grp[v_cp_catalog_page_id]
-                                            if not _grp:
-                                                del catalog_page_cp_catalog_page_id_by_page_sk[
+                                            if len(_grp) == 1:
+                                                catalog_page_cp_catalog_page_id_by_page_sk[
                                                     v_page_sk
-                                                ]
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _w1 = n3_count_by_page_sk.get(v_page_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -36214,7 +36177,11 @@ def _make_derived1():
                                             del date_dim_count_by_date_sk[v_date_sk]
                                     _g3 = salesreturns_page_sk_by_date_sk.get(v_date_sk)
                                     if _g3:
-                                        for v_page_sk, _w1 in _g3.items():
+                                        for v_page_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -36249,10 +36216,11 @@ def _make_derived1():
                                                 v_page_sk
                                             )
                                             if _g6:
-                                                for (
-                                                    v_cp_catalog_page_id,
-                                                    _w4,
-                                                ) in _g6.items():
+                                                for v_cp_catalog_page_id, _w4 in (
+                                                    (_g6,)
+                                                    if type(_g6) is tuple
+                                                    else _g6.items()
+                                                ):
                                                     _d5 = (
                                                         _d2[0] * _w4[0],
                                                         _d2[1] * _w4[1],
@@ -36392,14 +36360,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.catalog_page_cp_catalog_page_id_by_page_sk.get(
-                                                    v_page_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_cp_catalog_page_id)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.catalog_page_cp_catalog_page_id_by_page_sk.get(
+                                                v_page_sk
+                                            ),
+                                            v_cp_catalog_page_id,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -36411,7 +36377,37 @@ def _make_derived1():
                                     if _grp is None:
                                         catalog_page_cp_catalog_page_id_by_page_sk[
                                             v_page_sk
-                                        ] = {v_cp_catalog_page_id: _p}
+                                        ] = (v_cp_catalog_page_id, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_cp_catalog_page_id
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                                _o[3] + _p[3],
+                                                _o[4] + _p[4],
+                                                _o[5] + _p[5],
+                                                _o[6] + _p[6],
+                                                _o[7] + _p[7],
+                                                _o[8] + _p[8],
+                                            )
+                                            if _n[0]:
+                                                catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                    v_page_sk
+                                                ]
+                                        else:
+                                            catalog_page_cp_catalog_page_id_by_page_sk[
+                                                v_page_sk
+                                            ] = {_grp[0]: _grp[1], _e: _p}
                                     else:
                                         _o = _grp.get(v_cp_catalog_page_id)
                                         if _o is None:
@@ -36432,10 +36428,12 @@ def _make_derived1():
                                                 _grp[v_cp_catalog_page_id] = _n
                                             else:
                                                 del _grp[v_cp_catalog_page_id]
-                                                if not _grp:
-                                                    del catalog_page_cp_catalog_page_id_by_page_sk[
+                                                if len(_grp) == 1:
+                                                    catalog_page_cp_catalog_page_id_by_page_sk[
                                                         v_page_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = n3_count_by_page_sk.get(v_page_sk)
                                     if _w1 is not None:
                                         _d2 = (
@@ -36781,7 +36779,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("channel", "id", "sales", "returns", "profit")
                         QUERY_ID = "73512fb6997df7c8"
-                        LAYOUT_ID = "035aa25904c9c264"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "04624ca618c83efb"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -37434,6 +37432,22 @@ def _make_derived1():
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
+
+                    def _entry(group, entry, default=None):
+                        """The payload of `entry` in an index group (None: no group), `default`
+                        if absent. A group of one entry is kept inline as the pair (entry,
+                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        container the cyclic GC tracks; several entries are a dict."""
+                        if group is None:
+                            return default
+                        if type(group) is tuple:
+                            return (
+                                group[1]
+                                if group[0] is entry or group[0] == entry
+                                else default
+                            )
+                        return group.get(entry, default)
+
                     _ZERO = (
                         0,
                         0,
@@ -37598,7 +37612,7 @@ def _make_derived1():
                                     "net_loss",
                                 )
                                 QUERY_ID = "4254ba7cf332fae6"
-                                LAYOUT_ID = "226e1bb5bf6cbbf1"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "baafab6fff721058"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -37795,43 +37809,21 @@ def _make_derived1():
                                         del store[row]
                                     # atom web_sales
                                     _p = d
-                                    _o = web_sales_root.get(
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_web_site_sk,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_profit,
-                                        )
+                                    _t1 = (
+                                        v_ws_sold_date_sk,
+                                        v_ws_web_site_sk,
+                                        v_ws_ext_sales_price,
+                                        v_ws_net_profit,
                                     )
+                                    _o = web_sales_root.get(_t1)
                                     if _o is None:
-                                        web_sales_root[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_web_site_sk,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_profit,
-                                            )
-                                        ] = _p
+                                        web_sales_root[_t1] = _p
                                     else:
                                         _n = _o + _p
                                         if _n:
-                                            web_sales_root[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_web_site_sk,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_profit,
-                                                )
-                                            ] = _n
+                                            web_sales_root[_t1] = _n
                                         else:
-                                            del web_sales_root[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_web_site_sk,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_profit,
-                                                )
-                                            ]
+                                            del web_sales_root[_t1]
                                     if pending is not None:
                                         _k = (
                                             v_ws_web_site_sk,
@@ -37921,43 +37913,21 @@ def _make_derived1():
                                             )
                                         ):
                                             continue
-                                        _o = web_sales_root.get(
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_web_site_sk,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_profit,
-                                            )
+                                        _t1 = (
+                                            v_ws_sold_date_sk,
+                                            v_ws_web_site_sk,
+                                            v_ws_ext_sales_price,
+                                            v_ws_net_profit,
                                         )
+                                        _o = web_sales_root.get(_t1)
                                         if _o is None:
-                                            web_sales_root[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_web_site_sk,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_profit,
-                                                )
-                                            ] = _p
+                                            web_sales_root[_t1] = _p
                                         else:
                                             _n = _o + _p
                                             if _n:
-                                                web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ] = _n
+                                                web_sales_root[_t1] = _n
                                             else:
-                                                del web_sales_root[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_ws_ext_sales_price,
-                                                        v_ws_net_profit,
-                                                    )
-                                                ]
+                                                del web_sales_root[_t1]
                                         if pending is not None:
                                             _k = (
                                                 v_ws_web_site_sk,
@@ -38203,6 +38173,24 @@ def _make_derived1():
                                     _EMPTY = (
                                         {}
                                     )  # read-only stand-in for a missing index group
+
+                                    def _entry(group, entry, default=None):
+                                        """The payload of `entry` in an index group (None: no group), `default`
+                                        if absent. A group of one entry is kept inline as the pair (entry,
+                                        payload): a dict per near-unique key would cost ~200 bytes and a
+                                        container the cyclic GC tracks; several entries are a dict.
+                                        """
+                                        if group is None:
+                                            return default
+                                        if type(group) is tuple:
+                                            return (
+                                                group[1]
+                                                if group[0] is entry
+                                                or group[0] == entry
+                                                else default
+                                            )
+                                        return group.get(entry, default)
+
                                     _ZERO = 0  # the payload of an absent tuple
 
                                     def _arity_message(relation, arity, row):
@@ -38304,7 +38292,7 @@ def _make_derived1():
                                             "web_returns__wr_net_loss",
                                         )
                                         QUERY_ID = "5e033b1753c316b1"
-                                        LAYOUT_ID = "57d26b356c8a9936"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "c0166c949fb40cc5"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -38565,142 +38553,121 @@ def _make_derived1():
                                                 del store[row]
                                             # atom web_returns
                                             _p = d
+                                            _t1 = (v_wr_item_sk, v_wr_order_number)
+                                            _t2 = (
+                                                v_wr_returned_date_sk,
+                                                v_wr_item_sk,
+                                                v_wr_order_number,
+                                                v_wr_return_amt,
+                                                v_wr_net_loss,
+                                            )
                                             _grp = web_returns_by_wr_item_sk_wr_order_number.get(
-                                                (v_wr_item_sk, v_wr_order_number)
+                                                _t1
                                             )
                                             if _grp is None:
                                                 web_returns_by_wr_item_sk_wr_order_number[
-                                                    (v_wr_item_sk, v_wr_order_number)
-                                                ] = {
-                                                    (
-                                                        v_wr_returned_date_sk,
-                                                        v_wr_item_sk,
-                                                        v_wr_order_number,
-                                                        v_wr_return_amt,
-                                                        v_wr_net_loss,
-                                                    ): _p
-                                                }
-                                            else:
-                                                _o = _grp.get(
-                                                    (
-                                                        v_wr_returned_date_sk,
-                                                        v_wr_item_sk,
-                                                        v_wr_order_number,
-                                                        v_wr_return_amt,
-                                                        v_wr_net_loss,
-                                                    )
+                                                    _t1
+                                                ] = (
+                                                    _t2,
+                                                    _p,
                                                 )
-                                                if _o is None:
-                                                    _grp[
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
+                                            elif type(_grp) is tuple:
+                                                _e = _t2
+                                                if _grp[0] is _e or _grp[0] == _e:
+                                                    _o = _grp[1]
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = (
+                                                            _grp[0],
+                                                            _n,
                                                         )
-                                                    ] = _p
+                                                    else:
+                                                        del web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ]
+                                                else:
+                                                    web_returns_by_wr_item_sk_wr_order_number[
+                                                        _t1
+                                                    ] = {
+                                                        _grp[0]: _grp[1],
+                                                        _e: _p,
+                                                    }
+                                            else:
+                                                _o = _grp.get(_t2)
+                                                if _o is None:
+                                                    _grp[_t2] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        _grp[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        _grp[_t2] = _n
                                                     else:
-                                                        del _grp[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
+                                                        del _grp[_t2]
+                                                        if len(_grp) == 1:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = next(
+                                                                iter(_grp.items())
                                                             )
-                                                        ]
-                                                        if not _grp:
-                                                            del web_returns_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
                                             _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                (v_wr_item_sk, v_wr_order_number)
+                                                _t1
                                             )
                                             if _o is None:
                                                 web_returns_count_by_wr_item_sk_wr_order_number[
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 ] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
                                                     web_returns_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _n
                                                 else:
                                                     del web_returns_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ]
-                                            _w1 = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                (v_wr_item_sk, v_wr_order_number)
+                                            _w3 = web_sales_count_by_wr_item_sk_wr_order_number.get(
+                                                _t1
                                             )
-                                            if _w1 is not None:
-                                                _d2 = _p * _w1
-                                                _o = n0_root.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
-                                                )
+                                            if _w3 is not None:
+                                                _d4 = _p * _w3
+                                                _o = n0_root.get(_t1)
                                                 if _o is None:
-                                                    n0_root[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = _d2
+                                                    n0_root[_t1] = _d4
                                                 else:
-                                                    _n = _o + _d2
+                                                    _n = _o + _d4
                                                     if _n:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _n
+                                                        n0_root[_t1] = _n
                                                     else:
-                                                        del n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ]
+                                                        del n0_root[_t1]
                                                 if pending is not None:
                                                     for (
                                                         v_wr_item_sk,
                                                         v_ws_web_site_sk,
                                                         v_wr_order_number,
-                                                    ), _m3 in self.web_sales_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
+                                                    ), _m5 in (
+                                                        (_g6,)
+                                                        if type(
+                                                            (
+                                                                _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
+                                                                    (
+                                                                        v_wr_item_sk,
+                                                                        v_wr_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _k = (
                                                             v_ws_web_site_sk,
                                                             v_wr_returned_date_sk,
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
                                                         )
-                                                        _v = _p * _m3
+                                                        _v = _p * _m5
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
                                                             _v
@@ -38754,114 +38721,89 @@ def _make_derived1():
                                                 del store[row]
                                             # atom web_sales
                                             _p = d
+                                            _t1 = (v_wr_item_sk, v_wr_order_number)
+                                            _t2 = (
+                                                v_wr_item_sk,
+                                                v_ws_web_site_sk,
+                                                v_wr_order_number,
+                                            )
                                             _grp = web_sales_by_wr_item_sk_wr_order_number.get(
-                                                (v_wr_item_sk, v_wr_order_number)
+                                                _t1
                                             )
                                             if _grp is None:
                                                 web_sales_by_wr_item_sk_wr_order_number[
-                                                    (v_wr_item_sk, v_wr_order_number)
-                                                ] = {
-                                                    (
-                                                        v_wr_item_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_wr_order_number,
-                                                    ): _p
-                                                }
-                                            else:
-                                                _o = _grp.get(
-                                                    (
-                                                        v_wr_item_sk,
-                                                        v_ws_web_site_sk,
-                                                        v_wr_order_number,
-                                                    )
-                                                )
-                                                if _o is None:
-                                                    _grp[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_wr_order_number,
+                                                    _t1
+                                                ] = (_t2, _p)
+                                            elif type(_grp) is tuple:
+                                                _e = _t2
+                                                if _grp[0] is _e or _grp[0] == _e:
+                                                    _o = _grp[1]
+                                                    _n = _o + _p
+                                                    if _n:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = (
+                                                            _grp[0],
+                                                            _n,
                                                         )
-                                                    ] = _p
+                                                    else:
+                                                        del web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ]
+                                                else:
+                                                    web_sales_by_wr_item_sk_wr_order_number[
+                                                        _t1
+                                                    ] = {
+                                                        _grp[0]: _grp[1],
+                                                        _e: _p,
+                                                    }
+                                            else:
+                                                _o = _grp.get(_t2)
+                                                if _o is None:
+                                                    _grp[_t2] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        _grp[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _n
+                                                        _grp[_t2] = _n
                                                     else:
-                                                        del _grp[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
+                                                        del _grp[_t2]
+                                                        if len(_grp) == 1:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = next(
+                                                                iter(_grp.items())
                                                             )
-                                                        ]
-                                                        if not _grp:
-                                                            del web_sales_by_wr_item_sk_wr_order_number[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
                                             _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                (v_wr_item_sk, v_wr_order_number)
+                                                _t1
                                             )
                                             if _o is None:
                                                 web_sales_count_by_wr_item_sk_wr_order_number[
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 ] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
                                                     web_sales_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _n
                                                 else:
                                                     del web_sales_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ]
-                                            _w1 = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                (v_wr_item_sk, v_wr_order_number)
+                                            _w3 = web_returns_count_by_wr_item_sk_wr_order_number.get(
+                                                _t1
                                             )
-                                            if _w1 is not None:
-                                                _d2 = _p * _w1
-                                                _o = n0_root.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
-                                                )
+                                            if _w3 is not None:
+                                                _d4 = _p * _w3
+                                                _o = n0_root.get(_t1)
                                                 if _o is None:
-                                                    n0_root[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = _d2
+                                                    n0_root[_t1] = _d4
                                                 else:
-                                                    _n = _o + _d2
+                                                    _n = _o + _d4
                                                     if _n:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _n
+                                                        n0_root[_t1] = _n
                                                     else:
-                                                        del n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ]
+                                                        del n0_root[_t1]
                                                 if pending is not None:
                                                     for (
                                                         v_wr_returned_date_sk,
@@ -38869,19 +38811,28 @@ def _make_derived1():
                                                         v_wr_order_number,
                                                         v_wr_return_amt,
                                                         v_wr_net_loss,
-                                                    ), _m3 in self.web_returns_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
+                                                    ), _m5 in (
+                                                        (_g6,)
+                                                        if type(
+                                                            (
+                                                                _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
+                                                                    (
+                                                                        v_wr_item_sk,
+                                                                        v_wr_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g6.items()
+                                                    ):
                                                         _k = (
                                                             v_ws_web_site_sk,
                                                             v_wr_returned_date_sk,
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
                                                         )
-                                                        _v = _p * _m3
+                                                        _v = _p * _m5
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
                                                             _v
@@ -38988,173 +38939,139 @@ def _make_derived1():
                                                 # it is what float sums leave of rows inserted and deleted again)
                                                 if not _p and (
                                                     _p == _ZERO
-                                                    or not (
-                                                        (
-                                                            self.web_returns_by_wr_item_sk_wr_order_number.get(
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            )
-                                                            or _EMPTY
-                                                        ).get(
+                                                    or not _entry(
+                                                        self.web_returns_by_wr_item_sk_wr_order_number.get(
                                                             (
-                                                                v_wr_returned_date_sk,
                                                                 v_wr_item_sk,
                                                                 v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
                                                             )
-                                                        )
-                                                        or _ZERO
+                                                        ),
+                                                        (
+                                                            v_wr_returned_date_sk,
+                                                            v_wr_item_sk,
+                                                            v_wr_order_number,
+                                                            v_wr_return_amt,
+                                                            v_wr_net_loss,
+                                                        ),
+                                                        _ZERO,
                                                     )
                                                 ):
                                                     continue
+                                                _t1 = (v_wr_item_sk, v_wr_order_number)
+                                                _t2 = (
+                                                    v_wr_returned_date_sk,
+                                                    v_wr_item_sk,
+                                                    v_wr_order_number,
+                                                    v_wr_return_amt,
+                                                    v_wr_net_loss,
+                                                )
                                                 _grp = web_returns_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _grp is None:
                                                     web_returns_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = {
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        ): _p
-                                                    }
-                                                else:
-                                                    _o = _grp.get(
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
+                                                        _t1
+                                                    ] = (
+                                                        _t2,
+                                                        _p,
                                                     )
-                                                    if _o is None:
-                                                        _grp[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
+                                                elif type(_grp) is tuple:
+                                                    _e = _t2
+                                                    if _grp[0] is _e or _grp[0] == _e:
+                                                        _o = _grp[1]
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _grp[0],
+                                                                _n,
                                                             )
-                                                        ] = _p
+                                                        else:
+                                                            del web_returns_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_returns_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _grp[0]: _grp[1],
+                                                            _e: _p,
+                                                        }
+                                                else:
+                                                    _o = _grp.get(_t2)
+                                                    if _o is None:
+                                                        _grp[_t2] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
-                                                                )
-                                                            ] = _n
+                                                            _grp[_t2] = _n
                                                         else:
-                                                            del _grp[
-                                                                (
-                                                                    v_wr_returned_date_sk,
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                    v_wr_return_amt,
-                                                                    v_wr_net_loss,
+                                                            del _grp[_t2]
+                                                            if len(_grp) == 1:
+                                                                web_returns_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = next(
+                                                                    iter(_grp.items())
                                                                 )
-                                                            ]
-                                                            if not _grp:
-                                                                del web_returns_by_wr_item_sk_wr_order_number[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
                                                 _o = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _o is None:
                                                     web_returns_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
                                                         web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _n
                                                     else:
                                                         del web_returns_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ]
-                                                _w1 = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                _w3 = web_sales_count_by_wr_item_sk_wr_order_number.get(
+                                                    _t1
                                                 )
-                                                if _w1 is not None:
-                                                    _d2 = _p * _w1
-                                                    _o = n0_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    )
+                                                if _w3 is not None:
+                                                    _d4 = _p * _w3
+                                                    _o = n0_root.get(_t1)
                                                     if _o is None:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _d2
+                                                        n0_root[_t1] = _d4
                                                     else:
-                                                        _n = _o + _d2
+                                                        _n = _o + _d4
                                                         if _n:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            n0_root[_t1] = _n
                                                         else:
-                                                            del n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
+                                                            del n0_root[_t1]
                                                     if pending is not None:
                                                         for (
                                                             v_wr_item_sk,
                                                             v_ws_web_site_sk,
                                                             v_wr_order_number,
-                                                        ), _m3 in self.web_sales_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
+                                                        ), _m5 in (
+                                                            (_g6,)
+                                                            if type(
+                                                                (
+                                                                    _g6 := self.web_sales_by_wr_item_sk_wr_order_number[
+                                                                        (
+                                                                            v_wr_item_sk,
+                                                                            v_wr_order_number,
+                                                                        )
+                                                                    ]
+                                                                )
                                                             )
-                                                        ].items():
+                                                            is tuple
+                                                            else _g6.items()
+                                                        ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
                                                                 v_wr_returned_date_sk,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             )
-                                                            _v = _p * _m3
+                                                            _v = _p * _m5
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
                                                                 _v
@@ -39255,143 +39172,108 @@ def _make_derived1():
                                                 # it is what float sums leave of rows inserted and deleted again)
                                                 if not _p and (
                                                     _p == _ZERO
-                                                    or not (
-                                                        (
-                                                            self.web_sales_by_wr_item_sk_wr_order_number.get(
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            )
-                                                            or _EMPTY
-                                                        ).get(
+                                                    or not _entry(
+                                                        self.web_sales_by_wr_item_sk_wr_order_number.get(
                                                             (
                                                                 v_wr_item_sk,
-                                                                v_ws_web_site_sk,
                                                                 v_wr_order_number,
                                                             )
-                                                        )
-                                                        or _ZERO
+                                                        ),
+                                                        (
+                                                            v_wr_item_sk,
+                                                            v_ws_web_site_sk,
+                                                            v_wr_order_number,
+                                                        ),
+                                                        _ZERO,
                                                     )
                                                 ):
                                                     continue
+                                                _t1 = (v_wr_item_sk, v_wr_order_number)
+                                                _t2 = (
+                                                    v_wr_item_sk,
+                                                    v_ws_web_site_sk,
+                                                    v_wr_order_number,
+                                                )
                                                 _grp = web_sales_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _grp is None:
                                                     web_sales_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    ] = {
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_wr_order_number,
-                                                        ): _p
-                                                    }
-                                                else:
-                                                    _o = _grp.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_ws_web_site_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
+                                                    ] = (
+                                                        _t2,
+                                                        _p,
                                                     )
-                                                    if _o is None:
-                                                        _grp[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_ws_web_site_sk,
-                                                                v_wr_order_number,
+                                                elif type(_grp) is tuple:
+                                                    _e = _t2
+                                                    if _grp[0] is _e or _grp[0] == _e:
+                                                        _o = _grp[1]
+                                                        _n = _o + _p
+                                                        if _n:
+                                                            web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ] = (
+                                                                _grp[0],
+                                                                _n,
                                                             )
-                                                        ] = _p
+                                                        else:
+                                                            del web_sales_by_wr_item_sk_wr_order_number[
+                                                                _t1
+                                                            ]
+                                                    else:
+                                                        web_sales_by_wr_item_sk_wr_order_number[
+                                                            _t1
+                                                        ] = {
+                                                            _grp[0]: _grp[1],
+                                                            _e: _p,
+                                                        }
+                                                else:
+                                                    _o = _grp.get(_t2)
+                                                    if _o is None:
+                                                        _grp[_t2] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            _grp[_t2] = _n
                                                         else:
-                                                            del _grp[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_ws_web_site_sk,
-                                                                    v_wr_order_number,
+                                                            del _grp[_t2]
+                                                            if len(_grp) == 1:
+                                                                web_sales_by_wr_item_sk_wr_order_number[
+                                                                    _t1
+                                                                ] = next(
+                                                                    iter(_grp.items())
                                                                 )
-                                                            ]
-                                                            if not _grp:
-                                                                del web_sales_by_wr_item_sk_wr_order_number[
-                                                                    (
-                                                                        v_wr_item_sk,
-                                                                        v_wr_order_number,
-                                                                    )
-                                                                ]
                                                 _o = web_sales_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                    _t1
                                                 )
                                                 if _o is None:
                                                     web_sales_count_by_wr_item_sk_wr_order_number[
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
+                                                        _t1
                                                     ] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
                                                         web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ] = _n
                                                     else:
                                                         del web_sales_count_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
+                                                            _t1
                                                         ]
-                                                _w1 = web_returns_count_by_wr_item_sk_wr_order_number.get(
-                                                    (v_wr_item_sk, v_wr_order_number)
+                                                _w3 = web_returns_count_by_wr_item_sk_wr_order_number.get(
+                                                    _t1
                                                 )
-                                                if _w1 is not None:
-                                                    _d2 = _p * _w1
-                                                    _o = n0_root.get(
-                                                        (
-                                                            v_wr_item_sk,
-                                                            v_wr_order_number,
-                                                        )
-                                                    )
+                                                if _w3 is not None:
+                                                    _d4 = _p * _w3
+                                                    _o = n0_root.get(_t1)
                                                     if _o is None:
-                                                        n0_root[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
-                                                            )
-                                                        ] = _d2
+                                                        n0_root[_t1] = _d4
                                                     else:
-                                                        _n = _o + _d2
+                                                        _n = _o + _d4
                                                         if _n:
-                                                            n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ] = _n
+                                                            n0_root[_t1] = _n
                                                         else:
-                                                            del n0_root[
-                                                                (
-                                                                    v_wr_item_sk,
-                                                                    v_wr_order_number,
-                                                                )
-                                                            ]
+                                                            del n0_root[_t1]
                                                     if pending is not None:
                                                         for (
                                                             v_wr_returned_date_sk,
@@ -39399,19 +39281,28 @@ def _make_derived1():
                                                             v_wr_order_number,
                                                             v_wr_return_amt,
                                                             v_wr_net_loss,
-                                                        ), _m3 in self.web_returns_by_wr_item_sk_wr_order_number[
-                                                            (
-                                                                v_wr_item_sk,
-                                                                v_wr_order_number,
+                                                        ), _m5 in (
+                                                            (_g6,)
+                                                            if type(
+                                                                (
+                                                                    _g6 := self.web_returns_by_wr_item_sk_wr_order_number[
+                                                                        (
+                                                                            v_wr_item_sk,
+                                                                            v_wr_order_number,
+                                                                        )
+                                                                    ]
+                                                                )
                                                             )
-                                                        ].items():
+                                                            is tuple
+                                                            else _g6.items()
+                                                        ):
                                                             _k = (
                                                                 v_ws_web_site_sk,
                                                                 v_wr_returned_date_sk,
                                                                 v_wr_return_amt,
                                                                 v_wr_net_loss,
                                                             )
-                                                            _v = _p * _m3
+                                                            _v = _p * _m5
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
                                                                 _v
@@ -39439,14 +39330,15 @@ def _make_derived1():
                                             )
                                             if _g2 is None:
                                                 return None
-                                            _m3 = _g2.get(
+                                            _m3 = _entry(
+                                                _g2,
                                                 (
                                                     v_wr_returned_date_sk,
                                                     v_wr_item_sk,
                                                     v_wr_order_number,
                                                     v_wr_return_amt,
                                                     v_wr_net_loss,
-                                                )
+                                                ),
                                             )
                                             if _m3 is None:
                                                 return None
@@ -39455,12 +39347,13 @@ def _make_derived1():
                                             )
                                             if _g4 is None:
                                                 return None
-                                            _m5 = _g4.get(
+                                            _m5 = _entry(
+                                                _g4,
                                                 (
                                                     v_wr_item_sk,
                                                     v_ws_web_site_sk,
                                                     v_wr_order_number,
-                                                )
+                                                ),
                                             )
                                             if _m5 is None:
                                                 return None
@@ -39756,7 +39649,7 @@ def _make_derived1():
                                             }
                                             COLUMNS = ("k1", "k2")
                                             QUERY_ID = "d008a4738b5a598a"
-                                            LAYOUT_ID = "a0fed81910d823c5"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "62f339ec9713a93a"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -39995,32 +39888,16 @@ def _make_derived1():
                                                     del store[row]
                                                 # atom web_sales
                                                 _p = d
-                                                _o = web_sales_root.get(
-                                                    (v_ws_item_sk, v_ws_order_number)
-                                                )
+                                                _t1 = (v_ws_item_sk, v_ws_order_number)
+                                                _o = web_sales_root.get(_t1)
                                                 if _o is None:
-                                                    web_sales_root[
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        )
-                                                    ] = _p
+                                                    web_sales_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        web_sales_root[
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
-                                                        ] = _n
+                                                        web_sales_root[_t1] = _n
                                                     else:
-                                                        del web_sales_root[
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
-                                                        ]
+                                                        del web_sales_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         v_ws_item_sk,
@@ -40119,35 +39996,19 @@ def _make_derived1():
                                                         )
                                                     ):
                                                         continue
-                                                    _o = web_sales_root.get(
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
-                                                        )
+                                                    _t1 = (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
                                                     )
+                                                    _o = web_sales_root.get(_t1)
                                                     if _o is None:
-                                                        web_sales_root[
-                                                            (
-                                                                v_ws_item_sk,
-                                                                v_ws_order_number,
-                                                            )
-                                                        ] = _p
+                                                        web_sales_root[_t1] = _p
                                                     else:
                                                         _n = _o + _p
                                                         if _n:
-                                                            web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ] = _n
+                                                            web_sales_root[_t1] = _n
                                                         else:
-                                                            del web_sales_root[
-                                                                (
-                                                                    v_ws_item_sk,
-                                                                    v_ws_order_number,
-                                                                )
-                                                            ]
+                                                            del web_sales_root[_t1]
                                                     if pending is not None:
                                                         _k = (
                                                             v_ws_item_sk,
@@ -40397,7 +40258,7 @@ def _make_derived1():
                                             "web_returns__wr_net_loss",
                                         )
                                         QUERY_ID = "6b5c6ef0c2153da3"
-                                        LAYOUT_ID = "a8e857df5817232d"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "87b7fe6d53353143"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -40684,39 +40545,20 @@ def _make_derived1():
                                             # atom web_returns
                                             if keep_web_returns:
                                                 _p = d
-                                                _o = web_returns_root.get(
-                                                    (
-                                                        v_wr_returned_date_sk,
-                                                        v_wr_return_amt,
-                                                        v_wr_net_loss,
-                                                    )
+                                                _t1 = (
+                                                    v_wr_returned_date_sk,
+                                                    v_wr_return_amt,
+                                                    v_wr_net_loss,
                                                 )
+                                                _o = web_returns_root.get(_t1)
                                                 if _o is None:
-                                                    web_returns_root[
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
-                                                    ] = _p
+                                                    web_returns_root[_t1] = _p
                                                 else:
                                                     _n = _o + _p
                                                     if _n:
-                                                        web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ] = _n
+                                                        web_returns_root[_t1] = _n
                                                     else:
-                                                        del web_returns_root[
-                                                            (
-                                                                v_wr_returned_date_sk,
-                                                                v_wr_return_amt,
-                                                                v_wr_net_loss,
-                                                            )
-                                                        ]
+                                                        del web_returns_root[_t1]
                                                 if pending is not None:
                                                     _k = (
                                                         None,
@@ -40788,39 +40630,20 @@ def _make_derived1():
                                             _p = d
                                             pending = self._pending
                                             web_returns_root = self.web_returns_root
-                                            _o = web_returns_root.get(
-                                                (
-                                                    v_wr_returned_date_sk,
-                                                    v_wr_return_amt,
-                                                    v_wr_net_loss,
-                                                )
+                                            _t1 = (
+                                                v_wr_returned_date_sk,
+                                                v_wr_return_amt,
+                                                v_wr_net_loss,
                                             )
+                                            _o = web_returns_root.get(_t1)
                                             if _o is None:
-                                                web_returns_root[
-                                                    (
-                                                        v_wr_returned_date_sk,
-                                                        v_wr_return_amt,
-                                                        v_wr_net_loss,
-                                                    )
-                                                ] = _p
+                                                web_returns_root[_t1] = _p
                                             else:
                                                 _n = _o + _p
                                                 if _n:
-                                                    web_returns_root[
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
-                                                    ] = _n
+                                                    web_returns_root[_t1] = _n
                                                 else:
-                                                    del web_returns_root[
-                                                        (
-                                                            v_wr_returned_date_sk,
-                                                            v_wr_return_amt,
-                                                            v_wr_net_loss,
-                                                        )
-                                                    ]
+                                                    del web_returns_root[_t1]
                                             if pending is not None:
                                                 _k = (
                                                     None,
@@ -41185,7 +41008,7 @@ def _make_derived1():
                                     "net_loss",
                                 )
                                 QUERY_ID = "754c000125a2057e"
-                                LAYOUT_ID = "a07dc23ef9399482"  # the state's layout: snapshots restore only here
+                                LAYOUT_ID = "8fab3f2c5d95393d"  # the state's layout: snapshots restore only here
                                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                 def __init__(
@@ -41794,7 +41617,7 @@ def _make_derived1():
                             "profit_loss",
                         )
                         QUERY_ID = "c7a445fa2af38cc0"
-                        LAYOUT_ID = "4c403a0280f610fb"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "69680a7dad038070"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -42053,7 +41876,34 @@ def _make_derived1():
                                 if _grp is None:
                                     salesreturns_wsr_web_site_sk_by_date_sk[
                                         v_date_sk
-                                    ] = {v_wsr_web_site_sk: _p}
+                                    ] = (v_wsr_web_site_sk, _p)
+                                elif type(_grp) is tuple:
+                                    _e = v_wsr_web_site_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                            _o[3] + _p[3],
+                                            _o[4] + _p[4],
+                                            _o[5] + _p[5],
+                                            _o[6] + _p[6],
+                                            _o[7] + _p[7],
+                                            _o[8] + _p[8],
+                                        )
+                                        if _n[0]:
+                                            salesreturns_wsr_web_site_sk_by_date_sk[
+                                                v_date_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del salesreturns_wsr_web_site_sk_by_date_sk[
+                                                v_date_sk
+                                            ]
+                                    else:
+                                        salesreturns_wsr_web_site_sk_by_date_sk[
+                                            v_date_sk
+                                        ] = {_grp[0]: _grp[1], _e: _p}
                                 else:
                                     _o = _grp.get(v_wsr_web_site_sk)
                                     if _o is None:
@@ -42074,10 +41924,10 @@ def _make_derived1():
                                             _grp[v_wsr_web_site_sk] = _n
                                         else:
                                             del _grp[v_wsr_web_site_sk]
-                                            if not _grp:
-                                                del salesreturns_wsr_web_site_sk_by_date_sk[
+                                            if len(_grp) == 1:
+                                                salesreturns_wsr_web_site_sk_by_date_sk[
                                                     v_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w1 = date_dim_count_by_date_sk.get(v_date_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -42122,7 +41972,11 @@ def _make_derived1():
                                         v_wsr_web_site_sk
                                     )
                                     if _g5:
-                                        for v_web_site_id, _w3 in _g5.items():
+                                        for v_web_site_id, _w3 in (
+                                            (_g5,)
+                                            if type(_g5) is tuple
+                                            else _g5.items()
+                                        ):
                                             _d4 = (
                                                 _d2[0] * _w3[0],
                                                 _d2[1] * _w3[1],
@@ -42235,7 +42089,9 @@ def _make_derived1():
                                     v_date_sk
                                 )
                                 if _g3:
-                                    for v_wsr_web_site_sk, _w1 in _g3.items():
+                                    for v_wsr_web_site_sk, _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = (
                                             _p[0] * _w1[0],
                                             _p[1] * _w1[1],
@@ -42280,7 +42136,11 @@ def _make_derived1():
                                             )
                                         )
                                         if _g6:
-                                            for v_web_site_id, _w4 in _g6.items():
+                                            for v_web_site_id, _w4 in (
+                                                (_g6,)
+                                                if type(_g6) is tuple
+                                                else _g6.items()
+                                            ):
                                                 _d5 = (
                                                     _d2[0] * _w4[0],
                                                     _d2[1] * _w4[1],
@@ -42369,7 +42229,34 @@ def _make_derived1():
                             if _grp is None:
                                 web_site_web_site_id_by_wsr_web_site_sk[
                                     v_wsr_web_site_sk
-                                ] = {v_web_site_id: _p}
+                                ] = (v_web_site_id, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_web_site_id
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _p[0],
+                                        _o[1] + _p[1],
+                                        _o[2] + _p[2],
+                                        _o[3] + _p[3],
+                                        _o[4] + _p[4],
+                                        _o[5] + _p[5],
+                                        _o[6] + _p[6],
+                                        _o[7] + _p[7],
+                                        _o[8] + _p[8],
+                                    )
+                                    if _n[0]:
+                                        web_site_web_site_id_by_wsr_web_site_sk[
+                                            v_wsr_web_site_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del web_site_web_site_id_by_wsr_web_site_sk[
+                                            v_wsr_web_site_sk
+                                        ]
+                                else:
+                                    web_site_web_site_id_by_wsr_web_site_sk[
+                                        v_wsr_web_site_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_web_site_id)
                                 if _o is None:
@@ -42390,10 +42277,10 @@ def _make_derived1():
                                         _grp[v_web_site_id] = _n
                                     else:
                                         del _grp[v_web_site_id]
-                                        if not _grp:
-                                            del web_site_web_site_id_by_wsr_web_site_sk[
+                                        if len(_grp) == 1:
+                                            web_site_web_site_id_by_wsr_web_site_sk[
                                                 v_wsr_web_site_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w1 = n3_count_by_wsr_web_site_sk.get(v_wsr_web_site_sk)
                             if _w1 is not None:
                                 _d2 = (
@@ -42584,7 +42471,9 @@ def _make_derived1():
                                     v_date_sk
                                 )
                                 if _g3:
-                                    for v_wsr_web_site_sk, _w1 in _g3.items():
+                                    for v_wsr_web_site_sk, _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = (
                                             _p[0] * _w1[0],
                                             _p[1] * _w1[1],
@@ -42629,7 +42518,11 @@ def _make_derived1():
                                             )
                                         )
                                         if _g6:
-                                            for v_web_site_id, _w4 in _g6.items():
+                                            for v_web_site_id, _w4 in (
+                                                (_g6,)
+                                                if type(_g6) is tuple
+                                                else _g6.items()
+                                            ):
                                                 _d5 = (
                                                     _d2[0] * _w4[0],
                                                     _d2[1] * _w4[1],
@@ -42752,14 +42645,12 @@ def _make_derived1():
                                 # it is what float sums leave of rows inserted and deleted again)
                                 if not _p[0] and (
                                     _p == _ZERO
-                                    or not (
-                                        (
-                                            self.web_site_web_site_id_by_wsr_web_site_sk.get(
-                                                v_wsr_web_site_sk
-                                            )
-                                            or _EMPTY
-                                        ).get(v_web_site_id)
-                                        or _ZERO
+                                    or not _entry(
+                                        self.web_site_web_site_id_by_wsr_web_site_sk.get(
+                                            v_wsr_web_site_sk
+                                        ),
+                                        v_web_site_id,
+                                        _ZERO,
                                     )[0]
                                 ):
                                     continue
@@ -42769,7 +42660,34 @@ def _make_derived1():
                                 if _grp is None:
                                     web_site_web_site_id_by_wsr_web_site_sk[
                                         v_wsr_web_site_sk
-                                    ] = {v_web_site_id: _p}
+                                    ] = (v_web_site_id, _p)
+                                elif type(_grp) is tuple:
+                                    _e = v_web_site_id
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                            _o[3] + _p[3],
+                                            _o[4] + _p[4],
+                                            _o[5] + _p[5],
+                                            _o[6] + _p[6],
+                                            _o[7] + _p[7],
+                                            _o[8] + _p[8],
+                                        )
+                                        if _n[0]:
+                                            web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del web_site_web_site_id_by_wsr_web_site_sk[
+                                                v_wsr_web_site_sk
+                                            ]
+                                    else:
+                                        web_site_web_site_id_by_wsr_web_site_sk[
+                                            v_wsr_web_site_sk
+                                        ] = {_grp[0]: _grp[1], _e: _p}
                                 else:
                                     _o = _grp.get(v_web_site_id)
                                     if _o is None:
@@ -42790,10 +42708,10 @@ def _make_derived1():
                                             _grp[v_web_site_id] = _n
                                         else:
                                             del _grp[v_web_site_id]
-                                            if not _grp:
-                                                del web_site_web_site_id_by_wsr_web_site_sk[
+                                            if len(_grp) == 1:
+                                                web_site_web_site_id_by_wsr_web_site_sk[
                                                     v_wsr_web_site_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w1 = n3_count_by_wsr_web_site_sk.get(v_wsr_web_site_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -43146,7 +43064,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("channel", "id", "sales", "returns", "profit")
                     QUERY_ID = "3bf0de3e3a0afa0c"
-                    LAYOUT_ID = "8b6cf3e8cec993fc"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "c9226392b0f26486"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -43933,7 +43851,7 @@ def _make_derived1():
             COLUMNS = ("channel", "id", "sales", "returns", "profit")
             QUERY_ID = "48db428f9e11bf52"
             LAYOUT_ID = (
-                "158f03ab2ac22a0d"  # the state's layout: snapshots restore only here
+                "8cc0e60ee7b16e2a"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -44827,7 +44745,7 @@ class View:
     }
     COLUMNS = ("channel", "id", "sales", "returns", "profit")
     QUERY_ID = "dea3b739a4a37cfa"
-    LAYOUT_ID = "70e5b546942d444f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "20a5afc8939d384f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -47,6 +47,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -270,7 +284,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "b2fa49952beababe"
-    LAYOUT_ID = "f14d0b1d596bec8d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5995fe7ed7629037"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -502,6 +516,7 @@ class View:
             del store[row]
         # atom store_sales
         if keep_store_sales:
+            _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)
             _grp = (
                 store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
@@ -510,11 +525,41 @@ class View:
             if _grp is None:
                 store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -528,111 +573,133 @@ class View:
                         _o[8] + _p[8],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
                 )
+                _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                 _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                 if _grp is None:
-                    n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                        (v_ss_item_sk, v_ss_cdemo_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
-                    if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
-                    else:
+                    n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
-                            _o[7] + _d2[7],
-                            _o[8] + _d2[8],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
                         )
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                            n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                            if not _grp:
-                                del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                            del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk]
+                    else:
+                        n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
                                     v_ss_promo_sk
-                                ]
-                _w3 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
-                        _d2[7] * _w3[7],
-                        _d2[8] * _w3[8],
+                                ] = next(iter(_grp.items()))
+                _w5 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
+                        _d3[6] * _w5[6],
+                        _d3[7] * _w5[7],
+                        _d3[8] * _w5[8],
                     )
                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _grp is None:
-                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                            v_ss_item_sk: _d4
-                        }
+                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                            v_ss_item_sk,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
+                                _o[7] + _d6[7],
+                                _o[8] + _d6[8],
+                            )
+                            if _n[0]:
+                                n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                        else:
+                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
                     else:
                         _o = _grp.get(v_ss_item_sk)
                         if _o is None:
-                            _grp[v_ss_item_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
-                                _o[7] + _d4[7],
-                                _o[8] + _d4[8],
-                            )
-                            if _n[0]:
-                                _grp[v_ss_item_sk] = _n
-                            else:
-                                del _grp[v_ss_item_sk]
-                                if not _grp:
-                                    del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                    _w5 = customer_demographics_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                            _d4[7] * _w5[7],
-                            _d4[8] * _w5[8],
-                        )
-                        _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _o is None:
-                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d6
+                            _grp[v_ss_item_sk] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -646,37 +713,75 @@ class View:
                                 _o[8] + _d6[8],
                             )
                             if _n[0]:
+                                _grp[v_ss_item_sk] = _n
+                            else:
+                                del _grp[v_ss_item_sk]
+                                if len(_grp) == 1:
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w7 = customer_demographics_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                            _d6[5] * _w7[5],
+                            _d6[6] * _w7[6],
+                            _d6[7] * _w7[7],
+                            _d6[8] * _w7[8],
+                        )
+                        _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _o is None:
+                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                                _o[7] + _d8[7],
+                                _o[8] + _d8[8],
+                            )
+                            if _n[0]:
                                 n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del n3_count_by_ss_item_sk[v_ss_item_sk]
-                        _g9 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                        if _g9:
-                            for v_i_item_id, _w7 in _g9.items():
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
-                                    _d6[3] * _w7[3],
-                                    _d6[4] * _w7[4],
-                                    _d6[5] * _w7[5],
-                                    _d6[6] * _w7[6],
-                                    _d6[7] * _w7[7],
-                                    _d6[8] * _w7[8],
+                        _g11 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                        if _g11:
+                            for v_i_item_id, _w9 in (
+                                (_g11,) if type(_g11) is tuple else _g11.items()
+                            ):
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
+                                    _d8[7] * _w9[7],
+                                    _d8[8] * _w9[8],
                                 )
                                 _o = n0_root.get(v_i_item_id)
                                 if _o is None:
-                                    n0_root[v_i_item_id] = _d8
+                                    n0_root[v_i_item_id] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_id] = _n
@@ -684,7 +789,7 @@ class View:
                                         del n0_root[v_i_item_id]
                                 if pending is not None:
                                     _k = (v_i_item_id,)
-                                    _v = _d8
+                                    _v = _d10
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -763,7 +868,9 @@ class View:
                     del customer_demographics_count_by_ss_cdemo_sk[v_ss_cdemo_sk]
             _g3 = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
             if _g3:
-                for v_ss_item_sk, _w1 in _g3.items():
+                for v_ss_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -796,7 +903,9 @@ class View:
                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                     _g6 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                     if _g6:
-                        for v_i_item_id, _w4 in _g6.items():
+                        for v_i_item_id, _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = (
                                 _d2[0] * _w4[0],
                                 _d2[1] * _w4[1],
@@ -909,7 +1018,9 @@ class View:
                 v_ss_sold_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -921,15 +1032,45 @@ class View:
                         _p[7] * _w1[7],
                         _p[8] * _w1[8],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                     _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                     if _grp is None:
-                        n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                            (v_ss_item_sk, v_ss_cdemo_sk): _d2
-                        }
+                        n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                            _t4,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                            )
+                            if _n[0]:
+                                n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                                    v_ss_promo_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                                    v_ss_promo_sk
+                                ]
+                        else:
+                            n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -943,115 +1084,147 @@ class View:
                                 _o[8] + _d2[8],
                             )
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                                if not _grp:
-                                    del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
                                         v_ss_promo_sk
-                                    ]
-                    _w4 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                            _d2[7] * _w4[7],
-                            _d2[8] * _w4[8],
+                                    ] = next(iter(_grp.items()))
+                    _w5 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
+                            _d2[5] * _w5[5],
+                            _d2[6] * _w5[6],
+                            _d2[7] * _w5[7],
+                            _d2[8] * _w5[8],
                         )
                         _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                         if _grp is None:
-                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                v_ss_item_sk: _d5
-                            }
+                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                v_ss_item_sk,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                    _o[7] + _d6[7],
+                                    _o[8] + _d6[8],
+                                )
+                                if _n[0]:
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                            else:
+                                n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d5
+                                _grp[v_ss_item_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                    _o[7] + _d5[7],
-                                    _o[8] + _d5[8],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                    _o[7] + _d6[7],
+                                    _o[8] + _d6[8],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                        _w6 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                    if len(_grp) == 1:
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w7 = customer_demographics_count_by_ss_cdemo_sk.get(
                             v_ss_cdemo_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
-                                _d5[7] * _w6[7],
-                                _d5[8] * _w6[8],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                                _d6[5] * _w7[5],
+                                _d6[6] * _w7[6],
+                                _d6[7] * _w7[7],
+                                _d6[8] * _w7[8],
                             )
                             _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n3_count_by_ss_item_sk[v_ss_item_sk] = _d7
+                                n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                    _o[7] + _d7[7],
-                                    _o[8] + _d7[8],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
+                                    _o[7] + _d8[7],
+                                    _o[8] + _d8[8],
                                 )
                                 if _n[0]:
                                     n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n3_count_by_ss_item_sk[v_ss_item_sk]
-                            _g10 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                            if _g10:
-                                for v_i_item_id, _w8 in _g10.items():
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
-                                        _d7[3] * _w8[3],
-                                        _d7[4] * _w8[4],
-                                        _d7[5] * _w8[5],
-                                        _d7[6] * _w8[6],
-                                        _d7[7] * _w8[7],
-                                        _d7[8] * _w8[8],
+                            _g11 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                            if _g11:
+                                for v_i_item_id, _w9 in (
+                                    (_g11,) if type(_g11) is tuple else _g11.items()
+                                ):
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
+                                        _d8[3] * _w9[3],
+                                        _d8[4] * _w9[4],
+                                        _d8[5] * _w9[5],
+                                        _d8[6] * _w9[6],
+                                        _d8[7] * _w9[7],
+                                        _d8[8] * _w9[8],
                                     )
                                     _o = n0_root.get(v_i_item_id)
                                     if _o is None:
-                                        n0_root[v_i_item_id] = _d9
+                                        n0_root[v_i_item_id] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                            _o[7] + _d9[7],
-                                            _o[8] + _d9[8],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_id] = _n
@@ -1059,7 +1232,7 @@ class View:
                                             del n0_root[v_i_item_id]
                                     if pending is not None:
                                         _k = (v_i_item_id,)
-                                        _v = _d9
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -1103,7 +1276,28 @@ class View:
         # atom item
         _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
         if _grp is None:
-            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {v_i_item_id: _p}
+            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (v_i_item_id, _p)
+        elif type(_grp) is tuple:
+            _e = v_i_item_id
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                )
+                if _n[0]:
+                    item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                else:
+                    del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+            else:
+                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_i_item_id)
             if _o is None:
@@ -1124,8 +1318,10 @@ class View:
                     _grp[v_i_item_id] = _n
                 else:
                     del _grp[v_i_item_id]
-                    if not _grp:
-                        del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                    if len(_grp) == 1:
+                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = next(
+                            iter(_grp.items())
+                        )
         _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
         if _w1 is not None:
             _d2 = (
@@ -1241,7 +1437,9 @@ class View:
                     del promotion_count_by_ss_promo_sk[v_ss_promo_sk]
             _g3 = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
             if _g3:
-                for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1255,9 +1453,37 @@ class View:
                     )
                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _grp is None:
-                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                            v_ss_item_sk: _d2
-                        }
+                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                            v_ss_item_sk,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                            )
+                            if _n[0]:
+                                n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                        else:
+                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ss_item_sk)
                         if _o is None:
@@ -1278,8 +1504,10 @@ class View:
                                 _grp[v_ss_item_sk] = _n
                             else:
                                 del _grp[v_ss_item_sk]
-                                if not _grp:
-                                    del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                                if len(_grp) == 1:
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _w4 = customer_demographics_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _w4 is not None:
                         _d5 = (
@@ -1314,7 +1542,9 @@ class View:
                                 del n3_count_by_ss_item_sk[v_ss_item_sk]
                         _g8 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                         if _g8:
-                            for v_i_item_id, _w6 in _g8.items():
+                            for v_i_item_id, _w6 in (
+                                (_g8,) if type(_g8) is tuple else _g8.items()
+                            ):
                                 _d7 = (
                                     _d5[0] * _w6[0],
                                     _d5[1] * _w6[1],
@@ -1475,17 +1705,16 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk))
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)
             _grp = (
                 store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
@@ -1494,11 +1723,41 @@ class View:
             if _grp is None:
                 store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1512,111 +1771,133 @@ class View:
                         _o[8] + _p[8],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk)]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
                 )
+                _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                 _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                 if _grp is None:
-                    n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                        (v_ss_item_sk, v_ss_cdemo_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
-                    if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
-                    else:
+                    n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
-                            _o[7] + _d2[7],
-                            _o[8] + _d2[8],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
                         )
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                            n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                            if not _grp:
-                                del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                            del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk]
+                    else:
+                        n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
                                     v_ss_promo_sk
-                                ]
-                _w3 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
-                        _d2[7] * _w3[7],
-                        _d2[8] * _w3[8],
+                                ] = next(iter(_grp.items()))
+                _w5 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
+                        _d3[6] * _w5[6],
+                        _d3[7] * _w5[7],
+                        _d3[8] * _w5[8],
                     )
                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _grp is None:
-                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                            v_ss_item_sk: _d4
-                        }
+                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                            v_ss_item_sk,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
+                                _o[7] + _d6[7],
+                                _o[8] + _d6[8],
+                            )
+                            if _n[0]:
+                                n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                        else:
+                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
                     else:
                         _o = _grp.get(v_ss_item_sk)
                         if _o is None:
-                            _grp[v_ss_item_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
-                                _o[7] + _d4[7],
-                                _o[8] + _d4[8],
-                            )
-                            if _n[0]:
-                                _grp[v_ss_item_sk] = _n
-                            else:
-                                del _grp[v_ss_item_sk]
-                                if not _grp:
-                                    del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                    _w5 = customer_demographics_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                            _d4[7] * _w5[7],
-                            _d4[8] * _w5[8],
-                        )
-                        _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _o is None:
-                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d6
+                            _grp[v_ss_item_sk] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -1630,37 +1911,75 @@ class View:
                                 _o[8] + _d6[8],
                             )
                             if _n[0]:
+                                _grp[v_ss_item_sk] = _n
+                            else:
+                                del _grp[v_ss_item_sk]
+                                if len(_grp) == 1:
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w7 = customer_demographics_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                            _d6[5] * _w7[5],
+                            _d6[6] * _w7[6],
+                            _d6[7] * _w7[7],
+                            _d6[8] * _w7[8],
+                        )
+                        _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _o is None:
+                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                                _o[7] + _d8[7],
+                                _o[8] + _d8[8],
+                            )
+                            if _n[0]:
                                 n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del n3_count_by_ss_item_sk[v_ss_item_sk]
-                        _g9 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                        if _g9:
-                            for v_i_item_id, _w7 in _g9.items():
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
-                                    _d6[3] * _w7[3],
-                                    _d6[4] * _w7[4],
-                                    _d6[5] * _w7[5],
-                                    _d6[6] * _w7[6],
-                                    _d6[7] * _w7[7],
-                                    _d6[8] * _w7[8],
+                        _g11 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                        if _g11:
+                            for v_i_item_id, _w9 in (
+                                (_g11,) if type(_g11) is tuple else _g11.items()
+                            ):
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
+                                    _d8[7] * _w9[7],
+                                    _d8[8] * _w9[8],
                                 )
                                 _o = n0_root.get(v_i_item_id)
                                 if _o is None:
-                                    n0_root[v_i_item_id] = _d8
+                                    n0_root[v_i_item_id] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_id] = _n
@@ -1668,7 +1987,7 @@ class View:
                                         del n0_root[v_i_item_id]
                                 if pending is not None:
                                     _k = (v_i_item_id,)
-                                    _v = _d8
+                                    _v = _d10
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -1787,7 +2106,9 @@ class View:
                     del customer_demographics_count_by_ss_cdemo_sk[v_ss_cdemo_sk]
             _g3 = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
             if _g3:
-                for v_ss_item_sk, _w1 in _g3.items():
+                for v_ss_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1820,7 +2141,9 @@ class View:
                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                     _g6 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                     if _g6:
-                        for v_i_item_id, _w4 in _g6.items():
+                        for v_i_item_id, _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = (
                                 _d2[0] * _w4[0],
                                 _d2[1] * _w4[1],
@@ -1975,7 +2298,9 @@ class View:
                 v_ss_sold_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_promo_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1987,15 +2312,45 @@ class View:
                         _p[7] * _w1[7],
                         _p[8] * _w1[8],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                     _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                     if _grp is None:
-                        n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                            (v_ss_item_sk, v_ss_cdemo_sk): _d2
-                        }
+                        n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                            _t4,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                            )
+                            if _n[0]:
+                                n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                                    v_ss_promo_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                                    v_ss_promo_sk
+                                ]
+                        else:
+                            n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -2009,115 +2364,147 @@ class View:
                                 _o[8] + _d2[8],
                             )
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                                if not _grp:
-                                    del n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk[
                                         v_ss_promo_sk
-                                    ]
-                    _w4 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                            _d2[7] * _w4[7],
-                            _d2[8] * _w4[8],
+                                    ] = next(iter(_grp.items()))
+                    _w5 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
+                            _d2[5] * _w5[5],
+                            _d2[6] * _w5[6],
+                            _d2[7] * _w5[7],
+                            _d2[8] * _w5[8],
                         )
                         _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                         if _grp is None:
-                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                v_ss_item_sk: _d5
-                            }
+                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                v_ss_item_sk,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                    _o[7] + _d6[7],
+                                    _o[8] + _d6[8],
+                                )
+                                if _n[0]:
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                            else:
+                                n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d5
+                                _grp[v_ss_item_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                    _o[7] + _d5[7],
-                                    _o[8] + _d5[8],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                    _o[7] + _d6[7],
+                                    _o[8] + _d6[8],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                        _w6 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                    if len(_grp) == 1:
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w7 = customer_demographics_count_by_ss_cdemo_sk.get(
                             v_ss_cdemo_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
-                                _d5[7] * _w6[7],
-                                _d5[8] * _w6[8],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                                _d6[5] * _w7[5],
+                                _d6[6] * _w7[6],
+                                _d6[7] * _w7[7],
+                                _d6[8] * _w7[8],
                             )
                             _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n3_count_by_ss_item_sk[v_ss_item_sk] = _d7
+                                n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                    _o[7] + _d7[7],
-                                    _o[8] + _d7[8],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
+                                    _o[7] + _d8[7],
+                                    _o[8] + _d8[8],
                                 )
                                 if _n[0]:
                                     n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n3_count_by_ss_item_sk[v_ss_item_sk]
-                            _g10 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                            if _g10:
-                                for v_i_item_id, _w8 in _g10.items():
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
-                                        _d7[3] * _w8[3],
-                                        _d7[4] * _w8[4],
-                                        _d7[5] * _w8[5],
-                                        _d7[6] * _w8[6],
-                                        _d7[7] * _w8[7],
-                                        _d7[8] * _w8[8],
+                            _g11 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                            if _g11:
+                                for v_i_item_id, _w9 in (
+                                    (_g11,) if type(_g11) is tuple else _g11.items()
+                                ):
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
+                                        _d8[3] * _w9[3],
+                                        _d8[4] * _w9[4],
+                                        _d8[5] * _w9[5],
+                                        _d8[6] * _w9[6],
+                                        _d8[7] * _w9[7],
+                                        _d8[8] * _w9[8],
                                     )
                                     _o = n0_root.get(v_i_item_id)
                                     if _o is None:
-                                        n0_root[v_i_item_id] = _d9
+                                        n0_root[v_i_item_id] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                            _o[7] + _d9[7],
-                                            _o[8] + _d9[8],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_id] = _n
@@ -2125,7 +2512,7 @@ class View:
                                             del n0_root[v_i_item_id]
                                     if pending is not None:
                                         _k = (v_i_item_id,)
-                                        _v = _d9
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -2203,17 +2590,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.item_i_item_id_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
-                        v_i_item_id
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.item_i_item_id_by_ss_item_sk.get(v_ss_item_sk),
+                    v_i_item_id,
+                    _ZERO,
                 )[0]
             ):
                 continue
             _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {v_i_item_id: _p}
+                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (v_i_item_id, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_id
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                    )
+                    if _n[0]:
+                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_i_item_id)
                 if _o is None:
@@ -2234,8 +2644,10 @@ class View:
                         _grp[v_i_item_id] = _n
                     else:
                         del _grp[v_i_item_id]
-                        if not _grp:
-                            del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                        if len(_grp) == 1:
+                            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
             if _w1 is not None:
                 _d2 = (
@@ -2389,7 +2801,9 @@ class View:
                     del promotion_count_by_ss_promo_sk[v_ss_promo_sk]
             _g3 = n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk.get(v_ss_promo_sk)
             if _g3:
-                for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2403,9 +2817,37 @@ class View:
                     )
                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _grp is None:
-                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                            v_ss_item_sk: _d2
-                        }
+                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                            v_ss_item_sk,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                            )
+                            if _n[0]:
+                                n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                        else:
+                            n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ss_item_sk)
                         if _o is None:
@@ -2426,8 +2868,10 @@ class View:
                                 _grp[v_ss_item_sk] = _n
                             else:
                                 del _grp[v_ss_item_sk]
-                                if not _grp:
-                                    del n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk]
+                                if len(_grp) == 1:
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _w4 = customer_demographics_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                     if _w4 is not None:
                         _d5 = (
@@ -2462,7 +2906,9 @@ class View:
                                 del n3_count_by_ss_item_sk[v_ss_item_sk]
                         _g8 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                         if _g8:
-                            for v_i_item_id, _w6 in _g8.items():
+                            for v_i_item_id, _w6 in (
+                                (_g8,) if type(_g8) is tuple else _g8.items()
+                            ):
                                 _d7 = (
                                     _d5[0] * _w6[0],
                                     _d5[1] * _w6[1],

@@ -41,6 +41,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -685,7 +699,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ca_zip",)
                 QUERY_ID = "69f0e5445f3e3f2f"
-                LAYOUT_ID = "e424ef73afd1fae9"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b7d277269b69e030"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1922,6 +1936,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -2026,7 +2056,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("ca_zip", "cnt")
                     QUERY_ID = "b94e73e80206627a"
-                    LAYOUT_ID = "4cb8f8985788a7a9"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "24ca63652d9f8785"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -2221,7 +2251,24 @@ def _make_derived1():
                         if _grp is None:
                             customer_address_ca_zip_by_ca_address_sk[
                                 v_ca_address_sk
-                            ] = {v_ca_zip: _p}
+                            ] = (v_ca_zip, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ca_zip
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_address_ca_zip_by_ca_address_sk[
+                                        v_ca_address_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_address_ca_zip_by_ca_address_sk[
+                                        v_ca_address_sk
+                                    ]
+                            else:
+                                customer_address_ca_zip_by_ca_address_sk[
+                                    v_ca_address_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ca_zip)
                             if _o is None:
@@ -2232,10 +2279,10 @@ def _make_derived1():
                                     _grp[v_ca_zip] = _n
                                 else:
                                     del _grp[v_ca_zip]
-                                    if not _grp:
-                                        del customer_address_ca_zip_by_ca_address_sk[
+                                    if len(_grp) == 1:
+                                        customer_address_ca_zip_by_ca_address_sk[
                                             v_ca_address_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w1 = customer_count_by_ca_address_sk.get(v_ca_address_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -2300,7 +2347,9 @@ def _make_derived1():
                                 v_ca_address_sk
                             )
                             if _g3:
-                                for v_ca_zip, _w1 in _g3.items():
+                                for v_ca_zip, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
                                     _o = n0_root.get(v_ca_zip)
                                     if _o is None:
@@ -2381,14 +2430,12 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.customer_address_ca_zip_by_ca_address_sk.get(
-                                            v_ca_address_sk
-                                        )
-                                        or _EMPTY
-                                    ).get(v_ca_zip)
-                                    or _ZERO
+                                or not _entry(
+                                    self.customer_address_ca_zip_by_ca_address_sk.get(
+                                        v_ca_address_sk
+                                    ),
+                                    v_ca_zip,
+                                    _ZERO,
                                 )
                             ):
                                 continue
@@ -2398,7 +2445,24 @@ def _make_derived1():
                             if _grp is None:
                                 customer_address_ca_zip_by_ca_address_sk[
                                     v_ca_address_sk
-                                ] = {v_ca_zip: _p}
+                                ] = (v_ca_zip, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ca_zip
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        customer_address_ca_zip_by_ca_address_sk[
+                                            v_ca_address_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del customer_address_ca_zip_by_ca_address_sk[
+                                            v_ca_address_sk
+                                        ]
+                                else:
+                                    customer_address_ca_zip_by_ca_address_sk[
+                                        v_ca_address_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ca_zip)
                                 if _o is None:
@@ -2409,10 +2473,10 @@ def _make_derived1():
                                         _grp[v_ca_zip] = _n
                                     else:
                                         del _grp[v_ca_zip]
-                                        if not _grp:
-                                            del customer_address_ca_zip_by_ca_address_sk[
+                                        if len(_grp) == 1:
+                                            customer_address_ca_zip_by_ca_address_sk[
                                                 v_ca_address_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w1 = customer_count_by_ca_address_sk.get(v_ca_address_sk)
                             if _w1 is not None:
                                 _d2 = _p * _w1
@@ -2506,7 +2570,9 @@ def _make_derived1():
                                 v_ca_address_sk
                             )
                             if _g3:
-                                for v_ca_zip, _w1 in _g3.items():
+                                for v_ca_zip, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
                                     _o = n0_root.get(v_ca_zip)
                                     if _o is None:
@@ -2738,7 +2804,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ca_zip",)
                 QUERY_ID = "a63ed069c1f8361b"
-                LAYOUT_ID = "a75eaf7199a6c9c2"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "815c0b8528093139"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -3186,7 +3252,7 @@ def _make_derived1():
         COLUMNS = ("ca_zip",)
         QUERY_ID = "fd5b5d37fadcb9ab"
         LAYOUT_ID = (
-            "a761818edadbda18"  # the state's layout: snapshots restore only here
+            "5fbbdf4f2feb50fb"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3624,7 +3690,7 @@ class View:
     }
     COLUMNS = ("s_store_name", "sum(ss_net_profit)")
     QUERY_ID = "60f24dff73ca55d7"
-    LAYOUT_ID = "794408d5bfe472bd"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "267c969ba36ee76c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3808,7 +3874,18 @@ class View:
         # atom v1
         _grp = v1_by_all.get(())
         if _grp is None:
-            v1_by_all[()] = {v_ca_zip: _p}
+            v1_by_all[()] = (v_ca_zip, _p)
+        elif type(_grp) is tuple:
+            _e = v_ca_zip
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    v1_by_all[()] = (_grp[0], _n)
+                else:
+                    del v1_by_all[()]
+            else:
+                v1_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_ca_zip)
             if _o is None:
@@ -3819,8 +3896,8 @@ class View:
                     _grp[v_ca_zip] = _n
                 else:
                     del _grp[v_ca_zip]
-                    if not _grp:
-                        del v1_by_all[()]
+                    if len(_grp) == 1:
+                        v1_by_all[()] = next(iter(_grp.items()))
         _o = v1_count_by_all.get(())
         if _o is None:
             v1_count_by_all[()] = _p
@@ -3843,7 +3920,11 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for (v_s_store_name, v_s_zip), _m3 in self.n1_by_all[()].items():
+                for (v_s_store_name, v_s_zip), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.n1_by_all[()])) is tuple
+                    else _g4.items()
+                ):
                     if (
                         v_s_zip is not None
                         and v_ca_zip is not None
@@ -3911,9 +3992,28 @@ class View:
         if keep_store_sales:
             _grp = store_sales_ss_store_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _grp is None:
-                store_sales_ss_store_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                    v_ss_store_sk: _p
-                }
+                store_sales_ss_store_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                    v_ss_store_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ss_store_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_store_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ss_store_sk)
                 if _o is None:
@@ -3924,10 +4024,10 @@ class View:
                         _grp[v_ss_store_sk] = _n
                     else:
                         del _grp[v_ss_store_sk]
-                        if not _grp:
-                            del store_sales_ss_store_sk_by_ss_sold_date_sk[
+                        if len(_grp) == 1:
+                            store_sales_ss_store_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -3942,23 +4042,37 @@ class View:
                         del n4_count_by_ss_store_sk[v_ss_store_sk]
                 _g5 = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
                 if _g5:
-                    for (v_s_store_name, v_s_zip), _w3 in _g5.items():
+                    for (v_s_store_name, v_s_zip), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _t6 = (v_s_store_name, v_s_zip)
                         _grp = n1_by_all.get(())
                         if _grp is None:
-                            n1_by_all[()] = {(v_s_store_name, v_s_zip): _d4}
+                            n1_by_all[()] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n1_by_all[()] = (_grp[0], _n)
+                                else:
+                                    del n1_by_all[()]
+                            else:
+                                n1_by_all[()] = {_grp[0]: _grp[1], _e: _d4}
                         else:
-                            _o = _grp.get((v_s_store_name, v_s_zip))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_s_store_name, v_s_zip)] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    _grp[(v_s_store_name, v_s_zip)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_s_store_name, v_s_zip)]
-                                    if not _grp:
-                                        del n1_by_all[()]
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_all[()] = next(iter(_grp.items()))
                         _o = n1_count_by_all.get(())
                         if _o is None:
                             n1_count_by_all[()] = _d4
@@ -3968,20 +4082,24 @@ class View:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w6 = v1_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
+                        _w7 = v1_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (_d4[0] * _w7[0], _d4[1] * _w7[1], _d4[2] * _w7[2])
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d7
+                                n0_root[()] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for v_ca_zip, _m8 in self.v1_by_all[()].items():
+                                for v_ca_zip, _m9 in (
+                                    (_g10,)
+                                    if type((_g10 := self.v1_by_all[()])) is tuple
+                                    else _g10.items()
+                                ):
                                     if (
                                         v_s_zip is not None
                                         and v_ca_zip is not None
@@ -3994,9 +4112,9 @@ class View:
                                     ):  # conditions on result rows
                                         _k = (v_s_store_name,)
                                         _v = (
-                                            _d4[0] * _m8[0],
-                                            _d4[1] * _m8[1],
-                                            _d4[2] * _m8[2],
+                                            _d4[0] * _m9[0],
+                                            _d4[1] * _m9[1],
+                                            _d4[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4062,7 +4180,9 @@ class View:
                     del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
             _g3 = store_sales_ss_store_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _g3:
-                for v_ss_store_sk, _w1 in _g3.items():
+                for v_ss_store_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n4_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
@@ -4075,15 +4195,33 @@ class View:
                             del n4_count_by_ss_store_sk[v_ss_store_sk]
                     _g6 = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
                     if _g6:
-                        for (v_s_store_name, v_s_zip), _w4 in _g6.items():
+                        for (v_s_store_name, v_s_zip), _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _t7 = (v_s_store_name, v_s_zip)
                             _grp = n1_by_all.get(())
                             if _grp is None:
-                                n1_by_all[()] = {(v_s_store_name, v_s_zip): _d5}
+                                n1_by_all[()] = (_t7, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n1_by_all[()] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_all[()]
+                                else:
+                                    n1_by_all[()] = {_grp[0]: _grp[1], _e: _d5}
                             else:
-                                _o = _grp.get((v_s_store_name, v_s_zip))
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    _grp[(v_s_store_name, v_s_zip)] = _d5
+                                    _grp[_t7] = _d5
                                 else:
                                     _n = (
                                         _o[0] + _d5[0],
@@ -4091,11 +4229,11 @@ class View:
                                         _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_s_store_name, v_s_zip)] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del _grp[(v_s_store_name, v_s_zip)]
-                                        if not _grp:
-                                            del n1_by_all[()]
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_all[()] = next(iter(_grp.items()))
                             _o = n1_count_by_all.get(())
                             if _o is None:
                                 n1_count_by_all[()] = _d5
@@ -4105,28 +4243,32 @@ class View:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w7 = v1_count_by_all.get(())
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
+                            _w8 = v1_count_by_all.get(())
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d5[0] * _w8[0],
+                                    _d5[1] * _w8[1],
+                                    _d5[2] * _w8[2],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for v_ca_zip, _m9 in self.v1_by_all[()].items():
+                                    for v_ca_zip, _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.v1_by_all[()])) is tuple
+                                        else _g11.items()
+                                    ):
                                         if (
                                             v_s_zip is not None
                                             and v_ca_zip is not None
@@ -4139,9 +4281,9 @@ class View:
                                         ):  # conditions on result rows
                                             _k = (v_s_store_name,)
                                             _v = (
-                                                _d5[0] * _m9[0],
-                                                _d5[1] * _m9[1],
-                                                _d5[2] * _m9[2],
+                                                _d5[0] * _m10[0],
+                                                _d5[1] * _m10[1],
+                                                _d5[2] * _m10[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -4188,64 +4330,97 @@ class View:
         else:
             del store[row]
         # atom store_2
+        _t1 = (v_s_store_name, v_s_zip)
         _grp = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
         if _grp is None:
-            store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = {
-                (v_s_store_name, v_s_zip): _p
-            }
+            store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk]
+            else:
+                store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_s_store_name, v_s_zip))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_store_name, v_s_zip)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_s_store_name, v_s_zip)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_store_name, v_s_zip)]
-                    if not _grp:
-                        del store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk]
-        _w1 = n4_count_by_ss_store_sk.get(v_ss_store_sk)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n4_count_by_ss_store_sk.get(v_ss_store_sk)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
             _grp = n1_by_all.get(())
             if _grp is None:
-                n1_by_all[()] = {(v_s_store_name, v_s_zip): _d2}
-            else:
-                _o = _grp.get((v_s_store_name, v_s_zip))
-                if _o is None:
-                    _grp[(v_s_store_name, v_s_zip)] = _d2
-                else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                n1_by_all[()] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        _grp[(v_s_store_name, v_s_zip)] = _n
+                        n1_by_all[()] = (_grp[0], _n)
                     else:
-                        del _grp[(v_s_store_name, v_s_zip)]
-                        if not _grp:
-                            del n1_by_all[()]
+                        del n1_by_all[()]
+                else:
+                    n1_by_all[()] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                    if _n[0]:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n1_by_all[()] = next(iter(_grp.items()))
             _o = n1_count_by_all.get(())
             if _o is None:
-                n1_count_by_all[()] = _d2
+                n1_count_by_all[()] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                 if _n[0]:
                     n1_count_by_all[()] = _n
                 else:
                     del n1_count_by_all[()]
-            _w3 = v1_count_by_all.get(())
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+            _w4 = v1_count_by_all.get(())
+            if _w4 is not None:
+                _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                 _o = n0_root.get(())
                 if _o is None:
-                    n0_root[()] = _d4
+                    n0_root[()] = _d5
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                     if _n[0]:
                         n0_root[()] = _n
                     else:
                         del n0_root[()]
                 if pending is not None:
-                    for v_ca_zip, _m5 in self.v1_by_all[()].items():
+                    for v_ca_zip, _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.v1_by_all[()])) is tuple
+                        else _g7.items()
+                    ):
                         if (
                             v_s_zip is not None
                             and v_ca_zip is not None
@@ -4256,7 +4431,7 @@ class View:
                             )
                         ):  # conditions on result rows
                             _k = (v_s_store_name,)
-                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                            _v = (_d3[0] * _m6[0], _d3[1] * _m6[1], _d3[2] * _m6[2])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -4360,22 +4535,39 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_store_sk_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get(v_ss_store_sk)
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_store_sk_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    ),
+                    v_ss_store_sk,
+                    _ZERO,
                 )[0]
             ):
                 continue
             _grp = store_sales_ss_store_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _grp is None:
-                store_sales_ss_store_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                    v_ss_store_sk: _p
-                }
+                store_sales_ss_store_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                    v_ss_store_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ss_store_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_store_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ss_store_sk)
                 if _o is None:
@@ -4386,10 +4578,10 @@ class View:
                         _grp[v_ss_store_sk] = _n
                     else:
                         del _grp[v_ss_store_sk]
-                        if not _grp:
-                            del store_sales_ss_store_sk_by_ss_sold_date_sk[
+                        if len(_grp) == 1:
+                            store_sales_ss_store_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -4404,23 +4596,37 @@ class View:
                         del n4_count_by_ss_store_sk[v_ss_store_sk]
                 _g5 = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
                 if _g5:
-                    for (v_s_store_name, v_s_zip), _w3 in _g5.items():
+                    for (v_s_store_name, v_s_zip), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _t6 = (v_s_store_name, v_s_zip)
                         _grp = n1_by_all.get(())
                         if _grp is None:
-                            n1_by_all[()] = {(v_s_store_name, v_s_zip): _d4}
+                            n1_by_all[()] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n1_by_all[()] = (_grp[0], _n)
+                                else:
+                                    del n1_by_all[()]
+                            else:
+                                n1_by_all[()] = {_grp[0]: _grp[1], _e: _d4}
                         else:
-                            _o = _grp.get((v_s_store_name, v_s_zip))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_s_store_name, v_s_zip)] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    _grp[(v_s_store_name, v_s_zip)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_s_store_name, v_s_zip)]
-                                    if not _grp:
-                                        del n1_by_all[()]
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_all[()] = next(iter(_grp.items()))
                         _o = n1_count_by_all.get(())
                         if _o is None:
                             n1_count_by_all[()] = _d4
@@ -4430,20 +4636,24 @@ class View:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w6 = v1_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
+                        _w7 = v1_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (_d4[0] * _w7[0], _d4[1] * _w7[1], _d4[2] * _w7[2])
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d7
+                                n0_root[()] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for v_ca_zip, _m8 in self.v1_by_all[()].items():
+                                for v_ca_zip, _m9 in (
+                                    (_g10,)
+                                    if type((_g10 := self.v1_by_all[()])) is tuple
+                                    else _g10.items()
+                                ):
                                     if (
                                         v_s_zip is not None
                                         and v_ca_zip is not None
@@ -4456,9 +4666,9 @@ class View:
                                     ):  # conditions on result rows
                                         _k = (v_s_store_name,)
                                         _v = (
-                                            _d4[0] * _m8[0],
-                                            _d4[1] * _m8[1],
-                                            _d4[2] * _m8[2],
+                                            _d4[0] * _m9[0],
+                                            _d4[1] * _m9[1],
+                                            _d4[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4552,7 +4762,9 @@ class View:
                     del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
             _g3 = store_sales_ss_store_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _g3:
-                for v_ss_store_sk, _w1 in _g3.items():
+                for v_ss_store_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n4_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
@@ -4565,15 +4777,33 @@ class View:
                             del n4_count_by_ss_store_sk[v_ss_store_sk]
                     _g6 = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
                     if _g6:
-                        for (v_s_store_name, v_s_zip), _w4 in _g6.items():
+                        for (v_s_store_name, v_s_zip), _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                            _t7 = (v_s_store_name, v_s_zip)
                             _grp = n1_by_all.get(())
                             if _grp is None:
-                                n1_by_all[()] = {(v_s_store_name, v_s_zip): _d5}
+                                n1_by_all[()] = (_t7, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        n1_by_all[()] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_all[()]
+                                else:
+                                    n1_by_all[()] = {_grp[0]: _grp[1], _e: _d5}
                             else:
-                                _o = _grp.get((v_s_store_name, v_s_zip))
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    _grp[(v_s_store_name, v_s_zip)] = _d5
+                                    _grp[_t7] = _d5
                                 else:
                                     _n = (
                                         _o[0] + _d5[0],
@@ -4581,11 +4811,11 @@ class View:
                                         _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_s_store_name, v_s_zip)] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del _grp[(v_s_store_name, v_s_zip)]
-                                        if not _grp:
-                                            del n1_by_all[()]
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_all[()] = next(iter(_grp.items()))
                             _o = n1_count_by_all.get(())
                             if _o is None:
                                 n1_count_by_all[()] = _d5
@@ -4595,28 +4825,32 @@ class View:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w7 = v1_count_by_all.get(())
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
+                            _w8 = v1_count_by_all.get(())
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d5[0] * _w8[0],
+                                    _d5[1] * _w8[1],
+                                    _d5[2] * _w8[2],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for v_ca_zip, _m9 in self.v1_by_all[()].items():
+                                    for v_ca_zip, _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.v1_by_all[()])) is tuple
+                                        else _g11.items()
+                                    ):
                                         if (
                                             v_s_zip is not None
                                             and v_ca_zip is not None
@@ -4629,9 +4863,9 @@ class View:
                                         ):  # conditions on result rows
                                             _k = (v_s_store_name,)
                                             _v = (
-                                                _d5[0] * _m9[0],
-                                                _d5[1] * _m9[1],
-                                                _d5[2] * _m9[2],
+                                                _d5[0] * _m10[0],
+                                                _d5[1] * _m10[1],
+                                                _d5[2] * _m10[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -4702,75 +4936,104 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_2_s_store_name_s_zip_by_ss_store_sk.get(
-                            v_ss_store_sk
-                        )
-                        or _EMPTY
-                    ).get((v_s_store_name, v_s_zip))
-                    or _ZERO
+                or not _entry(
+                    self.store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk),
+                    (v_s_store_name, v_s_zip),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_s_store_name, v_s_zip)
             _grp = store_2_s_store_name_s_zip_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = {
-                    (v_s_store_name, v_s_zip): _p
-                }
+                store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_s_store_name, v_s_zip))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_store_name, v_s_zip)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_s_store_name, v_s_zip)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_store_name, v_s_zip)]
-                        if not _grp:
-                            del store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk]
-            _w1 = n4_count_by_ss_store_sk.get(v_ss_store_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_s_store_name_s_zip_by_ss_store_sk[v_ss_store_sk] = (
+                                next(iter(_grp.items()))
+                            )
+            _w2 = n4_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_all.get(())
                 if _grp is None:
-                    n1_by_all[()] = {(v_s_store_name, v_s_zip): _d2}
-                else:
-                    _o = _grp.get((v_s_store_name, v_s_zip))
-                    if _o is None:
-                        _grp[(v_s_store_name, v_s_zip)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_all[()] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_s_store_name, v_s_zip)] = _n
+                            n1_by_all[()] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_store_name, v_s_zip)]
-                            if not _grp:
-                                del n1_by_all[()]
+                            del n1_by_all[()]
+                    else:
+                        n1_by_all[()] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_all[()] = next(iter(_grp.items()))
                 _o = n1_count_by_all.get(())
                 if _o is None:
-                    n1_count_by_all[()] = _d2
+                    n1_count_by_all[()] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_all[()] = _n
                     else:
                         del n1_count_by_all[()]
-                _w3 = v1_count_by_all.get(())
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = v1_count_by_all.get(())
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(())
                     if _o is None:
-                        n0_root[()] = _d4
+                        n0_root[()] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[()] = _n
                         else:
                             del n0_root[()]
                     if pending is not None:
-                        for v_ca_zip, _m5 in self.v1_by_all[()].items():
+                        for v_ca_zip, _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.v1_by_all[()])) is tuple
+                            else _g7.items()
+                        ):
                             if (
                                 v_s_zip is not None
                                 and v_ca_zip is not None
@@ -4781,7 +5044,7 @@ class View:
                                 )
                             ):  # conditions on result rows
                                 _k = (v_s_store_name,)
-                                _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                                _v = (_d3[0] * _m6[0], _d3[1] * _m6[1], _d3[2] * _m6[2])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -4797,13 +5060,13 @@ class View:
         _g2 = self.n1_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_s_store_name, v_s_zip))
+        _m3 = _entry(_g2, (v_s_store_name, v_s_zip))
         if _m3 is None:
             return None
         _g4 = self.v1_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get(v_ca_zip)
+        _m5 = _entry(_g4, v_ca_zip)
         if _m5 is None:
             return None
         return (_m3[0] * _m5[0], _m3[1] * _m5[1], _m3[2] * _m5[2])

@@ -114,6 +114,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -224,7 +238,7 @@ def _make_derived1():
         COLUMNS = ("v",)
         QUERY_ID = "6fe311ae5294a613"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -704,7 +718,7 @@ def _make_derived2():
         COLUMNS = ("v",)
         QUERY_ID = "0a66a03673d85d96"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1184,7 +1198,7 @@ def _make_derived3():
         COLUMNS = ("v",)
         QUERY_ID = "13ae8dab1a99972d"
         LAYOUT_ID = (
-            "841da93f873d72b8"  # the state's layout: snapshots restore only here
+            "0cc1527116766e75"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1627,7 +1641,7 @@ def _make_derived4():
         COLUMNS = ("v",)
         QUERY_ID = "e08a0415414d85ef"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2107,7 +2121,7 @@ def _make_derived5():
         COLUMNS = ("v",)
         QUERY_ID = "43e81c2b91c7b51b"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2587,7 +2601,7 @@ def _make_derived6():
         COLUMNS = ("v",)
         QUERY_ID = "288fbaafabae83c7"
         LAYOUT_ID = (
-            "841da93f873d72b8"  # the state's layout: snapshots restore only here
+            "0cc1527116766e75"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3030,7 +3044,7 @@ def _make_derived7():
         COLUMNS = ("v",)
         QUERY_ID = "10814d716c89262b"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3510,7 +3524,7 @@ def _make_derived8():
         COLUMNS = ("v",)
         QUERY_ID = "38179905f247052f"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3990,7 +4004,7 @@ def _make_derived9():
         COLUMNS = ("v",)
         QUERY_ID = "3c0c146887e18dc6"
         LAYOUT_ID = (
-            "841da93f873d72b8"  # the state's layout: snapshots restore only here
+            "0cc1527116766e75"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4433,7 +4447,7 @@ def _make_derived10():
         COLUMNS = ("v",)
         QUERY_ID = "3da02af863713800"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4913,7 +4927,7 @@ def _make_derived11():
         COLUMNS = ("v",)
         QUERY_ID = "5a7f15c65a55b0a7"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5393,7 +5407,7 @@ def _make_derived12():
         COLUMNS = ("v",)
         QUERY_ID = "51d361f36c86e097"
         LAYOUT_ID = (
-            "841da93f873d72b8"  # the state's layout: snapshots restore only here
+            "0cc1527116766e75"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5836,7 +5850,7 @@ def _make_derived13():
         COLUMNS = ("v",)
         QUERY_ID = "d801c276182c2fed"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6316,7 +6330,7 @@ def _make_derived14():
         COLUMNS = ("v",)
         QUERY_ID = "e3b14851d6e12839"
         LAYOUT_ID = (
-            "bb95f26d88549a0a"  # the state's layout: snapshots restore only here
+            "1598af38c6c26317"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6796,7 +6810,7 @@ def _make_derived15():
         COLUMNS = ("v",)
         QUERY_ID = "e5de592151d6e974"
         LAYOUT_ID = (
-            "841da93f873d72b8"  # the state's layout: snapshots restore only here
+            "0cc1527116766e75"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -7197,7 +7211,7 @@ class View:
     }
     COLUMNS = ("bucket1", "bucket2", "bucket3", "bucket4", "bucket5")
     QUERY_ID = "6c581b49655d7532"
-    LAYOUT_ID = "a25b36bd61090510"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2250b4d810fe13fa"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7537,7 +7551,18 @@ class View:
         _p = d
         _grp = scalar1_by_all.get(())
         if _grp is None:
-            scalar1_by_all[()] = {v_v: _p}
+            scalar1_by_all[()] = (v_v, _p)
+        elif type(_grp) is tuple:
+            _e = v_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar1_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar1_by_all[()]
+            else:
+                scalar1_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_v)
             if _o is None:
@@ -7548,8 +7573,8 @@ class View:
                     _grp[v_v] = _n
                 else:
                     del _grp[v_v]
-                    if not _grp:
-                        del scalar1_by_all[()]
+                    if len(_grp) == 1:
+                        scalar1_by_all[()] = next(iter(_grp.items()))
         _o = scalar1_count_by_all.get(())
         if _o is None:
             scalar1_count_by_all[()] = _p
@@ -7743,87 +7768,235 @@ class View:
                                                                     for (
                                                                         v___scalar13_v,
                                                                         _m29,
-                                                                    ) in self.n3_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.n3_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar12_v,
-                                                                            _m30,
-                                                                        ) in self.scalar12_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar12_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar11_v,
-                                                                                _m31,
-                                                                            ) in self.scalar11_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar11_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar10_v,
-                                                                                    _m32,
-                                                                                ) in self.scalar10_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar10_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar9_v,
-                                                                                        _m33,
-                                                                                    ) in self.scalar9_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar9_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar8_v,
-                                                                                            _m34,
-                                                                                        ) in self.scalar8_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar8_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar7_v,
-                                                                                                _m35,
-                                                                                            ) in self.scalar7_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar7_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v___scalar6_v,
-                                                                                                    _m36,
-                                                                                                ) in self.scalar6_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar6_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     for (
                                                                                                         v___scalar5_v,
-                                                                                                        _m37,
-                                                                                                    ) in self.scalar5_by_all[
-                                                                                                        ()
-                                                                                                    ].items():
+                                                                                                        _m45,
+                                                                                                    ) in (
+                                                                                                        (
+                                                                                                            _g46,
+                                                                                                        )
+                                                                                                        if type(
+                                                                                                            (
+                                                                                                                _g46 := self.scalar5_by_all[
+                                                                                                                    ()
+                                                                                                                ]
+                                                                                                            )
+                                                                                                        )
+                                                                                                        is tuple
+                                                                                                        else _g46.items()
+                                                                                                    ):
                                                                                                         for (
                                                                                                             v___scalar4_v,
-                                                                                                            _m38,
-                                                                                                        ) in self.scalar4_by_all[
-                                                                                                            ()
-                                                                                                        ].items():
+                                                                                                            _m47,
+                                                                                                        ) in (
+                                                                                                            (
+                                                                                                                _g48,
+                                                                                                            )
+                                                                                                            if type(
+                                                                                                                (
+                                                                                                                    _g48 := self.scalar4_by_all[
+                                                                                                                        ()
+                                                                                                                    ]
+                                                                                                                )
+                                                                                                            )
+                                                                                                            is tuple
+                                                                                                            else _g48.items()
+                                                                                                        ):
                                                                                                             for (
                                                                                                                 v___scalar3_v,
-                                                                                                                _m39,
-                                                                                                            ) in self.scalar3_by_all[
-                                                                                                                ()
-                                                                                                            ].items():
+                                                                                                                _m49,
+                                                                                                            ) in (
+                                                                                                                (
+                                                                                                                    _g50,
+                                                                                                                )
+                                                                                                                if type(
+                                                                                                                    (
+                                                                                                                        _g50 := self.scalar3_by_all[
+                                                                                                                            ()
+                                                                                                                        ]
+                                                                                                                    )
+                                                                                                                )
+                                                                                                                is tuple
+                                                                                                                else _g50.items()
+                                                                                                            ):
                                                                                                                 for (
                                                                                                                     v___scalar2_v,
-                                                                                                                    _m40,
-                                                                                                                ) in self.scalar2_by_all[
-                                                                                                                    ()
-                                                                                                                ].items():
+                                                                                                                    _m51,
+                                                                                                                ) in (
+                                                                                                                    (
+                                                                                                                        _g52,
+                                                                                                                    )
+                                                                                                                    if type(
+                                                                                                                        (
+                                                                                                                            _g52 := self.scalar2_by_all[
+                                                                                                                                ()
+                                                                                                                            ]
+                                                                                                                        )
+                                                                                                                    )
+                                                                                                                    is tuple
+                                                                                                                    else _g52.items()
+                                                                                                                ):
                                                                                                                     for (
                                                                                                                         v___scalar14_v,
-                                                                                                                        _m41,
-                                                                                                                    ) in self.scalar14_by_all[
-                                                                                                                        ()
-                                                                                                                    ].items():
+                                                                                                                        _m53,
+                                                                                                                    ) in (
+                                                                                                                        (
+                                                                                                                            _g54,
+                                                                                                                        )
+                                                                                                                        if type(
+                                                                                                                            (
+                                                                                                                                _g54 := self.scalar14_by_all[
+                                                                                                                                    ()
+                                                                                                                                ]
+                                                                                                                            )
+                                                                                                                        )
+                                                                                                                        is tuple
+                                                                                                                        else _g54.items()
+                                                                                                                    ):
                                                                                                                         for (
                                                                                                                             v___scalar15_v,
-                                                                                                                            _m42,
-                                                                                                                        ) in self.scalar15_by_all[
-                                                                                                                            ()
-                                                                                                                        ].items():
+                                                                                                                            _m55,
+                                                                                                                        ) in (
+                                                                                                                            (
+                                                                                                                                _g56,
+                                                                                                                            )
+                                                                                                                            if type(
+                                                                                                                                (
+                                                                                                                                    _g56 := self.scalar15_by_all[
+                                                                                                                                        ()
+                                                                                                                                    ]
+                                                                                                                                )
+                                                                                                                            )
+                                                                                                                            is tuple
+                                                                                                                            else _g56.items()
+                                                                                                                        ):
                                                                                                                             _k = (
                                                                                                                                 (
                                                                                                                                     v___scalar2_v
@@ -7889,19 +8062,19 @@ class View:
                                                                                                                             _v = (
                                                                                                                                 _p
                                                                                                                                 * _m29
-                                                                                                                                * _m30
                                                                                                                                 * _m31
-                                                                                                                                * _m32
                                                                                                                                 * _m33
-                                                                                                                                * _m34
                                                                                                                                 * _m35
-                                                                                                                                * _m36
                                                                                                                                 * _m37
-                                                                                                                                * _m38
                                                                                                                                 * _m39
-                                                                                                                                * _m40
                                                                                                                                 * _m41
-                                                                                                                                * _m42
+                                                                                                                                * _m43
+                                                                                                                                * _m45
+                                                                                                                                * _m47
+                                                                                                                                * _m49
+                                                                                                                                * _m51
+                                                                                                                                * _m53
+                                                                                                                                * _m55
                                                                                                                             )
                                                                                                                             _o = pending.get(
                                                                                                                                 _k
@@ -7966,7 +8139,18 @@ class View:
         _p = d
         _grp = scalar2_by_all.get(())
         if _grp is None:
-            scalar2_by_all[()] = {v___scalar2_v: _p}
+            scalar2_by_all[()] = (v___scalar2_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar2_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar2_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar2_by_all[()]
+            else:
+                scalar2_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar2_v)
             if _o is None:
@@ -7977,8 +8161,8 @@ class View:
                     _grp[v___scalar2_v] = _n
                 else:
                     del _grp[v___scalar2_v]
-                    if not _grp:
-                        del scalar2_by_all[()]
+                    if len(_grp) == 1:
+                        scalar2_by_all[()] = next(iter(_grp.items()))
         _o = scalar2_count_by_all.get(())
         if _o is None:
             scalar2_count_by_all[()] = _p
@@ -8172,87 +8356,235 @@ class View:
                                                                     for (
                                                                         v___scalar13_v,
                                                                         _m29,
-                                                                    ) in self.n3_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.n3_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar12_v,
-                                                                            _m30,
-                                                                        ) in self.scalar12_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar12_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar11_v,
-                                                                                _m31,
-                                                                            ) in self.scalar11_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar11_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar10_v,
-                                                                                    _m32,
-                                                                                ) in self.scalar10_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar10_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar9_v,
-                                                                                        _m33,
-                                                                                    ) in self.scalar9_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar9_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar8_v,
-                                                                                            _m34,
-                                                                                        ) in self.scalar8_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar8_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar7_v,
-                                                                                                _m35,
-                                                                                            ) in self.scalar7_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar7_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v___scalar6_v,
-                                                                                                    _m36,
-                                                                                                ) in self.scalar6_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar6_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     for (
                                                                                                         v___scalar5_v,
-                                                                                                        _m37,
-                                                                                                    ) in self.scalar5_by_all[
-                                                                                                        ()
-                                                                                                    ].items():
+                                                                                                        _m45,
+                                                                                                    ) in (
+                                                                                                        (
+                                                                                                            _g46,
+                                                                                                        )
+                                                                                                        if type(
+                                                                                                            (
+                                                                                                                _g46 := self.scalar5_by_all[
+                                                                                                                    ()
+                                                                                                                ]
+                                                                                                            )
+                                                                                                        )
+                                                                                                        is tuple
+                                                                                                        else _g46.items()
+                                                                                                    ):
                                                                                                         for (
                                                                                                             v___scalar4_v,
-                                                                                                            _m38,
-                                                                                                        ) in self.scalar4_by_all[
-                                                                                                            ()
-                                                                                                        ].items():
+                                                                                                            _m47,
+                                                                                                        ) in (
+                                                                                                            (
+                                                                                                                _g48,
+                                                                                                            )
+                                                                                                            if type(
+                                                                                                                (
+                                                                                                                    _g48 := self.scalar4_by_all[
+                                                                                                                        ()
+                                                                                                                    ]
+                                                                                                                )
+                                                                                                            )
+                                                                                                            is tuple
+                                                                                                            else _g48.items()
+                                                                                                        ):
                                                                                                             for (
                                                                                                                 v___scalar3_v,
-                                                                                                                _m39,
-                                                                                                            ) in self.scalar3_by_all[
-                                                                                                                ()
-                                                                                                            ].items():
+                                                                                                                _m49,
+                                                                                                            ) in (
+                                                                                                                (
+                                                                                                                    _g50,
+                                                                                                                )
+                                                                                                                if type(
+                                                                                                                    (
+                                                                                                                        _g50 := self.scalar3_by_all[
+                                                                                                                            ()
+                                                                                                                        ]
+                                                                                                                    )
+                                                                                                                )
+                                                                                                                is tuple
+                                                                                                                else _g50.items()
+                                                                                                            ):
                                                                                                                 for (
                                                                                                                     v_v,
-                                                                                                                    _m40,
-                                                                                                                ) in self.scalar1_by_all[
-                                                                                                                    ()
-                                                                                                                ].items():
+                                                                                                                    _m51,
+                                                                                                                ) in (
+                                                                                                                    (
+                                                                                                                        _g52,
+                                                                                                                    )
+                                                                                                                    if type(
+                                                                                                                        (
+                                                                                                                            _g52 := self.scalar1_by_all[
+                                                                                                                                ()
+                                                                                                                            ]
+                                                                                                                        )
+                                                                                                                    )
+                                                                                                                    is tuple
+                                                                                                                    else _g52.items()
+                                                                                                                ):
                                                                                                                     for (
                                                                                                                         v___scalar14_v,
-                                                                                                                        _m41,
-                                                                                                                    ) in self.scalar14_by_all[
-                                                                                                                        ()
-                                                                                                                    ].items():
+                                                                                                                        _m53,
+                                                                                                                    ) in (
+                                                                                                                        (
+                                                                                                                            _g54,
+                                                                                                                        )
+                                                                                                                        if type(
+                                                                                                                            (
+                                                                                                                                _g54 := self.scalar14_by_all[
+                                                                                                                                    ()
+                                                                                                                                ]
+                                                                                                                            )
+                                                                                                                        )
+                                                                                                                        is tuple
+                                                                                                                        else _g54.items()
+                                                                                                                    ):
                                                                                                                         for (
                                                                                                                             v___scalar15_v,
-                                                                                                                            _m42,
-                                                                                                                        ) in self.scalar15_by_all[
-                                                                                                                            ()
-                                                                                                                        ].items():
+                                                                                                                            _m55,
+                                                                                                                        ) in (
+                                                                                                                            (
+                                                                                                                                _g56,
+                                                                                                                            )
+                                                                                                                            if type(
+                                                                                                                                (
+                                                                                                                                    _g56 := self.scalar15_by_all[
+                                                                                                                                        ()
+                                                                                                                                    ]
+                                                                                                                                )
+                                                                                                                            )
+                                                                                                                            is tuple
+                                                                                                                            else _g56.items()
+                                                                                                                        ):
                                                                                                                             _k = (
                                                                                                                                 (
                                                                                                                                     v___scalar2_v
@@ -8318,19 +8650,19 @@ class View:
                                                                                                                             _v = (
                                                                                                                                 _p
                                                                                                                                 * _m29
-                                                                                                                                * _m30
                                                                                                                                 * _m31
-                                                                                                                                * _m32
                                                                                                                                 * _m33
-                                                                                                                                * _m34
                                                                                                                                 * _m35
-                                                                                                                                * _m36
                                                                                                                                 * _m37
-                                                                                                                                * _m38
                                                                                                                                 * _m39
-                                                                                                                                * _m40
                                                                                                                                 * _m41
-                                                                                                                                * _m42
+                                                                                                                                * _m43
+                                                                                                                                * _m45
+                                                                                                                                * _m47
+                                                                                                                                * _m49
+                                                                                                                                * _m51
+                                                                                                                                * _m53
+                                                                                                                                * _m55
                                                                                                                             )
                                                                                                                             _o = pending.get(
                                                                                                                                 _k
@@ -8393,7 +8725,18 @@ class View:
         _p = d
         _grp = scalar3_by_all.get(())
         if _grp is None:
-            scalar3_by_all[()] = {v___scalar3_v: _p}
+            scalar3_by_all[()] = (v___scalar3_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar3_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar3_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar3_by_all[()]
+            else:
+                scalar3_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar3_v)
             if _o is None:
@@ -8404,8 +8747,8 @@ class View:
                     _grp[v___scalar3_v] = _n
                 else:
                     del _grp[v___scalar3_v]
-                    if not _grp:
-                        del scalar3_by_all[()]
+                    if len(_grp) == 1:
+                        scalar3_by_all[()] = next(iter(_grp.items()))
         _o = scalar3_count_by_all.get(())
         if _o is None:
             scalar3_count_by_all[()] = _p
@@ -8579,87 +8922,233 @@ class View:
                                                                 for (
                                                                     v___scalar13_v,
                                                                     _m27,
-                                                                ) in self.n3_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.n3_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar12_v,
-                                                                        _m28,
-                                                                    ) in self.scalar12_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar12_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar11_v,
-                                                                            _m29,
-                                                                        ) in self.scalar11_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar11_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar10_v,
-                                                                                _m30,
-                                                                            ) in self.scalar10_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar10_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar9_v,
-                                                                                    _m31,
-                                                                                ) in self.scalar9_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar9_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar8_v,
-                                                                                        _m32,
-                                                                                    ) in self.scalar8_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar8_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar7_v,
-                                                                                            _m33,
-                                                                                        ) in self.scalar7_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar7_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar6_v,
-                                                                                                _m34,
-                                                                                            ) in self.scalar6_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar6_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v___scalar5_v,
-                                                                                                    _m35,
-                                                                                                ) in self.scalar5_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar5_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     for (
                                                                                                         v___scalar4_v,
-                                                                                                        _m36,
-                                                                                                    ) in self.scalar4_by_all[
-                                                                                                        ()
-                                                                                                    ].items():
+                                                                                                        _m45,
+                                                                                                    ) in (
+                                                                                                        (
+                                                                                                            _g46,
+                                                                                                        )
+                                                                                                        if type(
+                                                                                                            (
+                                                                                                                _g46 := self.scalar4_by_all[
+                                                                                                                    ()
+                                                                                                                ]
+                                                                                                            )
+                                                                                                        )
+                                                                                                        is tuple
+                                                                                                        else _g46.items()
+                                                                                                    ):
                                                                                                         for (
                                                                                                             v___scalar2_v,
-                                                                                                            _m37,
-                                                                                                        ) in self.scalar2_by_all[
-                                                                                                            ()
-                                                                                                        ].items():
+                                                                                                            _m47,
+                                                                                                        ) in (
+                                                                                                            (
+                                                                                                                _g48,
+                                                                                                            )
+                                                                                                            if type(
+                                                                                                                (
+                                                                                                                    _g48 := self.scalar2_by_all[
+                                                                                                                        ()
+                                                                                                                    ]
+                                                                                                                )
+                                                                                                            )
+                                                                                                            is tuple
+                                                                                                            else _g48.items()
+                                                                                                        ):
                                                                                                             for (
                                                                                                                 v_v,
-                                                                                                                _m38,
-                                                                                                            ) in self.scalar1_by_all[
-                                                                                                                ()
-                                                                                                            ].items():
+                                                                                                                _m49,
+                                                                                                            ) in (
+                                                                                                                (
+                                                                                                                    _g50,
+                                                                                                                )
+                                                                                                                if type(
+                                                                                                                    (
+                                                                                                                        _g50 := self.scalar1_by_all[
+                                                                                                                            ()
+                                                                                                                        ]
+                                                                                                                    )
+                                                                                                                )
+                                                                                                                is tuple
+                                                                                                                else _g50.items()
+                                                                                                            ):
                                                                                                                 for (
                                                                                                                     v___scalar14_v,
-                                                                                                                    _m39,
-                                                                                                                ) in self.scalar14_by_all[
-                                                                                                                    ()
-                                                                                                                ].items():
+                                                                                                                    _m51,
+                                                                                                                ) in (
+                                                                                                                    (
+                                                                                                                        _g52,
+                                                                                                                    )
+                                                                                                                    if type(
+                                                                                                                        (
+                                                                                                                            _g52 := self.scalar14_by_all[
+                                                                                                                                ()
+                                                                                                                            ]
+                                                                                                                        )
+                                                                                                                    )
+                                                                                                                    is tuple
+                                                                                                                    else _g52.items()
+                                                                                                                ):
                                                                                                                     for (
                                                                                                                         v___scalar15_v,
-                                                                                                                        _m40,
-                                                                                                                    ) in self.scalar15_by_all[
-                                                                                                                        ()
-                                                                                                                    ].items():
+                                                                                                                        _m53,
+                                                                                                                    ) in (
+                                                                                                                        (
+                                                                                                                            _g54,
+                                                                                                                        )
+                                                                                                                        if type(
+                                                                                                                            (
+                                                                                                                                _g54 := self.scalar15_by_all[
+                                                                                                                                    ()
+                                                                                                                                ]
+                                                                                                                            )
+                                                                                                                        )
+                                                                                                                        is tuple
+                                                                                                                        else _g54.items()
+                                                                                                                    ):
                                                                                                                         _k = (
                                                                                                                             (
                                                                                                                                 v___scalar2_v
@@ -8725,19 +9214,19 @@ class View:
                                                                                                                         _v = (
                                                                                                                             _p
                                                                                                                             * _m27
-                                                                                                                            * _m28
                                                                                                                             * _m29
-                                                                                                                            * _m30
                                                                                                                             * _m31
-                                                                                                                            * _m32
                                                                                                                             * _m33
-                                                                                                                            * _m34
                                                                                                                             * _m35
-                                                                                                                            * _m36
                                                                                                                             * _m37
-                                                                                                                            * _m38
                                                                                                                             * _m39
-                                                                                                                            * _m40
+                                                                                                                            * _m41
+                                                                                                                            * _m43
+                                                                                                                            * _m45
+                                                                                                                            * _m47
+                                                                                                                            * _m49
+                                                                                                                            * _m51
+                                                                                                                            * _m53
                                                                                                                         )
                                                                                                                         _o = pending.get(
                                                                                                                             _k
@@ -8798,7 +9287,18 @@ class View:
         _p = d
         _grp = scalar4_by_all.get(())
         if _grp is None:
-            scalar4_by_all[()] = {v___scalar4_v: _p}
+            scalar4_by_all[()] = (v___scalar4_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar4_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar4_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar4_by_all[()]
+            else:
+                scalar4_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar4_v)
             if _o is None:
@@ -8809,8 +9309,8 @@ class View:
                     _grp[v___scalar4_v] = _n
                 else:
                     del _grp[v___scalar4_v]
-                    if not _grp:
-                        del scalar4_by_all[()]
+                    if len(_grp) == 1:
+                        scalar4_by_all[()] = next(iter(_grp.items()))
         _o = scalar4_count_by_all.get(())
         if _o is None:
             scalar4_count_by_all[()] = _p
@@ -8968,87 +9468,231 @@ class View:
                                                             for (
                                                                 v___scalar13_v,
                                                                 _m25,
-                                                            ) in self.n3_by_all[
-                                                                ()
-                                                            ].items():
+                                                            ) in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.n3_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar12_v,
-                                                                    _m26,
-                                                                ) in self.scalar12_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar12_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar11_v,
-                                                                        _m27,
-                                                                    ) in self.scalar11_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar11_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar10_v,
-                                                                            _m28,
-                                                                        ) in self.scalar10_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar10_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar9_v,
-                                                                                _m29,
-                                                                            ) in self.scalar9_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar9_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar8_v,
-                                                                                    _m30,
-                                                                                ) in self.scalar8_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar8_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar7_v,
-                                                                                        _m31,
-                                                                                    ) in self.scalar7_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar7_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar6_v,
-                                                                                            _m32,
-                                                                                        ) in self.scalar6_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar6_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar5_v,
-                                                                                                _m33,
-                                                                                            ) in self.scalar5_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar5_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v___scalar3_v,
-                                                                                                    _m34,
-                                                                                                ) in self.scalar3_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar3_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     for (
                                                                                                         v___scalar2_v,
-                                                                                                        _m35,
-                                                                                                    ) in self.scalar2_by_all[
-                                                                                                        ()
-                                                                                                    ].items():
+                                                                                                        _m45,
+                                                                                                    ) in (
+                                                                                                        (
+                                                                                                            _g46,
+                                                                                                        )
+                                                                                                        if type(
+                                                                                                            (
+                                                                                                                _g46 := self.scalar2_by_all[
+                                                                                                                    ()
+                                                                                                                ]
+                                                                                                            )
+                                                                                                        )
+                                                                                                        is tuple
+                                                                                                        else _g46.items()
+                                                                                                    ):
                                                                                                         for (
                                                                                                             v_v,
-                                                                                                            _m36,
-                                                                                                        ) in self.scalar1_by_all[
-                                                                                                            ()
-                                                                                                        ].items():
+                                                                                                            _m47,
+                                                                                                        ) in (
+                                                                                                            (
+                                                                                                                _g48,
+                                                                                                            )
+                                                                                                            if type(
+                                                                                                                (
+                                                                                                                    _g48 := self.scalar1_by_all[
+                                                                                                                        ()
+                                                                                                                    ]
+                                                                                                                )
+                                                                                                            )
+                                                                                                            is tuple
+                                                                                                            else _g48.items()
+                                                                                                        ):
                                                                                                             for (
                                                                                                                 v___scalar14_v,
-                                                                                                                _m37,
-                                                                                                            ) in self.scalar14_by_all[
-                                                                                                                ()
-                                                                                                            ].items():
+                                                                                                                _m49,
+                                                                                                            ) in (
+                                                                                                                (
+                                                                                                                    _g50,
+                                                                                                                )
+                                                                                                                if type(
+                                                                                                                    (
+                                                                                                                        _g50 := self.scalar14_by_all[
+                                                                                                                            ()
+                                                                                                                        ]
+                                                                                                                    )
+                                                                                                                )
+                                                                                                                is tuple
+                                                                                                                else _g50.items()
+                                                                                                            ):
                                                                                                                 for (
                                                                                                                     v___scalar15_v,
-                                                                                                                    _m38,
-                                                                                                                ) in self.scalar15_by_all[
-                                                                                                                    ()
-                                                                                                                ].items():
+                                                                                                                    _m51,
+                                                                                                                ) in (
+                                                                                                                    (
+                                                                                                                        _g52,
+                                                                                                                    )
+                                                                                                                    if type(
+                                                                                                                        (
+                                                                                                                            _g52 := self.scalar15_by_all[
+                                                                                                                                ()
+                                                                                                                            ]
+                                                                                                                        )
+                                                                                                                    )
+                                                                                                                    is tuple
+                                                                                                                    else _g52.items()
+                                                                                                                ):
                                                                                                                     _k = (
                                                                                                                         (
                                                                                                                             v___scalar2_v
@@ -9114,19 +9758,19 @@ class View:
                                                                                                                     _v = (
                                                                                                                         _p
                                                                                                                         * _m25
-                                                                                                                        * _m26
                                                                                                                         * _m27
-                                                                                                                        * _m28
                                                                                                                         * _m29
-                                                                                                                        * _m30
                                                                                                                         * _m31
-                                                                                                                        * _m32
                                                                                                                         * _m33
-                                                                                                                        * _m34
                                                                                                                         * _m35
-                                                                                                                        * _m36
                                                                                                                         * _m37
-                                                                                                                        * _m38
+                                                                                                                        * _m39
+                                                                                                                        * _m41
+                                                                                                                        * _m43
+                                                                                                                        * _m45
+                                                                                                                        * _m47
+                                                                                                                        * _m49
+                                                                                                                        * _m51
                                                                                                                     )
                                                                                                                     _o = pending.get(
                                                                                                                         _k
@@ -9185,7 +9829,18 @@ class View:
         _p = d
         _grp = scalar5_by_all.get(())
         if _grp is None:
-            scalar5_by_all[()] = {v___scalar5_v: _p}
+            scalar5_by_all[()] = (v___scalar5_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar5_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar5_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar5_by_all[()]
+            else:
+                scalar5_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar5_v)
             if _o is None:
@@ -9196,8 +9851,8 @@ class View:
                     _grp[v___scalar5_v] = _n
                 else:
                     del _grp[v___scalar5_v]
-                    if not _grp:
-                        del scalar5_by_all[()]
+                    if len(_grp) == 1:
+                        scalar5_by_all[()] = next(iter(_grp.items()))
         _o = scalar5_count_by_all.get(())
         if _o is None:
             scalar5_count_by_all[()] = _p
@@ -9340,88 +9995,229 @@ class View:
                                                         else:
                                                             del n0_root[()]
                                                     if pending is not None:
-                                                        for (
-                                                            v___scalar13_v,
-                                                            _m23,
-                                                        ) in self.n3_by_all[()].items():
+                                                        for v___scalar13_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.n3_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v___scalar12_v,
-                                                                _m24,
-                                                            ) in self.scalar12_by_all[
-                                                                ()
-                                                            ].items():
+                                                                _m25,
+                                                            ) in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar12_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar11_v,
-                                                                    _m25,
-                                                                ) in self.scalar11_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar11_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar10_v,
-                                                                        _m26,
-                                                                    ) in self.scalar10_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar10_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar9_v,
-                                                                            _m27,
-                                                                        ) in self.scalar9_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar9_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar8_v,
-                                                                                _m28,
-                                                                            ) in self.scalar8_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar8_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar7_v,
-                                                                                    _m29,
-                                                                                ) in self.scalar7_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar7_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar6_v,
-                                                                                        _m30,
-                                                                                    ) in self.scalar6_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar6_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar4_v,
-                                                                                            _m31,
-                                                                                        ) in self.scalar4_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar4_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar3_v,
-                                                                                                _m32,
-                                                                                            ) in self.scalar3_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar3_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v___scalar2_v,
-                                                                                                    _m33,
-                                                                                                ) in self.scalar2_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar2_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     for (
                                                                                                         v_v,
-                                                                                                        _m34,
-                                                                                                    ) in self.scalar1_by_all[
-                                                                                                        ()
-                                                                                                    ].items():
+                                                                                                        _m45,
+                                                                                                    ) in (
+                                                                                                        (
+                                                                                                            _g46,
+                                                                                                        )
+                                                                                                        if type(
+                                                                                                            (
+                                                                                                                _g46 := self.scalar1_by_all[
+                                                                                                                    ()
+                                                                                                                ]
+                                                                                                            )
+                                                                                                        )
+                                                                                                        is tuple
+                                                                                                        else _g46.items()
+                                                                                                    ):
                                                                                                         for (
                                                                                                             v___scalar14_v,
-                                                                                                            _m35,
-                                                                                                        ) in self.scalar14_by_all[
-                                                                                                            ()
-                                                                                                        ].items():
+                                                                                                            _m47,
+                                                                                                        ) in (
+                                                                                                            (
+                                                                                                                _g48,
+                                                                                                            )
+                                                                                                            if type(
+                                                                                                                (
+                                                                                                                    _g48 := self.scalar14_by_all[
+                                                                                                                        ()
+                                                                                                                    ]
+                                                                                                                )
+                                                                                                            )
+                                                                                                            is tuple
+                                                                                                            else _g48.items()
+                                                                                                        ):
                                                                                                             for (
                                                                                                                 v___scalar15_v,
-                                                                                                                _m36,
-                                                                                                            ) in self.scalar15_by_all[
-                                                                                                                ()
-                                                                                                            ].items():
+                                                                                                                _m49,
+                                                                                                            ) in (
+                                                                                                                (
+                                                                                                                    _g50,
+                                                                                                                )
+                                                                                                                if type(
+                                                                                                                    (
+                                                                                                                        _g50 := self.scalar15_by_all[
+                                                                                                                            ()
+                                                                                                                        ]
+                                                                                                                    )
+                                                                                                                )
+                                                                                                                is tuple
+                                                                                                                else _g50.items()
+                                                                                                            ):
                                                                                                                 _k = (
                                                                                                                     (
                                                                                                                         v___scalar2_v
@@ -9487,19 +10283,19 @@ class View:
                                                                                                                 _v = (
                                                                                                                     _p
                                                                                                                     * _m23
-                                                                                                                    * _m24
                                                                                                                     * _m25
-                                                                                                                    * _m26
                                                                                                                     * _m27
-                                                                                                                    * _m28
                                                                                                                     * _m29
-                                                                                                                    * _m30
                                                                                                                     * _m31
-                                                                                                                    * _m32
                                                                                                                     * _m33
-                                                                                                                    * _m34
                                                                                                                     * _m35
-                                                                                                                    * _m36
+                                                                                                                    * _m37
+                                                                                                                    * _m39
+                                                                                                                    * _m41
+                                                                                                                    * _m43
+                                                                                                                    * _m45
+                                                                                                                    * _m47
+                                                                                                                    * _m49
                                                                                                                 )
                                                                                                                 _o = pending.get(
                                                                                                                     _k
@@ -9556,7 +10352,18 @@ class View:
         _p = d
         _grp = scalar6_by_all.get(())
         if _grp is None:
-            scalar6_by_all[()] = {v___scalar6_v: _p}
+            scalar6_by_all[()] = (v___scalar6_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar6_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar6_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar6_by_all[()]
+            else:
+                scalar6_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar6_v)
             if _o is None:
@@ -9567,8 +10374,8 @@ class View:
                     _grp[v___scalar6_v] = _n
                 else:
                     del _grp[v___scalar6_v]
-                    if not _grp:
-                        del scalar6_by_all[()]
+                    if len(_grp) == 1:
+                        scalar6_by_all[()] = next(iter(_grp.items()))
         _o = scalar6_count_by_all.get(())
         if _o is None:
             scalar6_count_by_all[()] = _p
@@ -9699,88 +10506,220 @@ class View:
                                                     else:
                                                         del n0_root[()]
                                                 if pending is not None:
-                                                    for (
-                                                        v___scalar13_v,
-                                                        _m21,
-                                                    ) in self.n3_by_all[()].items():
-                                                        for (
-                                                            v___scalar12_v,
-                                                            _m22,
-                                                        ) in self.scalar12_by_all[
-                                                            ()
-                                                        ].items():
+                                                    for v___scalar13_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (_g22 := self.n3_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar12_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar12_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v___scalar11_v,
-                                                                _m23,
-                                                            ) in self.scalar11_by_all[
-                                                                ()
-                                                            ].items():
+                                                                _m25,
+                                                            ) in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar11_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar10_v,
-                                                                    _m24,
-                                                                ) in self.scalar10_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar10_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar9_v,
-                                                                        _m25,
-                                                                    ) in self.scalar9_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar9_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar8_v,
-                                                                            _m26,
-                                                                        ) in self.scalar8_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar8_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar7_v,
-                                                                                _m27,
-                                                                            ) in self.scalar7_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar7_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar5_v,
-                                                                                    _m28,
-                                                                                ) in self.scalar5_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar5_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar4_v,
-                                                                                        _m29,
-                                                                                    ) in self.scalar4_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar4_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar3_v,
-                                                                                            _m30,
-                                                                                        ) in self.scalar3_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar3_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar2_v,
-                                                                                                _m31,
-                                                                                            ) in self.scalar2_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar2_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v_v,
-                                                                                                    _m32,
-                                                                                                ) in self.scalar1_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar1_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     for (
                                                                                                         v___scalar14_v,
-                                                                                                        _m33,
-                                                                                                    ) in self.scalar14_by_all[
-                                                                                                        ()
-                                                                                                    ].items():
+                                                                                                        _m45,
+                                                                                                    ) in (
+                                                                                                        (
+                                                                                                            _g46,
+                                                                                                        )
+                                                                                                        if type(
+                                                                                                            (
+                                                                                                                _g46 := self.scalar14_by_all[
+                                                                                                                    ()
+                                                                                                                ]
+                                                                                                            )
+                                                                                                        )
+                                                                                                        is tuple
+                                                                                                        else _g46.items()
+                                                                                                    ):
                                                                                                         for (
                                                                                                             v___scalar15_v,
-                                                                                                            _m34,
-                                                                                                        ) in self.scalar15_by_all[
-                                                                                                            ()
-                                                                                                        ].items():
+                                                                                                            _m47,
+                                                                                                        ) in (
+                                                                                                            (
+                                                                                                                _g48,
+                                                                                                            )
+                                                                                                            if type(
+                                                                                                                (
+                                                                                                                    _g48 := self.scalar15_by_all[
+                                                                                                                        ()
+                                                                                                                    ]
+                                                                                                                )
+                                                                                                            )
+                                                                                                            is tuple
+                                                                                                            else _g48.items()
+                                                                                                        ):
                                                                                                             _k = (
                                                                                                                 (
                                                                                                                     v___scalar2_v
@@ -9846,19 +10785,19 @@ class View:
                                                                                                             _v = (
                                                                                                                 _p
                                                                                                                 * _m21
-                                                                                                                * _m22
                                                                                                                 * _m23
-                                                                                                                * _m24
                                                                                                                 * _m25
-                                                                                                                * _m26
                                                                                                                 * _m27
-                                                                                                                * _m28
                                                                                                                 * _m29
-                                                                                                                * _m30
                                                                                                                 * _m31
-                                                                                                                * _m32
                                                                                                                 * _m33
-                                                                                                                * _m34
+                                                                                                                * _m35
+                                                                                                                * _m37
+                                                                                                                * _m39
+                                                                                                                * _m41
+                                                                                                                * _m43
+                                                                                                                * _m45
+                                                                                                                * _m47
                                                                                                             )
                                                                                                             _o = pending.get(
                                                                                                                 _k
@@ -9913,7 +10852,18 @@ class View:
         _p = d
         _grp = scalar7_by_all.get(())
         if _grp is None:
-            scalar7_by_all[()] = {v___scalar7_v: _p}
+            scalar7_by_all[()] = (v___scalar7_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar7_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar7_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar7_by_all[()]
+            else:
+                scalar7_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar7_v)
             if _o is None:
@@ -9924,8 +10874,8 @@ class View:
                     _grp[v___scalar7_v] = _n
                 else:
                     del _grp[v___scalar7_v]
-                    if not _grp:
-                        del scalar7_by_all[()]
+                    if len(_grp) == 1:
+                        scalar7_by_all[()] = next(iter(_grp.items()))
         _o = scalar7_count_by_all.get(())
         if _o is None:
             scalar7_count_by_all[()] = _p
@@ -10044,88 +10994,215 @@ class View:
                                                 else:
                                                     del n0_root[()]
                                             if pending is not None:
-                                                for (
-                                                    v___scalar13_v,
-                                                    _m19,
-                                                ) in self.n3_by_all[()].items():
-                                                    for (
-                                                        v___scalar12_v,
-                                                        _m20,
-                                                    ) in self.scalar12_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar11_v,
-                                                            _m21,
-                                                        ) in self.scalar11_by_all[
-                                                            ()
-                                                        ].items():
+                                                for v___scalar13_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.n3_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar12_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar12_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar11_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar11_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v___scalar10_v,
-                                                                _m22,
-                                                            ) in self.scalar10_by_all[
-                                                                ()
-                                                            ].items():
+                                                                _m25,
+                                                            ) in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar10_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar9_v,
-                                                                    _m23,
-                                                                ) in self.scalar9_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar9_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar8_v,
-                                                                        _m24,
-                                                                    ) in self.scalar8_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar8_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar6_v,
-                                                                            _m25,
-                                                                        ) in self.scalar6_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar6_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar5_v,
-                                                                                _m26,
-                                                                            ) in self.scalar5_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar5_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar4_v,
-                                                                                    _m27,
-                                                                                ) in self.scalar4_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar4_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar3_v,
-                                                                                        _m28,
-                                                                                    ) in self.scalar3_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar3_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar2_v,
-                                                                                            _m29,
-                                                                                        ) in self.scalar2_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar2_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v_v,
-                                                                                                _m30,
-                                                                                            ) in self.scalar1_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar1_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v___scalar14_v,
-                                                                                                    _m31,
-                                                                                                ) in self.scalar14_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar14_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     for (
                                                                                                         v___scalar15_v,
-                                                                                                        _m32,
-                                                                                                    ) in self.scalar15_by_all[
-                                                                                                        ()
-                                                                                                    ].items():
+                                                                                                        _m45,
+                                                                                                    ) in (
+                                                                                                        (
+                                                                                                            _g46,
+                                                                                                        )
+                                                                                                        if type(
+                                                                                                            (
+                                                                                                                _g46 := self.scalar15_by_all[
+                                                                                                                    ()
+                                                                                                                ]
+                                                                                                            )
+                                                                                                        )
+                                                                                                        is tuple
+                                                                                                        else _g46.items()
+                                                                                                    ):
                                                                                                         _k = (
                                                                                                             (
                                                                                                                 v___scalar2_v
@@ -10191,19 +11268,19 @@ class View:
                                                                                                         _v = (
                                                                                                             _p
                                                                                                             * _m19
-                                                                                                            * _m20
                                                                                                             * _m21
-                                                                                                            * _m22
                                                                                                             * _m23
-                                                                                                            * _m24
                                                                                                             * _m25
-                                                                                                            * _m26
                                                                                                             * _m27
-                                                                                                            * _m28
                                                                                                             * _m29
-                                                                                                            * _m30
                                                                                                             * _m31
-                                                                                                            * _m32
+                                                                                                            * _m33
+                                                                                                            * _m35
+                                                                                                            * _m37
+                                                                                                            * _m39
+                                                                                                            * _m41
+                                                                                                            * _m43
+                                                                                                            * _m45
                                                                                                         )
                                                                                                         _o = pending.get(
                                                                                                             _k
@@ -10256,7 +11333,18 @@ class View:
         _p = d
         _grp = scalar8_by_all.get(())
         if _grp is None:
-            scalar8_by_all[()] = {v___scalar8_v: _p}
+            scalar8_by_all[()] = (v___scalar8_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar8_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar8_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar8_by_all[()]
+            else:
+                scalar8_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar8_v)
             if _o is None:
@@ -10267,8 +11355,8 @@ class View:
                     _grp[v___scalar8_v] = _n
                 else:
                     del _grp[v___scalar8_v]
-                    if not _grp:
-                        del scalar8_by_all[()]
+                    if len(_grp) == 1:
+                        scalar8_by_all[()] = next(iter(_grp.items()))
         _o = scalar8_count_by_all.get(())
         if _o is None:
             scalar8_count_by_all[()] = _p
@@ -10375,85 +11463,205 @@ class View:
                                             else:
                                                 del n0_root[()]
                                         if pending is not None:
-                                            for v___scalar13_v, _m17 in self.n3_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v___scalar12_v,
-                                                    _m18,
-                                                ) in self.scalar12_by_all[()].items():
-                                                    for (
-                                                        v___scalar11_v,
-                                                        _m19,
-                                                    ) in self.scalar11_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar10_v,
-                                                            _m20,
-                                                        ) in self.scalar10_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar9_v,
-                                                                _m21,
-                                                            ) in self.scalar9_by_all[
+                                            for v___scalar13_v, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.n3_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar12_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar12_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar11_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar11_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar10_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar10_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar9_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar9_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar7_v,
-                                                                    _m22,
-                                                                ) in self.scalar7_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar7_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar6_v,
-                                                                        _m23,
-                                                                    ) in self.scalar6_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar6_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar5_v,
-                                                                            _m24,
-                                                                        ) in self.scalar5_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar5_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar4_v,
-                                                                                _m25,
-                                                                            ) in self.scalar4_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar4_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar3_v,
-                                                                                    _m26,
-                                                                                ) in self.scalar3_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar3_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar2_v,
-                                                                                        _m27,
-                                                                                    ) in self.scalar2_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar2_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v_v,
-                                                                                            _m28,
-                                                                                        ) in self.scalar1_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar1_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar14_v,
-                                                                                                _m29,
-                                                                                            ) in self.scalar14_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar14_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 for (
                                                                                                     v___scalar15_v,
-                                                                                                    _m30,
-                                                                                                ) in self.scalar15_by_all[
-                                                                                                    ()
-                                                                                                ].items():
+                                                                                                    _m43,
+                                                                                                ) in (
+                                                                                                    (
+                                                                                                        _g44,
+                                                                                                    )
+                                                                                                    if type(
+                                                                                                        (
+                                                                                                            _g44 := self.scalar15_by_all[
+                                                                                                                ()
+                                                                                                            ]
+                                                                                                        )
+                                                                                                    )
+                                                                                                    is tuple
+                                                                                                    else _g44.items()
+                                                                                                ):
                                                                                                     _k = (
                                                                                                         (
                                                                                                             v___scalar2_v
@@ -10519,19 +11727,19 @@ class View:
                                                                                                     _v = (
                                                                                                         _p
                                                                                                         * _m17
-                                                                                                        * _m18
                                                                                                         * _m19
-                                                                                                        * _m20
                                                                                                         * _m21
-                                                                                                        * _m22
                                                                                                         * _m23
-                                                                                                        * _m24
                                                                                                         * _m25
-                                                                                                        * _m26
                                                                                                         * _m27
-                                                                                                        * _m28
                                                                                                         * _m29
-                                                                                                        * _m30
+                                                                                                        * _m31
+                                                                                                        * _m33
+                                                                                                        * _m35
+                                                                                                        * _m37
+                                                                                                        * _m39
+                                                                                                        * _m41
+                                                                                                        * _m43
                                                                                                     )
                                                                                                     _o = pending.get(
                                                                                                         _k
@@ -10582,7 +11790,18 @@ class View:
         _p = d
         _grp = scalar9_by_all.get(())
         if _grp is None:
-            scalar9_by_all[()] = {v___scalar9_v: _p}
+            scalar9_by_all[()] = (v___scalar9_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar9_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar9_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar9_by_all[()]
+            else:
+                scalar9_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar9_v)
             if _o is None:
@@ -10593,8 +11812,8 @@ class View:
                     _grp[v___scalar9_v] = _n
                 else:
                     del _grp[v___scalar9_v]
-                    if not _grp:
-                        del scalar9_by_all[()]
+                    if len(_grp) == 1:
+                        scalar9_by_all[()] = next(iter(_grp.items()))
         _o = scalar9_count_by_all.get(())
         if _o is None:
             scalar9_count_by_all[()] = _p
@@ -10689,83 +11908,196 @@ class View:
                                         else:
                                             del n0_root[()]
                                     if pending is not None:
-                                        for v___scalar13_v, _m15 in self.n3_by_all[
-                                            ()
-                                        ].items():
-                                            for (
-                                                v___scalar12_v,
-                                                _m16,
-                                            ) in self.scalar12_by_all[()].items():
-                                                for (
-                                                    v___scalar11_v,
-                                                    _m17,
-                                                ) in self.scalar11_by_all[()].items():
-                                                    for (
-                                                        v___scalar10_v,
-                                                        _m18,
-                                                    ) in self.scalar10_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar8_v,
-                                                            _m19,
-                                                        ) in self.scalar8_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar7_v,
-                                                                _m20,
-                                                            ) in self.scalar7_by_all[
+                                        for v___scalar13_v, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.n3_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v___scalar12_v, _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (_g18 := self.scalar12_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar11_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar11_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar10_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar10_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar8_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar8_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar7_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar7_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar6_v,
-                                                                    _m21,
-                                                                ) in self.scalar6_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar6_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar5_v,
-                                                                        _m22,
-                                                                    ) in self.scalar5_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar5_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar4_v,
-                                                                            _m23,
-                                                                        ) in self.scalar4_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar4_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar3_v,
-                                                                                _m24,
-                                                                            ) in self.scalar3_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar3_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar2_v,
-                                                                                    _m25,
-                                                                                ) in self.scalar2_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar2_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v_v,
-                                                                                        _m26,
-                                                                                    ) in self.scalar1_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar1_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar14_v,
-                                                                                            _m27,
-                                                                                        ) in self.scalar14_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar14_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             for (
                                                                                                 v___scalar15_v,
-                                                                                                _m28,
-                                                                                            ) in self.scalar15_by_all[
-                                                                                                ()
-                                                                                            ].items():
+                                                                                                _m41,
+                                                                                            ) in (
+                                                                                                (
+                                                                                                    _g42,
+                                                                                                )
+                                                                                                if type(
+                                                                                                    (
+                                                                                                        _g42 := self.scalar15_by_all[
+                                                                                                            ()
+                                                                                                        ]
+                                                                                                    )
+                                                                                                )
+                                                                                                is tuple
+                                                                                                else _g42.items()
+                                                                                            ):
                                                                                                 _k = (
                                                                                                     (
                                                                                                         v___scalar2_v
@@ -10831,19 +12163,19 @@ class View:
                                                                                                 _v = (
                                                                                                     _p
                                                                                                     * _m15
-                                                                                                    * _m16
                                                                                                     * _m17
-                                                                                                    * _m18
                                                                                                     * _m19
-                                                                                                    * _m20
                                                                                                     * _m21
-                                                                                                    * _m22
                                                                                                     * _m23
-                                                                                                    * _m24
                                                                                                     * _m25
-                                                                                                    * _m26
                                                                                                     * _m27
-                                                                                                    * _m28
+                                                                                                    * _m29
+                                                                                                    * _m31
+                                                                                                    * _m33
+                                                                                                    * _m35
+                                                                                                    * _m37
+                                                                                                    * _m39
+                                                                                                    * _m41
                                                                                                 )
                                                                                                 _o = pending.get(
                                                                                                     _k
@@ -10892,7 +12224,18 @@ class View:
         _p = d
         _grp = scalar10_by_all.get(())
         if _grp is None:
-            scalar10_by_all[()] = {v___scalar10_v: _p}
+            scalar10_by_all[()] = (v___scalar10_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar10_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar10_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar10_by_all[()]
+            else:
+                scalar10_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar10_v)
             if _o is None:
@@ -10903,8 +12246,8 @@ class View:
                     _grp[v___scalar10_v] = _n
                 else:
                     del _grp[v___scalar10_v]
-                    if not _grp:
-                        del scalar10_by_all[()]
+                    if len(_grp) == 1:
+                        scalar10_by_all[()] = next(iter(_grp.items()))
         _o = scalar10_count_by_all.get(())
         if _o is None:
             scalar10_count_by_all[()] = _p
@@ -10987,81 +12330,184 @@ class View:
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for v___scalar13_v, _m13 in self.n3_by_all[
-                                        ()
-                                    ].items():
-                                        for (
-                                            v___scalar12_v,
-                                            _m14,
-                                        ) in self.scalar12_by_all[()].items():
-                                            for (
-                                                v___scalar11_v,
-                                                _m15,
-                                            ) in self.scalar11_by_all[()].items():
-                                                for (
-                                                    v___scalar9_v,
-                                                    _m16,
-                                                ) in self.scalar9_by_all[()].items():
-                                                    for (
-                                                        v___scalar8_v,
-                                                        _m17,
-                                                    ) in self.scalar8_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar7_v,
-                                                            _m18,
-                                                        ) in self.scalar7_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar6_v,
-                                                                _m19,
-                                                            ) in self.scalar6_by_all[
+                                    for v___scalar13_v, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.n3_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v___scalar12_v, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.scalar12_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v___scalar11_v, _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (_g18 := self.scalar11_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar9_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar9_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar8_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar8_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar7_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar7_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar6_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar6_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar5_v,
-                                                                    _m20,
-                                                                ) in self.scalar5_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar5_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar4_v,
-                                                                        _m21,
-                                                                    ) in self.scalar4_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar4_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar3_v,
-                                                                            _m22,
-                                                                        ) in self.scalar3_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar3_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar2_v,
-                                                                                _m23,
-                                                                            ) in self.scalar2_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar2_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v_v,
-                                                                                    _m24,
-                                                                                ) in self.scalar1_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar1_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar14_v,
-                                                                                        _m25,
-                                                                                    ) in self.scalar14_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar14_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar15_v,
-                                                                                            _m26,
-                                                                                        ) in self.scalar15_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m39,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g40,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g40 := self.scalar15_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g40.items()
+                                                                                        ):
                                                                                             _k = (
                                                                                                 (
                                                                                                     v___scalar2_v
@@ -11127,19 +12573,19 @@ class View:
                                                                                             _v = (
                                                                                                 _p
                                                                                                 * _m13
-                                                                                                * _m14
                                                                                                 * _m15
-                                                                                                * _m16
                                                                                                 * _m17
-                                                                                                * _m18
                                                                                                 * _m19
-                                                                                                * _m20
                                                                                                 * _m21
-                                                                                                * _m22
                                                                                                 * _m23
-                                                                                                * _m24
                                                                                                 * _m25
-                                                                                                * _m26
+                                                                                                * _m27
+                                                                                                * _m29
+                                                                                                * _m31
+                                                                                                * _m33
+                                                                                                * _m35
+                                                                                                * _m37
+                                                                                                * _m39
                                                                                             )
                                                                                             _o = pending.get(
                                                                                                 _k
@@ -11186,7 +12632,18 @@ class View:
         _p = d
         _grp = scalar11_by_all.get(())
         if _grp is None:
-            scalar11_by_all[()] = {v___scalar11_v: _p}
+            scalar11_by_all[()] = (v___scalar11_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar11_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar11_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar11_by_all[()]
+            else:
+                scalar11_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar11_v)
             if _o is None:
@@ -11197,8 +12654,8 @@ class View:
                     _grp[v___scalar11_v] = _n
                 else:
                     del _grp[v___scalar11_v]
-                    if not _grp:
-                        del scalar11_by_all[()]
+                    if len(_grp) == 1:
+                        scalar11_by_all[()] = next(iter(_grp.items()))
         _o = scalar11_count_by_all.get(())
         if _o is None:
             scalar11_count_by_all[()] = _p
@@ -11269,76 +12726,173 @@ class View:
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for v___scalar13_v, _m11 in self.n3_by_all[()].items():
-                                    for v___scalar12_v, _m12 in self.scalar12_by_all[
-                                        ()
-                                    ].items():
-                                        for (
-                                            v___scalar10_v,
-                                            _m13,
-                                        ) in self.scalar10_by_all[()].items():
-                                            for (
-                                                v___scalar9_v,
-                                                _m14,
-                                            ) in self.scalar9_by_all[()].items():
-                                                for (
-                                                    v___scalar8_v,
-                                                    _m15,
-                                                ) in self.scalar8_by_all[()].items():
-                                                    for (
-                                                        v___scalar7_v,
-                                                        _m16,
-                                                    ) in self.scalar7_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar6_v,
-                                                            _m17,
-                                                        ) in self.scalar6_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar5_v,
-                                                                _m18,
-                                                            ) in self.scalar5_by_all[
+                                for v___scalar13_v, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.n3_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v___scalar12_v, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.scalar12_by_all[()]))
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v___scalar10_v, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.scalar10_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v___scalar9_v, _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (_g18 := self.scalar9_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar8_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar8_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar7_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar7_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar6_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar6_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar5_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar5_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar4_v,
-                                                                    _m19,
-                                                                ) in self.scalar4_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar4_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar3_v,
-                                                                        _m20,
-                                                                    ) in self.scalar3_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar3_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar2_v,
-                                                                            _m21,
-                                                                        ) in self.scalar2_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar2_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v_v,
-                                                                                _m22,
-                                                                            ) in self.scalar1_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar1_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar14_v,
-                                                                                    _m23,
-                                                                                ) in self.scalar14_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar14_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar15_v,
-                                                                                        _m24,
-                                                                                    ) in self.scalar15_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m37,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g38,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g38 := self.scalar15_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g38.items()
+                                                                                    ):
                                                                                         _k = (
                                                                                             (
                                                                                                 v___scalar2_v
@@ -11404,19 +12958,19 @@ class View:
                                                                                         _v = (
                                                                                             _p
                                                                                             * _m11
-                                                                                            * _m12
                                                                                             * _m13
-                                                                                            * _m14
                                                                                             * _m15
-                                                                                            * _m16
                                                                                             * _m17
-                                                                                            * _m18
                                                                                             * _m19
-                                                                                            * _m20
                                                                                             * _m21
-                                                                                            * _m22
                                                                                             * _m23
-                                                                                            * _m24
+                                                                                            * _m25
+                                                                                            * _m27
+                                                                                            * _m29
+                                                                                            * _m31
+                                                                                            * _m33
+                                                                                            * _m35
+                                                                                            * _m37
                                                                                         )
                                                                                         _o = pending.get(
                                                                                             _k
@@ -11461,7 +13015,18 @@ class View:
         _p = d
         _grp = scalar12_by_all.get(())
         if _grp is None:
-            scalar12_by_all[()] = {v___scalar12_v: _p}
+            scalar12_by_all[()] = (v___scalar12_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar12_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar12_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar12_by_all[()]
+            else:
+                scalar12_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar12_v)
             if _o is None:
@@ -11472,8 +13037,8 @@ class View:
                     _grp[v___scalar12_v] = _n
                 else:
                     del _grp[v___scalar12_v]
-                    if not _grp:
-                        del scalar12_by_all[()]
+                    if len(_grp) == 1:
+                        scalar12_by_all[()] = next(iter(_grp.items()))
         _o = scalar12_count_by_all.get(())
         if _o is None:
             scalar12_count_by_all[()] = _p
@@ -11532,72 +13097,161 @@ class View:
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for v___scalar13_v, _m9 in self.n3_by_all[()].items():
-                                for v___scalar11_v, _m10 in self.scalar11_by_all[
-                                    ()
-                                ].items():
-                                    for v___scalar10_v, _m11 in self.scalar10_by_all[
-                                        ()
-                                    ].items():
-                                        for v___scalar9_v, _m12 in self.scalar9_by_all[
-                                            ()
-                                        ].items():
-                                            for (
-                                                v___scalar8_v,
-                                                _m13,
-                                            ) in self.scalar8_by_all[()].items():
-                                                for (
-                                                    v___scalar7_v,
-                                                    _m14,
-                                                ) in self.scalar7_by_all[()].items():
-                                                    for (
-                                                        v___scalar6_v,
-                                                        _m15,
-                                                    ) in self.scalar6_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar5_v,
-                                                            _m16,
-                                                        ) in self.scalar5_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar4_v,
-                                                                _m17,
-                                                            ) in self.scalar4_by_all[
+                            for v___scalar13_v, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.n3_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v___scalar11_v, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.scalar11_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v___scalar10_v, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.scalar10_by_all[()]))
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v___scalar9_v, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.scalar9_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v___scalar8_v, _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (_g18 := self.scalar8_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar7_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar7_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar6_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar6_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar5_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar5_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar4_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar4_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar3_v,
-                                                                    _m18,
-                                                                ) in self.scalar3_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar3_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar2_v,
-                                                                        _m19,
-                                                                    ) in self.scalar2_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar2_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v_v,
-                                                                            _m20,
-                                                                        ) in self.scalar1_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar1_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar14_v,
-                                                                                _m21,
-                                                                            ) in self.scalar14_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar14_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar15_v,
-                                                                                    _m22,
-                                                                                ) in self.scalar15_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar15_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     _k = (
                                                                                         (
                                                                                             v___scalar2_v
@@ -11663,19 +13317,19 @@ class View:
                                                                                     _v = (
                                                                                         _p
                                                                                         * _m9
-                                                                                        * _m10
                                                                                         * _m11
-                                                                                        * _m12
                                                                                         * _m13
-                                                                                        * _m14
                                                                                         * _m15
-                                                                                        * _m16
                                                                                         * _m17
-                                                                                        * _m18
                                                                                         * _m19
-                                                                                        * _m20
                                                                                         * _m21
-                                                                                        * _m22
+                                                                                        * _m23
+                                                                                        * _m25
+                                                                                        * _m27
+                                                                                        * _m29
+                                                                                        * _m31
+                                                                                        * _m33
+                                                                                        * _m35
                                                                                     )
                                                                                     _o = pending.get(
                                                                                         _k
@@ -11720,7 +13374,18 @@ class View:
         _p = d
         _grp = scalar13___scalar13_v_by_all.get(())
         if _grp is None:
-            scalar13___scalar13_v_by_all[()] = {v___scalar13_v: _p}
+            scalar13___scalar13_v_by_all[()] = (v___scalar13_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar13_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar13___scalar13_v_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar13___scalar13_v_by_all[()]
+            else:
+                scalar13___scalar13_v_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar13_v)
             if _o is None:
@@ -11731,14 +13396,25 @@ class View:
                     _grp[v___scalar13_v] = _n
                 else:
                     del _grp[v___scalar13_v]
-                    if not _grp:
-                        del scalar13___scalar13_v_by_all[()]
+                    if len(_grp) == 1:
+                        scalar13___scalar13_v_by_all[()] = next(iter(_grp.items()))
         _w1 = reason_count_by_all.get(())
         if _w1 is not None:
             _d2 = _p * _w1
             _grp = n3_by_all.get(())
             if _grp is None:
-                n3_by_all[()] = {v___scalar13_v: _d2}
+                n3_by_all[()] = (v___scalar13_v, _d2)
+            elif type(_grp) is tuple:
+                _e = v___scalar13_v
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d2
+                    if _n:
+                        n3_by_all[()] = (_grp[0], _n)
+                    else:
+                        del n3_by_all[()]
+                else:
+                    n3_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
             else:
                 _o = _grp.get(v___scalar13_v)
                 if _o is None:
@@ -11749,8 +13425,8 @@ class View:
                         _grp[v___scalar13_v] = _n
                     else:
                         del _grp[v___scalar13_v]
-                        if not _grp:
-                            del n3_by_all[()]
+                        if len(_grp) == 1:
+                            n3_by_all[()] = next(iter(_grp.items()))
             _o = n3_count_by_all.get(())
             if _o is None:
                 n3_count_by_all[()] = _d2
@@ -11797,72 +13473,161 @@ class View:
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for v___scalar12_v, _m9 in self.scalar12_by_all[()].items():
-                                for v___scalar11_v, _m10 in self.scalar11_by_all[
-                                    ()
-                                ].items():
-                                    for v___scalar10_v, _m11 in self.scalar10_by_all[
-                                        ()
-                                    ].items():
-                                        for v___scalar9_v, _m12 in self.scalar9_by_all[
-                                            ()
-                                        ].items():
-                                            for (
-                                                v___scalar8_v,
-                                                _m13,
-                                            ) in self.scalar8_by_all[()].items():
-                                                for (
-                                                    v___scalar7_v,
-                                                    _m14,
-                                                ) in self.scalar7_by_all[()].items():
-                                                    for (
-                                                        v___scalar6_v,
-                                                        _m15,
-                                                    ) in self.scalar6_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar5_v,
-                                                            _m16,
-                                                        ) in self.scalar5_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar4_v,
-                                                                _m17,
-                                                            ) in self.scalar4_by_all[
+                            for v___scalar12_v, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.scalar12_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v___scalar11_v, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.scalar11_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v___scalar10_v, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.scalar10_by_all[()]))
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v___scalar9_v, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.scalar9_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v___scalar8_v, _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (_g18 := self.scalar8_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar7_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar7_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar6_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar6_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar5_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar5_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar4_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar4_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar3_v,
-                                                                    _m18,
-                                                                ) in self.scalar3_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar3_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar2_v,
-                                                                        _m19,
-                                                                    ) in self.scalar2_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar2_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v_v,
-                                                                            _m20,
-                                                                        ) in self.scalar1_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar1_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar14_v,
-                                                                                _m21,
-                                                                            ) in self.scalar14_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m33,
+                                                                            ) in (
+                                                                                (_g34,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g34 := self.scalar14_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g34.items()
+                                                                            ):
                                                                                 for (
                                                                                     v___scalar15_v,
-                                                                                    _m22,
-                                                                                ) in self.scalar15_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m35,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g36,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g36 := self.scalar15_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g36.items()
+                                                                                ):
                                                                                     _k = (
                                                                                         (
                                                                                             v___scalar2_v
@@ -11928,19 +13693,19 @@ class View:
                                                                                     _v = (
                                                                                         _d2
                                                                                         * _m9
-                                                                                        * _m10
                                                                                         * _m11
-                                                                                        * _m12
                                                                                         * _m13
-                                                                                        * _m14
                                                                                         * _m15
-                                                                                        * _m16
                                                                                         * _m17
-                                                                                        * _m18
                                                                                         * _m19
-                                                                                        * _m20
                                                                                         * _m21
-                                                                                        * _m22
+                                                                                        * _m23
+                                                                                        * _m25
+                                                                                        * _m27
+                                                                                        * _m29
+                                                                                        * _m31
+                                                                                        * _m33
+                                                                                        * _m35
                                                                                     )
                                                                                     _o = pending.get(
                                                                                         _k
@@ -11981,7 +13746,18 @@ class View:
         _p = d
         _grp = scalar14_by_all.get(())
         if _grp is None:
-            scalar14_by_all[()] = {v___scalar14_v: _p}
+            scalar14_by_all[()] = (v___scalar14_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar14_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar14_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar14_by_all[()]
+            else:
+                scalar14_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar14_v)
             if _o is None:
@@ -11992,8 +13768,8 @@ class View:
                     _grp[v___scalar14_v] = _n
                 else:
                     del _grp[v___scalar14_v]
-                    if not _grp:
-                        del scalar14_by_all[()]
+                    if len(_grp) == 1:
+                        scalar14_by_all[()] = next(iter(_grp.items()))
         _o = scalar14_count_by_all.get(())
         if _o is None:
             scalar14_count_by_all[()] = _p
@@ -12028,62 +13804,136 @@ class View:
                     else:
                         del n0_root[()]
                 if pending is not None:
-                    for v___scalar13_v, _m5 in self.n3_by_all[()].items():
-                        for v___scalar12_v, _m6 in self.scalar12_by_all[()].items():
-                            for v___scalar11_v, _m7 in self.scalar11_by_all[()].items():
-                                for v___scalar10_v, _m8 in self.scalar10_by_all[
-                                    ()
-                                ].items():
-                                    for v___scalar9_v, _m9 in self.scalar9_by_all[
-                                        ()
-                                    ].items():
-                                        for v___scalar8_v, _m10 in self.scalar8_by_all[
-                                            ()
-                                        ].items():
-                                            for (
-                                                v___scalar7_v,
-                                                _m11,
-                                            ) in self.scalar7_by_all[()].items():
-                                                for (
-                                                    v___scalar6_v,
-                                                    _m12,
-                                                ) in self.scalar6_by_all[()].items():
-                                                    for (
-                                                        v___scalar5_v,
-                                                        _m13,
-                                                    ) in self.scalar5_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar4_v,
-                                                            _m14,
-                                                        ) in self.scalar4_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar3_v,
-                                                                _m15,
-                                                            ) in self.scalar3_by_all[
+                    for v___scalar13_v, _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.n3_by_all[()])) is tuple
+                        else _g6.items()
+                    ):
+                        for v___scalar12_v, _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.scalar12_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for v___scalar11_v, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.scalar11_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v___scalar10_v, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.scalar10_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v___scalar9_v, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.scalar9_by_all[()]))
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v___scalar8_v, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.scalar8_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v___scalar7_v, _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (_g18 := self.scalar7_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar6_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar6_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar5_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar5_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar4_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar4_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar3_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar3_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar2_v,
-                                                                    _m16,
-                                                                ) in self.scalar2_by_all[
-                                                                    ()
-                                                                ].items():
-                                                                    for (
-                                                                        v_v,
-                                                                        _m17,
-                                                                    ) in self.scalar1_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar2_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
+                                                                    for v_v, _m29 in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar1_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar15_v,
-                                                                            _m18,
-                                                                        ) in self.scalar15_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m31,
+                                                                        ) in (
+                                                                            (_g32,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g32 := self.scalar15_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g32.items()
+                                                                        ):
                                                                             _k = (
                                                                                 (
                                                                                     v___scalar2_v
@@ -12149,19 +13999,19 @@ class View:
                                                                             _v = (
                                                                                 _p
                                                                                 * _m5
-                                                                                * _m6
                                                                                 * _m7
-                                                                                * _m8
                                                                                 * _m9
-                                                                                * _m10
                                                                                 * _m11
-                                                                                * _m12
                                                                                 * _m13
-                                                                                * _m14
                                                                                 * _m15
-                                                                                * _m16
                                                                                 * _m17
-                                                                                * _m18
+                                                                                * _m19
+                                                                                * _m21
+                                                                                * _m23
+                                                                                * _m25
+                                                                                * _m27
+                                                                                * _m29
+                                                                                * _m31
                                                                             )
                                                                             _o = pending.get(
                                                                                 _k
@@ -12200,7 +14050,18 @@ class View:
         _p = d
         _grp = scalar15_by_all.get(())
         if _grp is None:
-            scalar15_by_all[()] = {v___scalar15_v: _p}
+            scalar15_by_all[()] = (v___scalar15_v, _p)
+        elif type(_grp) is tuple:
+            _e = v___scalar15_v
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    scalar15_by_all[()] = (_grp[0], _n)
+                else:
+                    del scalar15_by_all[()]
+            else:
+                scalar15_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v___scalar15_v)
             if _o is None:
@@ -12211,8 +14072,8 @@ class View:
                     _grp[v___scalar15_v] = _n
                 else:
                     del _grp[v___scalar15_v]
-                    if not _grp:
-                        del scalar15_by_all[()]
+                    if len(_grp) == 1:
+                        scalar15_by_all[()] = next(iter(_grp.items()))
         _o = scalar15_count_by_all.get(())
         if _o is None:
             scalar15_count_by_all[()] = _p
@@ -12235,57 +14096,126 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for v___scalar13_v, _m3 in self.n3_by_all[()].items():
-                    for v___scalar12_v, _m4 in self.scalar12_by_all[()].items():
-                        for v___scalar11_v, _m5 in self.scalar11_by_all[()].items():
-                            for v___scalar10_v, _m6 in self.scalar10_by_all[()].items():
-                                for v___scalar9_v, _m7 in self.scalar9_by_all[
-                                    ()
-                                ].items():
-                                    for v___scalar8_v, _m8 in self.scalar8_by_all[
-                                        ()
-                                    ].items():
-                                        for v___scalar7_v, _m9 in self.scalar7_by_all[
-                                            ()
-                                        ].items():
-                                            for (
-                                                v___scalar6_v,
-                                                _m10,
-                                            ) in self.scalar6_by_all[()].items():
-                                                for (
-                                                    v___scalar5_v,
-                                                    _m11,
-                                                ) in self.scalar5_by_all[()].items():
-                                                    for (
-                                                        v___scalar4_v,
-                                                        _m12,
-                                                    ) in self.scalar4_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar3_v,
-                                                            _m13,
-                                                        ) in self.scalar3_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar2_v,
-                                                                _m14,
-                                                            ) in self.scalar2_by_all[
+                for v___scalar13_v, _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.n3_by_all[()])) is tuple
+                    else _g4.items()
+                ):
+                    for v___scalar12_v, _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.scalar12_by_all[()])) is tuple
+                        else _g6.items()
+                    ):
+                        for v___scalar11_v, _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.scalar11_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for v___scalar10_v, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.scalar10_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v___scalar9_v, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.scalar9_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v___scalar8_v, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.scalar8_by_all[()]))
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v___scalar7_v, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.scalar7_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v___scalar6_v, _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (_g18 := self.scalar6_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v___scalar5_v, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.scalar5_by_all[
                                                                 ()
-                                                            ].items():
-                                                                for (
-                                                                    v_v,
-                                                                    _m15,
-                                                                ) in self.scalar1_by_all[
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v___scalar4_v, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.scalar4_by_all[
                                                                     ()
-                                                                ].items():
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v___scalar3_v, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.scalar3_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
+                                                            for v___scalar2_v, _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.scalar2_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
+                                                                for v_v, _m27 in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.scalar1_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar14_v,
-                                                                        _m16,
-                                                                    ) in self.scalar14_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m29,
+                                                                    ) in (
+                                                                        (_g30,)
+                                                                        if type(
+                                                                            (
+                                                                                _g30 := self.scalar14_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g30.items()
+                                                                    ):
                                                                         _k = (
                                                                             (
                                                                                 v___scalar2_v
@@ -12351,19 +14281,19 @@ class View:
                                                                         _v = (
                                                                             _p
                                                                             * _m3
-                                                                            * _m4
                                                                             * _m5
-                                                                            * _m6
                                                                             * _m7
-                                                                            * _m8
                                                                             * _m9
-                                                                            * _m10
                                                                             * _m11
-                                                                            * _m12
                                                                             * _m13
-                                                                            * _m14
                                                                             * _m15
-                                                                            * _m16
+                                                                            * _m17
+                                                                            * _m19
+                                                                            * _m21
+                                                                            * _m23
+                                                                            * _m25
+                                                                            * _m27
+                                                                            * _m29
                                                                         )
                                                                         _o = (
                                                                             pending.get(
@@ -12420,11 +14350,24 @@ class View:
                     del reason_count_by_all[()]
             _g3 = scalar13___scalar13_v_by_all.get(())
             if _g3:
-                for v___scalar13_v, _w1 in _g3.items():
+                for v___scalar13_v, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _grp = n3_by_all.get(())
                     if _grp is None:
-                        n3_by_all[()] = {v___scalar13_v: _d2}
+                        n3_by_all[()] = (v___scalar13_v, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v___scalar13_v
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n3_by_all[()] = (_grp[0], _n)
+                            else:
+                                del n3_by_all[()]
+                        else:
+                            n3_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v___scalar13_v)
                         if _o is None:
@@ -12435,8 +14378,8 @@ class View:
                                 _grp[v___scalar13_v] = _n
                             else:
                                 del _grp[v___scalar13_v]
-                                if not _grp:
-                                    del n3_by_all[()]
+                                if len(_grp) == 1:
+                                    n3_by_all[()] = next(iter(_grp.items()))
                     _o = n3_count_by_all.get(())
                     if _o is None:
                         n3_count_by_all[()] = _d2
@@ -12483,81 +14426,185 @@ class View:
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for v___scalar12_v, _m10 in self.scalar12_by_all[
-                                        ()
-                                    ].items():
-                                        for (
-                                            v___scalar11_v,
-                                            _m11,
-                                        ) in self.scalar11_by_all[()].items():
-                                            for (
-                                                v___scalar10_v,
-                                                _m12,
-                                            ) in self.scalar10_by_all[()].items():
-                                                for (
-                                                    v___scalar9_v,
-                                                    _m13,
-                                                ) in self.scalar9_by_all[()].items():
-                                                    for (
-                                                        v___scalar8_v,
-                                                        _m14,
-                                                    ) in self.scalar8_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar7_v,
-                                                            _m15,
-                                                        ) in self.scalar7_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar6_v,
-                                                                _m16,
-                                                            ) in self.scalar6_by_all[
+                                    for v___scalar12_v, _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.scalar12_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for v___scalar11_v, _m12 in (
+                                            (_g13,)
+                                            if type((_g13 := self.scalar11_by_all[()]))
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for v___scalar10_v, _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (_g15 := self.scalar10_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for v___scalar9_v, _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.scalar9_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
+                                                    for v___scalar8_v, _m18 in (
+                                                        (_g19,)
+                                                        if type(
+                                                            (
+                                                                _g19 := self.scalar8_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g19.items()
+                                                    ):
+                                                        for v___scalar7_v, _m20 in (
+                                                            (_g21,)
+                                                            if type(
+                                                                (
+                                                                    _g21 := self.scalar7_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g21.items()
+                                                        ):
+                                                            for v___scalar6_v, _m22 in (
+                                                                (_g23,)
+                                                                if type(
+                                                                    (
+                                                                        _g23 := self.scalar6_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g23.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar5_v,
-                                                                    _m17,
-                                                                ) in self.scalar5_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m24,
+                                                                ) in (
+                                                                    (_g25,)
+                                                                    if type(
+                                                                        (
+                                                                            _g25 := self.scalar5_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g25.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar4_v,
-                                                                        _m18,
-                                                                    ) in self.scalar4_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m26,
+                                                                    ) in (
+                                                                        (_g27,)
+                                                                        if type(
+                                                                            (
+                                                                                _g27 := self.scalar4_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g27.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar3_v,
-                                                                            _m19,
-                                                                        ) in self.scalar3_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m28,
+                                                                        ) in (
+                                                                            (_g29,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g29 := self.scalar3_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g29.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar2_v,
-                                                                                _m20,
-                                                                            ) in self.scalar2_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m30,
+                                                                            ) in (
+                                                                                (_g31,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g31 := self.scalar2_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g31.items()
+                                                                            ):
                                                                                 for (
                                                                                     v_v,
-                                                                                    _m21,
-                                                                                ) in self.scalar1_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m32,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g33,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g33 := self.scalar1_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g33.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar14_v,
-                                                                                        _m22,
-                                                                                    ) in self.scalar14_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m34,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g35,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g35 := self.scalar14_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g35.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar15_v,
-                                                                                            _m23,
-                                                                                        ) in self.scalar15_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m36,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g37,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g37 := self.scalar15_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g37.items()
+                                                                                        ):
                                                                                             _k = (
                                                                                                 (
                                                                                                     v___scalar2_v
@@ -12623,19 +14670,19 @@ class View:
                                                                                             _v = (
                                                                                                 _d2
                                                                                                 * _m10
-                                                                                                * _m11
                                                                                                 * _m12
-                                                                                                * _m13
                                                                                                 * _m14
-                                                                                                * _m15
                                                                                                 * _m16
-                                                                                                * _m17
                                                                                                 * _m18
-                                                                                                * _m19
                                                                                                 * _m20
-                                                                                                * _m21
                                                                                                 * _m22
-                                                                                                * _m23
+                                                                                                * _m24
+                                                                                                * _m26
+                                                                                                * _m28
+                                                                                                * _m30
+                                                                                                * _m32
+                                                                                                * _m34
+                                                                                                * _m36
                                                                                             )
                                                                                             _o = pending.get(
                                                                                                 _k
@@ -12812,11 +14859,24 @@ class View:
                     del reason_count_by_all[()]
             _g3 = scalar13___scalar13_v_by_all.get(())
             if _g3:
-                for v___scalar13_v, _w1 in _g3.items():
+                for v___scalar13_v, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _grp = n3_by_all.get(())
                     if _grp is None:
-                        n3_by_all[()] = {v___scalar13_v: _d2}
+                        n3_by_all[()] = (v___scalar13_v, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v___scalar13_v
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n3_by_all[()] = (_grp[0], _n)
+                            else:
+                                del n3_by_all[()]
+                        else:
+                            n3_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v___scalar13_v)
                         if _o is None:
@@ -12827,8 +14887,8 @@ class View:
                                 _grp[v___scalar13_v] = _n
                             else:
                                 del _grp[v___scalar13_v]
-                                if not _grp:
-                                    del n3_by_all[()]
+                                if len(_grp) == 1:
+                                    n3_by_all[()] = next(iter(_grp.items()))
                     _o = n3_count_by_all.get(())
                     if _o is None:
                         n3_count_by_all[()] = _d2
@@ -12875,81 +14935,185 @@ class View:
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for v___scalar12_v, _m10 in self.scalar12_by_all[
-                                        ()
-                                    ].items():
-                                        for (
-                                            v___scalar11_v,
-                                            _m11,
-                                        ) in self.scalar11_by_all[()].items():
-                                            for (
-                                                v___scalar10_v,
-                                                _m12,
-                                            ) in self.scalar10_by_all[()].items():
-                                                for (
-                                                    v___scalar9_v,
-                                                    _m13,
-                                                ) in self.scalar9_by_all[()].items():
-                                                    for (
-                                                        v___scalar8_v,
-                                                        _m14,
-                                                    ) in self.scalar8_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar7_v,
-                                                            _m15,
-                                                        ) in self.scalar7_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v___scalar6_v,
-                                                                _m16,
-                                                            ) in self.scalar6_by_all[
+                                    for v___scalar12_v, _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.scalar12_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for v___scalar11_v, _m12 in (
+                                            (_g13,)
+                                            if type((_g13 := self.scalar11_by_all[()]))
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for v___scalar10_v, _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (_g15 := self.scalar10_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for v___scalar9_v, _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.scalar9_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
+                                                    for v___scalar8_v, _m18 in (
+                                                        (_g19,)
+                                                        if type(
+                                                            (
+                                                                _g19 := self.scalar8_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g19.items()
+                                                    ):
+                                                        for v___scalar7_v, _m20 in (
+                                                            (_g21,)
+                                                            if type(
+                                                                (
+                                                                    _g21 := self.scalar7_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g21.items()
+                                                        ):
+                                                            for v___scalar6_v, _m22 in (
+                                                                (_g23,)
+                                                                if type(
+                                                                    (
+                                                                        _g23 := self.scalar6_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g23.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar5_v,
-                                                                    _m17,
-                                                                ) in self.scalar5_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m24,
+                                                                ) in (
+                                                                    (_g25,)
+                                                                    if type(
+                                                                        (
+                                                                            _g25 := self.scalar5_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g25.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar4_v,
-                                                                        _m18,
-                                                                    ) in self.scalar4_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m26,
+                                                                    ) in (
+                                                                        (_g27,)
+                                                                        if type(
+                                                                            (
+                                                                                _g27 := self.scalar4_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g27.items()
+                                                                    ):
                                                                         for (
                                                                             v___scalar3_v,
-                                                                            _m19,
-                                                                        ) in self.scalar3_by_all[
-                                                                            ()
-                                                                        ].items():
+                                                                            _m28,
+                                                                        ) in (
+                                                                            (_g29,)
+                                                                            if type(
+                                                                                (
+                                                                                    _g29 := self.scalar3_by_all[
+                                                                                        ()
+                                                                                    ]
+                                                                                )
+                                                                            )
+                                                                            is tuple
+                                                                            else _g29.items()
+                                                                        ):
                                                                             for (
                                                                                 v___scalar2_v,
-                                                                                _m20,
-                                                                            ) in self.scalar2_by_all[
-                                                                                ()
-                                                                            ].items():
+                                                                                _m30,
+                                                                            ) in (
+                                                                                (_g31,)
+                                                                                if type(
+                                                                                    (
+                                                                                        _g31 := self.scalar2_by_all[
+                                                                                            ()
+                                                                                        ]
+                                                                                    )
+                                                                                )
+                                                                                is tuple
+                                                                                else _g31.items()
+                                                                            ):
                                                                                 for (
                                                                                     v_v,
-                                                                                    _m21,
-                                                                                ) in self.scalar1_by_all[
-                                                                                    ()
-                                                                                ].items():
+                                                                                    _m32,
+                                                                                ) in (
+                                                                                    (
+                                                                                        _g33,
+                                                                                    )
+                                                                                    if type(
+                                                                                        (
+                                                                                            _g33 := self.scalar1_by_all[
+                                                                                                ()
+                                                                                            ]
+                                                                                        )
+                                                                                    )
+                                                                                    is tuple
+                                                                                    else _g33.items()
+                                                                                ):
                                                                                     for (
                                                                                         v___scalar14_v,
-                                                                                        _m22,
-                                                                                    ) in self.scalar14_by_all[
-                                                                                        ()
-                                                                                    ].items():
+                                                                                        _m34,
+                                                                                    ) in (
+                                                                                        (
+                                                                                            _g35,
+                                                                                        )
+                                                                                        if type(
+                                                                                            (
+                                                                                                _g35 := self.scalar14_by_all[
+                                                                                                    ()
+                                                                                                ]
+                                                                                            )
+                                                                                        )
+                                                                                        is tuple
+                                                                                        else _g35.items()
+                                                                                    ):
                                                                                         for (
                                                                                             v___scalar15_v,
-                                                                                            _m23,
-                                                                                        ) in self.scalar15_by_all[
-                                                                                            ()
-                                                                                        ].items():
+                                                                                            _m36,
+                                                                                        ) in (
+                                                                                            (
+                                                                                                _g37,
+                                                                                            )
+                                                                                            if type(
+                                                                                                (
+                                                                                                    _g37 := self.scalar15_by_all[
+                                                                                                        ()
+                                                                                                    ]
+                                                                                                )
+                                                                                            )
+                                                                                            is tuple
+                                                                                            else _g37.items()
+                                                                                        ):
                                                                                             _k = (
                                                                                                 (
                                                                                                     v___scalar2_v
@@ -13015,19 +15179,19 @@ class View:
                                                                                             _v = (
                                                                                                 _d2
                                                                                                 * _m10
-                                                                                                * _m11
                                                                                                 * _m12
-                                                                                                * _m13
                                                                                                 * _m14
-                                                                                                * _m15
                                                                                                 * _m16
-                                                                                                * _m17
                                                                                                 * _m18
-                                                                                                * _m19
                                                                                                 * _m20
-                                                                                                * _m21
                                                                                                 * _m22
-                                                                                                * _m23
+                                                                                                * _m24
+                                                                                                * _m26
+                                                                                                * _m28
+                                                                                                * _m30
+                                                                                                * _m32
+                                                                                                * _m34
+                                                                                                * _m36
                                                                                             )
                                                                                             _o = pending.get(
                                                                                                 _k
@@ -13067,91 +15231,91 @@ class View:
         _g2 = self.n3_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get(v___scalar13_v)
+        _m3 = _entry(_g2, v___scalar13_v)
         if _m3 is None:
             return None
         _g4 = self.scalar12_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get(v___scalar12_v)
+        _m5 = _entry(_g4, v___scalar12_v)
         if _m5 is None:
             return None
         _g6 = self.scalar11_by_all.get(())
         if _g6 is None:
             return None
-        _m7 = _g6.get(v___scalar11_v)
+        _m7 = _entry(_g6, v___scalar11_v)
         if _m7 is None:
             return None
         _g8 = self.scalar10_by_all.get(())
         if _g8 is None:
             return None
-        _m9 = _g8.get(v___scalar10_v)
+        _m9 = _entry(_g8, v___scalar10_v)
         if _m9 is None:
             return None
         _g10 = self.scalar9_by_all.get(())
         if _g10 is None:
             return None
-        _m11 = _g10.get(v___scalar9_v)
+        _m11 = _entry(_g10, v___scalar9_v)
         if _m11 is None:
             return None
         _g12 = self.scalar8_by_all.get(())
         if _g12 is None:
             return None
-        _m13 = _g12.get(v___scalar8_v)
+        _m13 = _entry(_g12, v___scalar8_v)
         if _m13 is None:
             return None
         _g14 = self.scalar7_by_all.get(())
         if _g14 is None:
             return None
-        _m15 = _g14.get(v___scalar7_v)
+        _m15 = _entry(_g14, v___scalar7_v)
         if _m15 is None:
             return None
         _g16 = self.scalar6_by_all.get(())
         if _g16 is None:
             return None
-        _m17 = _g16.get(v___scalar6_v)
+        _m17 = _entry(_g16, v___scalar6_v)
         if _m17 is None:
             return None
         _g18 = self.scalar5_by_all.get(())
         if _g18 is None:
             return None
-        _m19 = _g18.get(v___scalar5_v)
+        _m19 = _entry(_g18, v___scalar5_v)
         if _m19 is None:
             return None
         _g20 = self.scalar4_by_all.get(())
         if _g20 is None:
             return None
-        _m21 = _g20.get(v___scalar4_v)
+        _m21 = _entry(_g20, v___scalar4_v)
         if _m21 is None:
             return None
         _g22 = self.scalar3_by_all.get(())
         if _g22 is None:
             return None
-        _m23 = _g22.get(v___scalar3_v)
+        _m23 = _entry(_g22, v___scalar3_v)
         if _m23 is None:
             return None
         _g24 = self.scalar2_by_all.get(())
         if _g24 is None:
             return None
-        _m25 = _g24.get(v___scalar2_v)
+        _m25 = _entry(_g24, v___scalar2_v)
         if _m25 is None:
             return None
         _g26 = self.scalar1_by_all.get(())
         if _g26 is None:
             return None
-        _m27 = _g26.get(v_v)
+        _m27 = _entry(_g26, v_v)
         if _m27 is None:
             return None
         _g28 = self.scalar14_by_all.get(())
         if _g28 is None:
             return None
-        _m29 = _g28.get(v___scalar14_v)
+        _m29 = _entry(_g28, v___scalar14_v)
         if _m29 is None:
             return None
         _g30 = self.scalar15_by_all.get(())
         if _g30 is None:
             return None
-        _m31 = _g30.get(v___scalar15_v)
+        _m31 = _entry(_g30, v___scalar15_v)
         if _m31 is None:
             return None
         return (
@@ -13176,58 +15340,132 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for (), _m1 in self.n0_root.items():
-            for v___scalar13_v, _m2 in self.n3_by_all[()].items():
-                for v___scalar12_v, _m3 in self.scalar12_by_all[()].items():
-                    for v___scalar11_v, _m4 in self.scalar11_by_all[()].items():
-                        for v___scalar10_v, _m5 in self.scalar10_by_all[()].items():
-                            for v___scalar9_v, _m6 in self.scalar9_by_all[()].items():
-                                for v___scalar8_v, _m7 in self.scalar8_by_all[
-                                    ()
-                                ].items():
-                                    for v___scalar7_v, _m8 in self.scalar7_by_all[
-                                        ()
-                                    ].items():
-                                        for v___scalar6_v, _m9 in self.scalar6_by_all[
-                                            ()
-                                        ].items():
-                                            for (
-                                                v___scalar5_v,
-                                                _m10,
-                                            ) in self.scalar5_by_all[()].items():
-                                                for (
-                                                    v___scalar4_v,
-                                                    _m11,
-                                                ) in self.scalar4_by_all[()].items():
-                                                    for (
-                                                        v___scalar3_v,
-                                                        _m12,
-                                                    ) in self.scalar3_by_all[
-                                                        ()
-                                                    ].items():
-                                                        for (
-                                                            v___scalar2_v,
-                                                            _m13,
-                                                        ) in self.scalar2_by_all[
-                                                            ()
-                                                        ].items():
-                                                            for (
-                                                                v_v,
-                                                                _m14,
-                                                            ) in self.scalar1_by_all[
+            for v___scalar13_v, _m2 in (
+                (_g3,) if type((_g3 := self.n3_by_all[()])) is tuple else _g3.items()
+            ):
+                for v___scalar12_v, _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.scalar12_by_all[()])) is tuple
+                    else _g5.items()
+                ):
+                    for v___scalar11_v, _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.scalar11_by_all[()])) is tuple
+                        else _g7.items()
+                    ):
+                        for v___scalar10_v, _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.scalar10_by_all[()])) is tuple
+                            else _g9.items()
+                        ):
+                            for v___scalar9_v, _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.scalar9_by_all[()])) is tuple
+                                else _g11.items()
+                            ):
+                                for v___scalar8_v, _m12 in (
+                                    (_g13,)
+                                    if type((_g13 := self.scalar8_by_all[()])) is tuple
+                                    else _g13.items()
+                                ):
+                                    for v___scalar7_v, _m14 in (
+                                        (_g15,)
+                                        if type((_g15 := self.scalar7_by_all[()]))
+                                        is tuple
+                                        else _g15.items()
+                                    ):
+                                        for v___scalar6_v, _m16 in (
+                                            (_g17,)
+                                            if type((_g17 := self.scalar6_by_all[()]))
+                                            is tuple
+                                            else _g17.items()
+                                        ):
+                                            for v___scalar5_v, _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (_g19 := self.scalar5_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
+                                                for v___scalar4_v, _m20 in (
+                                                    (_g21,)
+                                                    if type(
+                                                        (
+                                                            _g21 := self.scalar4_by_all[
                                                                 ()
-                                                            ].items():
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g21.items()
+                                                ):
+                                                    for v___scalar3_v, _m22 in (
+                                                        (_g23,)
+                                                        if type(
+                                                            (
+                                                                _g23 := self.scalar3_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g23.items()
+                                                    ):
+                                                        for v___scalar2_v, _m24 in (
+                                                            (_g25,)
+                                                            if type(
+                                                                (
+                                                                    _g25 := self.scalar2_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g25.items()
+                                                        ):
+                                                            for v_v, _m26 in (
+                                                                (_g27,)
+                                                                if type(
+                                                                    (
+                                                                        _g27 := self.scalar1_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g27.items()
+                                                            ):
                                                                 for (
                                                                     v___scalar14_v,
-                                                                    _m15,
-                                                                ) in self.scalar14_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m28,
+                                                                ) in (
+                                                                    (_g29,)
+                                                                    if type(
+                                                                        (
+                                                                            _g29 := self.scalar14_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g29.items()
+                                                                ):
                                                                     for (
                                                                         v___scalar15_v,
-                                                                        _m16,
-                                                                    ) in self.scalar15_by_all[
-                                                                        ()
-                                                                    ].items():
+                                                                        _m30,
+                                                                    ) in (
+                                                                        (_g31,)
+                                                                        if type(
+                                                                            (
+                                                                                _g31 := self.scalar15_by_all[
+                                                                                    ()
+                                                                                ]
+                                                                            )
+                                                                        )
+                                                                        is tuple
+                                                                        else _g31.items()
+                                                                    ):
                                                                         yield (
                                                                             (
                                                                                 v___scalar2_v
@@ -13289,7 +15527,7 @@ class View:
                                                                                 )
                                                                                 else v___scalar13_v
                                                                             ),
-                                                                        ), _m2 * _m3 * _m4 * _m5 * _m6 * _m7 * _m8 * _m9 * _m10 * _m11 * _m12 * _m13 * _m14 * _m15 * _m16
+                                                                        ), _m2 * _m4 * _m6 * _m8 * _m10 * _m12 * _m14 * _m16 * _m18 * _m20 * _m22 * _m24 * _m26 * _m28 * _m30
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

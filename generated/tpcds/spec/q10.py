@@ -74,6 +74,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -253,6 +267,20 @@ def _make_in_1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -350,7 +378,7 @@ def _make_in_1():
                 }
                 COLUMNS = ("k",)
                 QUERY_ID = "9fe12002deb17783"
-                LAYOUT_ID = "c4cd70ab14a54a86"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "2e9b9e0a7651e8b5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -526,7 +554,24 @@ def _make_in_1():
                         if _grp is None:
                             web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {v_ws_bill_customer_sk: _p}
+                            ] = (v_ws_bill_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ws_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ws_bill_customer_sk)
                             if _o is None:
@@ -537,10 +582,12 @@ def _make_in_1():
                                     _grp[v_ws_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_ws_bill_customer_sk]
-                                    if not _grp:
-                                        del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -611,7 +658,9 @@ def _make_in_1():
                             v_ws_sold_date_sk
                         )
                         if _g3:
-                            for v_ws_bill_customer_sk, _w1 in _g3.items():
+                            for v_ws_bill_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_ws_bill_customer_sk)
                                 if _o is None:
@@ -678,14 +727,12 @@ def _make_in_1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
-                                        v_ws_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get(v_ws_bill_customer_sk)
-                                or _ZERO
+                            or not _entry(
+                                self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                                    v_ws_sold_date_sk
+                                ),
+                                v_ws_bill_customer_sk,
+                                _ZERO,
                             )
                         ):
                             continue
@@ -695,7 +742,24 @@ def _make_in_1():
                         if _grp is None:
                             web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {v_ws_bill_customer_sk: _p}
+                            ] = (v_ws_bill_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ws_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ws_bill_customer_sk)
                             if _o is None:
@@ -706,10 +770,12 @@ def _make_in_1():
                                     _grp[v_ws_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_ws_bill_customer_sk]
-                                    if not _grp:
-                                        del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -807,7 +873,9 @@ def _make_in_1():
                             v_ws_sold_date_sk
                         )
                         if _g3:
-                            for v_ws_bill_customer_sk, _w1 in _g3.items():
+                            for v_ws_bill_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_ws_bill_customer_sk)
                                 if _o is None:
@@ -974,6 +1042,20 @@ def _make_in_1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -1071,7 +1153,7 @@ def _make_in_1():
                 }
                 COLUMNS = ("k",)
                 QUERY_ID = "262b31ac16716df0"
-                LAYOUT_ID = "f2495929bd3e50d3"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "72d15e6c24083f28"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1247,7 +1329,27 @@ def _make_in_1():
                         if _grp is None:
                             catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {v_cs_ship_customer_sk: _p}
+                            ] = (v_cs_ship_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_ship_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_cs_ship_customer_sk)
                             if _o is None:
@@ -1258,10 +1360,12 @@ def _make_in_1():
                                     _grp[v_cs_ship_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_ship_customer_sk]
-                                    if not _grp:
-                                        del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -1332,7 +1436,9 @@ def _make_in_1():
                             v_cs_sold_date_sk
                         )
                         if _g3:
-                            for v_cs_ship_customer_sk, _w1 in _g3.items():
+                            for v_cs_ship_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_cs_ship_customer_sk)
                                 if _o is None:
@@ -1399,14 +1505,12 @@ def _make_in_1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
-                                        v_cs_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get(v_cs_ship_customer_sk)
-                                or _ZERO
+                            or not _entry(
+                                self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
+                                    v_cs_sold_date_sk
+                                ),
+                                v_cs_ship_customer_sk,
+                                _ZERO,
                             )
                         ):
                             continue
@@ -1416,7 +1520,27 @@ def _make_in_1():
                         if _grp is None:
                             catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {v_cs_ship_customer_sk: _p}
+                            ] = (v_cs_ship_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_ship_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_cs_ship_customer_sk)
                             if _o is None:
@@ -1427,10 +1551,12 @@ def _make_in_1():
                                     _grp[v_cs_ship_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_ship_customer_sk]
-                                    if not _grp:
-                                        del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -1528,7 +1654,9 @@ def _make_in_1():
                             v_cs_sold_date_sk
                         )
                         if _g3:
-                            for v_cs_ship_customer_sk, _w1 in _g3.items():
+                            for v_cs_ship_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_cs_ship_customer_sk)
                                 if _o is None:
@@ -1849,7 +1977,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "890f589a59fd292e"
         LAYOUT_ID = (
-            "20f2144acca318d5"  # the state's layout: snapshots restore only here
+            "b59b015e392afadb"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2201,6 +2329,18 @@ def _make_exists_2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -2288,7 +2428,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "c3f5397afdb464f5"
         LAYOUT_ID = (
-            "0935e815511c737f"  # the state's layout: snapshots restore only here
+            "c988c9543d38fa0f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2450,9 +2590,27 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
-                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_customer_sk: _p
-                    }
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_customer_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -2463,10 +2621,10 @@ def _make_exists_2():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -2533,7 +2691,9 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
@@ -2598,14 +2758,12 @@ def _make_exists_2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ss_customer_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
+                        v_ss_customer_sk,
+                        _ZERO,
                     )
                 ):
                     continue
@@ -2613,9 +2771,27 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
-                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_customer_sk: _p
-                    }
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_customer_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -2626,10 +2802,10 @@ def _make_exists_2():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -2723,7 +2899,9 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
@@ -3066,7 +3244,7 @@ class View:
         "cnt6",
     )
     QUERY_ID = "9f760725bcf48316"
-    LAYOUT_ID = "2efebe9d43435e5c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3f4810c3ad3bb813"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3291,7 +3469,9 @@ class View:
                     v_c_customer_sk
                 )
                 if _g5:
-                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in _g5.items():
+                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
                         _grp = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
@@ -3299,7 +3479,24 @@ class View:
                         if _grp is None:
                             n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = {v_c_current_cdemo_sk: _d4}
+                            ] = (v_c_current_cdemo_sk, _d4)
+                        elif type(_grp) is tuple:
+                            _e = v_c_current_cdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _d4}
                         else:
                             _o = _grp.get(v_c_current_cdemo_sk)
                             if _o is None:
@@ -3310,10 +3507,10 @@ class View:
                                     _grp[v_c_current_cdemo_sk] = _n
                                 else:
                                     del _grp[v_c_current_cdemo_sk]
-                                    if not _grp:
-                                        del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    if len(_grp) == 1:
+                                        n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w6 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _w6 is not None:
                             _d7 = _d4 * _w6
@@ -3347,61 +3544,29 @@ class View:
                                     v_cd_dep_count,
                                     v_cd_dep_employed_count,
                                     v_cd_dep_college_count,
-                                ), _w8 in _g10.items():
+                                ), _w8 in (
+                                    (_g10,) if type(_g10) is tuple else _g10.items()
+                                ):
                                     _d9 = _d7 * _w8
-                                    _o = n0_root.get(
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
+                                    _t11 = (
+                                        v_cd_gender,
+                                        v_cd_marital_status,
+                                        v_cd_education_status,
+                                        v_cd_purchase_estimate,
+                                        v_cd_credit_rating,
+                                        v_cd_dep_count,
+                                        v_cd_dep_employed_count,
+                                        v_cd_dep_college_count,
                                     )
+                                    _o = n0_root.get(_t11)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_cd_gender,
-                                                v_cd_marital_status,
-                                                v_cd_education_status,
-                                                v_cd_purchase_estimate,
-                                                v_cd_credit_rating,
-                                                v_cd_dep_count,
-                                                v_cd_dep_employed_count,
-                                                v_cd_dep_college_count,
-                                            )
-                                        ] = _d9
+                                        n0_root[_t11] = _d9
                                     else:
                                         _n = _o + _d9
                                         if _n:
-                                            n0_root[
-                                                (
-                                                    v_cd_gender,
-                                                    v_cd_marital_status,
-                                                    v_cd_education_status,
-                                                    v_cd_purchase_estimate,
-                                                    v_cd_credit_rating,
-                                                    v_cd_dep_count,
-                                                    v_cd_dep_employed_count,
-                                                    v_cd_dep_college_count,
-                                                )
-                                            ] = _n
+                                            n0_root[_t11] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_cd_gender,
-                                                    v_cd_marital_status,
-                                                    v_cd_education_status,
-                                                    v_cd_purchase_estimate,
-                                                    v_cd_credit_rating,
-                                                    v_cd_dep_count,
-                                                    v_cd_dep_employed_count,
-                                                    v_cd_dep_college_count,
-                                                )
-                                            ]
+                                            del n0_root[_t11]
                                     if pending is not None:
                                         _k = (
                                             v_cd_gender,
@@ -3477,7 +3642,9 @@ class View:
                     v_c_customer_sk
                 )
                 if _g5:
-                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in _g5.items():
+                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
                         _grp = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
@@ -3485,7 +3652,24 @@ class View:
                         if _grp is None:
                             n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = {v_c_current_cdemo_sk: _d4}
+                            ] = (v_c_current_cdemo_sk, _d4)
+                        elif type(_grp) is tuple:
+                            _e = v_c_current_cdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _d4}
                         else:
                             _o = _grp.get(v_c_current_cdemo_sk)
                             if _o is None:
@@ -3496,10 +3680,10 @@ class View:
                                     _grp[v_c_current_cdemo_sk] = _n
                                 else:
                                     del _grp[v_c_current_cdemo_sk]
-                                    if not _grp:
-                                        del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    if len(_grp) == 1:
+                                        n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w6 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _w6 is not None:
                             _d7 = _d4 * _w6
@@ -3533,61 +3717,29 @@ class View:
                                     v_cd_dep_count,
                                     v_cd_dep_employed_count,
                                     v_cd_dep_college_count,
-                                ), _w8 in _g10.items():
+                                ), _w8 in (
+                                    (_g10,) if type(_g10) is tuple else _g10.items()
+                                ):
                                     _d9 = _d7 * _w8
-                                    _o = n0_root.get(
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
+                                    _t11 = (
+                                        v_cd_gender,
+                                        v_cd_marital_status,
+                                        v_cd_education_status,
+                                        v_cd_purchase_estimate,
+                                        v_cd_credit_rating,
+                                        v_cd_dep_count,
+                                        v_cd_dep_employed_count,
+                                        v_cd_dep_college_count,
                                     )
+                                    _o = n0_root.get(_t11)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_cd_gender,
-                                                v_cd_marital_status,
-                                                v_cd_education_status,
-                                                v_cd_purchase_estimate,
-                                                v_cd_credit_rating,
-                                                v_cd_dep_count,
-                                                v_cd_dep_employed_count,
-                                                v_cd_dep_college_count,
-                                            )
-                                        ] = _d9
+                                        n0_root[_t11] = _d9
                                     else:
                                         _n = _o + _d9
                                         if _n:
-                                            n0_root[
-                                                (
-                                                    v_cd_gender,
-                                                    v_cd_marital_status,
-                                                    v_cd_education_status,
-                                                    v_cd_purchase_estimate,
-                                                    v_cd_credit_rating,
-                                                    v_cd_dep_count,
-                                                    v_cd_dep_employed_count,
-                                                    v_cd_dep_college_count,
-                                                )
-                                            ] = _n
+                                            n0_root[_t11] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_cd_gender,
-                                                    v_cd_marital_status,
-                                                    v_cd_education_status,
-                                                    v_cd_purchase_estimate,
-                                                    v_cd_credit_rating,
-                                                    v_cd_dep_count,
-                                                    v_cd_dep_employed_count,
-                                                    v_cd_dep_college_count,
-                                                )
-                                            ]
+                                            del n0_root[_t11]
                                     if pending is not None:
                                         _k = (
                                             v_cd_gender,
@@ -3640,67 +3792,103 @@ class View:
         # atom c
         if keep_c:
             _p = d
+            _t1 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
             _grp = c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
                 v_c_customer_sk
             )
             if _grp is None:
                 c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                     v_c_customer_sk
-                ] = {(v_c_current_cdemo_sk, v_c_current_addr_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ]
+                else:
+                    c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        v_c_customer_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                        if not _grp:
-                            del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                                 v_c_customer_sk
-                            ]
-            _w1 = n6_count_by_c_customer_sk.get(v_c_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w2 = n6_count_by_c_customer_sk.get(v_c_customer_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
                 if _grp is None:
-                    n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        v_c_current_cdemo_sk: _d2
-                    }
+                    n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        v_c_current_cdemo_sk,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_c_current_cdemo_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_c_current_cdemo_sk)
                     if _o is None:
-                        _grp[v_c_current_cdemo_sk] = _d2
+                        _grp[v_c_current_cdemo_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_c_current_cdemo_sk] = _n
                         else:
                             del _grp[v_c_current_cdemo_sk]
-                            if not _grp:
-                                del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            if len(_grp) == 1:
+                                n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
-                _w3 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                                ] = next(iter(_grp.items()))
+                _w4 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                     if _o is None:
-                        n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d4
+                        n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _n
                         else:
                             del n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk]
-                    _g7 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
+                    _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g7:
+                    if _g8:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
@@ -3710,61 +3898,27 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w5 in _g7.items():
-                            _d6 = _d4 * _w5
-                            _o = n0_root.get(
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                    v_cd_dep_count,
-                                    v_cd_dep_employed_count,
-                                    v_cd_dep_college_count,
-                                )
+                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                            _d7 = _d5 * _w6
+                            _t9 = (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                                v_cd_dep_count,
+                                v_cd_dep_employed_count,
+                                v_cd_dep_college_count,
                             )
+                            _o = n0_root.get(_t9)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                        v_cd_dep_count,
-                                        v_cd_dep_employed_count,
-                                        v_cd_dep_college_count,
-                                    )
-                                ] = _d6
+                                n0_root[_t9] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ] = _n
+                                    n0_root[_t9] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ]
+                                    del n0_root[_t9]
                             if pending is not None:
                                 _k = (
                                     v_cd_gender,
@@ -3776,7 +3930,7 @@ class View:
                                     v_cd_dep_employed_count,
                                     v_cd_dep_college_count,
                                 )
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3832,7 +3986,9 @@ class View:
                     del ca_count_by_c_current_addr_sk[v_c_current_addr_sk]
             _g3 = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _g3:
-                for v_c_current_cdemo_sk, _w1 in _g3.items():
+                for v_c_current_cdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                     if _o is None:
@@ -3856,61 +4012,27 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = _d2 * _w4
-                            _o = n0_root.get(
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                    v_cd_dep_count,
-                                    v_cd_dep_employed_count,
-                                    v_cd_dep_college_count,
-                                )
+                            _t7 = (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                                v_cd_dep_count,
+                                v_cd_dep_employed_count,
+                                v_cd_dep_college_count,
                             )
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                        v_cd_dep_count,
-                                        v_cd_dep_employed_count,
-                                        v_cd_dep_college_count,
-                                    )
-                                ] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = _o + _d5
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (
                                     v_cd_gender,
@@ -3961,138 +4083,77 @@ class View:
             del store[row]
         # atom customer_demographics
         _p = d
+        _t1 = (
+            v_cd_gender,
+            v_cd_marital_status,
+            v_cd_education_status,
+            v_cd_purchase_estimate,
+            v_cd_credit_rating,
+            v_cd_dep_count,
+            v_cd_dep_employed_count,
+            v_cd_dep_college_count,
+        )
         _grp = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
             v_c_current_cdemo_sk
         )
         if _grp is None:
             customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                 v_c_current_cdemo_sk
-            ] = {
-                (
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_education_status,
-                    v_cd_purchase_estimate,
-                    v_cd_credit_rating,
-                    v_cd_dep_count,
-                    v_cd_dep_employed_count,
-                    v_cd_dep_college_count,
-                ): _p
-            }
-        else:
-            _o = _grp.get(
-                (
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_education_status,
-                    v_cd_purchase_estimate,
-                    v_cd_credit_rating,
-                    v_cd_dep_count,
-                    v_cd_dep_employed_count,
-                    v_cd_dep_college_count,
-                )
+            ] = (
+                _t1,
+                _p,
             )
-            if _o is None:
-                _grp[
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = (
+                        _grp[0],
+                        _n,
                     )
-                ] = _p
+                else:
+                    del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ]
+            else:
+                customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                    v_c_current_cdemo_sk
+                ] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
+        else:
+            _o = _grp.get(_t1)
+            if _o is None:
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ]
-                    if not _grp:
-                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ]
-        _w1 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n0_root.get(
-                (
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_education_status,
-                    v_cd_purchase_estimate,
-                    v_cd_credit_rating,
-                    v_cd_dep_count,
-                    v_cd_dep_employed_count,
-                    v_cd_dep_college_count,
-                )
-            )
+                        ] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
+            _o = n0_root.get(_t1)
             if _o is None:
-                n0_root[
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
-                    )
-                ] = _d2
+                n0_root[_t1] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
-                    n0_root[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ] = _n
+                    n0_root[_t1] = _n
                 else:
-                    del n0_root[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ]
+                    del n0_root[_t1]
             if pending is not None:
                 _k = (
                     v_cd_gender,
@@ -4104,7 +4165,7 @@ class View:
                     v_cd_dep_employed_count,
                     v_cd_dep_college_count,
                 )
-                _v = _d2
+                _v = _d3
                 _o = pending.get(_k)
                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4233,78 +4294,112 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
-                            v_c_customer_sk
-                        )
-                        or _EMPTY
-                    ).get((v_c_current_cdemo_sk, v_c_current_addr_sk))
-                    or _ZERO
+                or not _entry(
+                    self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
+                        v_c_customer_sk
+                    ),
+                    (v_c_current_cdemo_sk, v_c_current_addr_sk),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
             _grp = c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
                 v_c_customer_sk
             )
             if _grp is None:
                 c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                     v_c_customer_sk
-                ] = {(v_c_current_cdemo_sk, v_c_current_addr_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ]
+                else:
+                    c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        v_c_customer_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                        if not _grp:
-                            del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                                 v_c_customer_sk
-                            ]
-            _w1 = n6_count_by_c_customer_sk.get(v_c_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w2 = n6_count_by_c_customer_sk.get(v_c_customer_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
                 if _grp is None:
-                    n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        v_c_current_cdemo_sk: _d2
-                    }
+                    n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        v_c_current_cdemo_sk,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_c_current_cdemo_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_c_current_cdemo_sk)
                     if _o is None:
-                        _grp[v_c_current_cdemo_sk] = _d2
+                        _grp[v_c_current_cdemo_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_c_current_cdemo_sk] = _n
                         else:
                             del _grp[v_c_current_cdemo_sk]
-                            if not _grp:
-                                del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            if len(_grp) == 1:
+                                n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
-                _w3 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                                ] = next(iter(_grp.items()))
+                _w4 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                     if _o is None:
-                        n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d4
+                        n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _n
                         else:
                             del n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk]
-                    _g7 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
+                    _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g7:
+                    if _g8:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
@@ -4314,61 +4409,27 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w5 in _g7.items():
-                            _d6 = _d4 * _w5
-                            _o = n0_root.get(
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                    v_cd_dep_count,
-                                    v_cd_dep_employed_count,
-                                    v_cd_dep_college_count,
-                                )
+                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                            _d7 = _d5 * _w6
+                            _t9 = (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                                v_cd_dep_count,
+                                v_cd_dep_employed_count,
+                                v_cd_dep_college_count,
                             )
+                            _o = n0_root.get(_t9)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                        v_cd_dep_count,
-                                        v_cd_dep_employed_count,
-                                        v_cd_dep_college_count,
-                                    )
-                                ] = _d6
+                                n0_root[_t9] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ] = _n
+                                    n0_root[_t9] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ]
+                                    del n0_root[_t9]
                             if pending is not None:
                                 _k = (
                                     v_cd_gender,
@@ -4380,7 +4441,7 @@ class View:
                                     v_cd_dep_employed_count,
                                     v_cd_dep_college_count,
                                 )
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4463,7 +4524,9 @@ class View:
                     del ca_count_by_c_current_addr_sk[v_c_current_addr_sk]
             _g3 = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _g3:
-                for v_c_current_cdemo_sk, _w1 in _g3.items():
+                for v_c_current_cdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                     if _o is None:
@@ -4487,61 +4550,27 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = _d2 * _w4
-                            _o = n0_root.get(
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                    v_cd_dep_count,
-                                    v_cd_dep_employed_count,
-                                    v_cd_dep_college_count,
-                                )
+                            _t7 = (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
+                                v_cd_dep_count,
+                                v_cd_dep_employed_count,
+                                v_cd_dep_college_count,
                             )
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                        v_cd_dep_count,
-                                        v_cd_dep_employed_count,
-                                        v_cd_dep_college_count,
-                                    )
-                                ] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = _o + _d5
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                            v_cd_dep_count,
-                                            v_cd_dep_employed_count,
-                                            v_cd_dep_college_count,
-                                        )
-                                    ]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (
                                     v_cd_gender,
@@ -4636,160 +4665,95 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    ),
                     (
-                        self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
-                            v_c_current_cdemo_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    )
-                    or _ZERO
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                        v_cd_purchase_estimate,
+                        v_cd_credit_rating,
+                        v_cd_dep_count,
+                        v_cd_dep_employed_count,
+                        v_cd_dep_college_count,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (
+                v_cd_gender,
+                v_cd_marital_status,
+                v_cd_education_status,
+                v_cd_purchase_estimate,
+                v_cd_credit_rating,
+                v_cd_dep_count,
+                v_cd_dep_employed_count,
+                v_cd_dep_college_count,
+            )
             _grp = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
             if _grp is None:
                 customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                     v_c_current_cdemo_sk
-                ] = {
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ]
+                else:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                                v_cd_dep_count,
-                                v_cd_dep_employed_count,
-                                v_cd_dep_college_count,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                                v_cd_dep_count,
-                                v_cd_dep_employed_count,
-                                v_cd_dep_college_count,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ]
-            _w1 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get(
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
-                    )
-                )
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                                v_cd_dep_count,
-                                v_cd_dep_employed_count,
-                                v_cd_dep_college_count,
-                            )
-                        ] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                                v_cd_dep_count,
-                                v_cd_dep_employed_count,
-                                v_cd_dep_college_count,
-                            )
-                        ]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (
                         v_cd_gender,
@@ -4801,7 +4765,7 @@ class View:
                         v_cd_dep_employed_count,
                         v_cd_dep_college_count,
                     )
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 

@@ -103,6 +103,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -291,6 +305,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -421,7 +447,7 @@ def _make_derived1():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
+                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -613,76 +639,47 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -692,30 +689,38 @@ def _make_derived1():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -727,9 +732,9 @@ def _make_derived1():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -805,22 +810,40 @@ def _make_derived1():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -831,58 +854,79 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -892,9 +936,18 @@ def _make_derived1():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -906,9 +959,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -953,23 +1006,41 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ss_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -979,52 +1050,69 @@ def _make_derived1():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.store_sales[
+                                _m8 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -1036,9 +1124,18 @@ def _make_derived1():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -1050,9 +1147,9 @@ def _make_derived1():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1144,96 +1241,66 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -1243,32 +1310,42 @@ def _make_derived1():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -1280,9 +1357,9 @@ def _make_derived1():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1388,22 +1465,40 @@ def _make_derived1():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -1414,58 +1509,79 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -1475,9 +1591,18 @@ def _make_derived1():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -1489,9 +1614,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1562,32 +1687,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1597,64 +1738,88 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -1666,9 +1831,18 @@ def _make_derived1():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -1680,9 +1854,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1715,7 +1889,7 @@ def _make_derived1():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -1724,13 +1898,14 @@ def _make_derived1():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -1740,7 +1915,7 @@ def _make_derived1():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -2015,6 +2190,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -2156,7 +2343,7 @@ def _make_derived1():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
+                "37d38698829a1675"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2348,76 +2535,47 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -2427,30 +2585,38 @@ def _make_derived1():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -2462,9 +2628,9 @@ def _make_derived1():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -2540,22 +2706,40 @@ def _make_derived1():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -2566,58 +2750,79 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -2627,9 +2832,18 @@ def _make_derived1():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -2641,9 +2855,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2688,23 +2902,41 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ws_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        (v_ws_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -2714,50 +2946,67 @@ def _make_derived1():
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.web_sales[
+                                _m8 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -2769,9 +3018,18 @@ def _make_derived1():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -2783,9 +3041,9 @@ def _make_derived1():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2877,96 +3135,66 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -2976,32 +3204,42 @@ def _make_derived1():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -3013,9 +3251,9 @@ def _make_derived1():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3121,22 +3359,40 @@ def _make_derived1():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -3147,58 +3403,79 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -3208,9 +3485,18 @@ def _make_derived1():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -3222,9 +3508,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3295,32 +3581,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -3330,64 +3632,88 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -3399,9 +3725,18 @@ def _make_derived1():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -3413,9 +3748,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3448,7 +3783,7 @@ def _make_derived1():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -3457,13 +3792,14 @@ def _make_derived1():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -3473,7 +3809,7 @@ def _make_derived1():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -3820,6 +4156,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3950,7 +4298,7 @@ def _make_derived2():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
+                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -4142,76 +4490,47 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -4221,30 +4540,38 @@ def _make_derived2():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -4256,9 +4583,9 @@ def _make_derived2():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -4334,22 +4661,40 @@ def _make_derived2():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -4360,58 +4705,79 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -4421,9 +4787,18 @@ def _make_derived2():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -4435,9 +4810,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4482,23 +4857,41 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ss_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -4508,52 +4901,69 @@ def _make_derived2():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.store_sales[
+                                _m8 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -4565,9 +4975,18 @@ def _make_derived2():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -4579,9 +4998,9 @@ def _make_derived2():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -4673,96 +5092,66 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -4772,32 +5161,42 @@ def _make_derived2():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -4809,9 +5208,9 @@ def _make_derived2():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -4917,22 +5316,40 @@ def _make_derived2():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -4943,58 +5360,79 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -5004,9 +5442,18 @@ def _make_derived2():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -5018,9 +5465,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -5091,32 +5538,48 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -5126,64 +5589,88 @@ def _make_derived2():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -5195,9 +5682,18 @@ def _make_derived2():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -5209,9 +5705,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -5244,7 +5740,7 @@ def _make_derived2():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -5253,13 +5749,14 @@ def _make_derived2():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -5269,7 +5766,7 @@ def _make_derived2():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -5544,6 +6041,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -5685,7 +6194,7 @@ def _make_derived2():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
+                "37d38698829a1675"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5877,76 +6386,47 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -5956,30 +6436,38 @@ def _make_derived2():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -5991,9 +6479,9 @@ def _make_derived2():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -6069,22 +6557,40 @@ def _make_derived2():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -6095,58 +6601,79 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -6156,9 +6683,18 @@ def _make_derived2():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -6170,9 +6706,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -6217,23 +6753,41 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ws_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        (v_ws_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -6243,50 +6797,67 @@ def _make_derived2():
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.web_sales[
+                                _m8 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -6298,9 +6869,18 @@ def _make_derived2():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -6312,9 +6892,9 @@ def _make_derived2():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -6406,96 +6986,66 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -6505,32 +7055,42 @@ def _make_derived2():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -6542,9 +7102,9 @@ def _make_derived2():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -6650,22 +7210,40 @@ def _make_derived2():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -6676,58 +7254,79 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -6737,9 +7336,18 @@ def _make_derived2():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -6751,9 +7359,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -6824,32 +7432,48 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -6859,64 +7483,88 @@ def _make_derived2():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -6928,9 +7576,18 @@ def _make_derived2():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -6942,9 +7599,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -6977,7 +7634,7 @@ def _make_derived2():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -6986,13 +7643,14 @@ def _make_derived2():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -7002,7 +7660,7 @@ def _make_derived2():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -7349,6 +8007,18 @@ def _make_derived3():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -7479,7 +8149,7 @@ def _make_derived3():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
+                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7671,76 +8341,47 @@ def _make_derived3():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -7750,30 +8391,38 @@ def _make_derived3():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -7785,9 +8434,9 @@ def _make_derived3():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -7863,22 +8512,40 @@ def _make_derived3():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -7889,58 +8556,79 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -7950,9 +8638,18 @@ def _make_derived3():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -7964,9 +8661,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -8011,23 +8708,41 @@ def _make_derived3():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ss_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -8037,52 +8752,69 @@ def _make_derived3():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.store_sales[
+                                _m8 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -8094,9 +8826,18 @@ def _make_derived3():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -8108,9 +8849,9 @@ def _make_derived3():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -8202,96 +8943,66 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -8301,32 +9012,42 @@ def _make_derived3():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -8338,9 +9059,9 @@ def _make_derived3():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -8446,22 +9167,40 @@ def _make_derived3():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -8472,58 +9211,79 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -8533,9 +9293,18 @@ def _make_derived3():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -8547,9 +9316,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -8620,32 +9389,48 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -8655,64 +9440,88 @@ def _make_derived3():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -8724,9 +9533,18 @@ def _make_derived3():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -8738,9 +9556,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -8773,7 +9591,7 @@ def _make_derived3():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -8782,13 +9600,14 @@ def _make_derived3():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -8798,7 +9617,7 @@ def _make_derived3():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -9073,6 +9892,18 @@ def _make_derived3():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -9214,7 +10045,7 @@ def _make_derived3():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
+                "37d38698829a1675"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -9406,76 +10237,47 @@ def _make_derived3():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -9485,30 +10287,38 @@ def _make_derived3():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -9520,9 +10330,9 @@ def _make_derived3():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -9598,22 +10408,40 @@ def _make_derived3():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -9624,58 +10452,79 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -9685,9 +10534,18 @@ def _make_derived3():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -9699,9 +10557,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -9746,23 +10604,41 @@ def _make_derived3():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ws_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        (v_ws_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -9772,50 +10648,67 @@ def _make_derived3():
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.web_sales[
+                                _m8 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -9827,9 +10720,18 @@ def _make_derived3():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -9841,9 +10743,9 @@ def _make_derived3():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -9935,96 +10837,66 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -10034,32 +10906,42 @@ def _make_derived3():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -10071,9 +10953,9 @@ def _make_derived3():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -10179,22 +11061,40 @@ def _make_derived3():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -10205,58 +11105,79 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -10266,9 +11187,18 @@ def _make_derived3():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -10280,9 +11210,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -10353,32 +11283,48 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -10388,64 +11334,88 @@ def _make_derived3():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -10457,9 +11427,18 @@ def _make_derived3():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -10471,9 +11450,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -10506,7 +11485,7 @@ def _make_derived3():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -10515,13 +11494,14 @@ def _make_derived3():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -10531,7 +11511,7 @@ def _make_derived3():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -10878,6 +11858,18 @@ def _make_derived4():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -11008,7 +12000,7 @@ def _make_derived4():
             )
             QUERY_ID = "72a1f71729db4840"
             LAYOUT_ID = (
-                "10c726f16d8d9e67"  # the state's layout: snapshots restore only here
+                "0049dd8fff1260d1"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -11200,76 +12192,47 @@ def _make_derived4():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -11279,30 +12242,38 @@ def _make_derived4():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -11314,9 +12285,9 @@ def _make_derived4():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -11392,22 +12363,40 @@ def _make_derived4():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -11418,58 +12407,79 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -11479,9 +12489,18 @@ def _make_derived4():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -11493,9 +12512,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -11540,23 +12559,41 @@ def _make_derived4():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ss_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -11566,52 +12603,69 @@ def _make_derived4():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.store_sales[
+                                _m8 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -11623,9 +12677,18 @@ def _make_derived4():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -11637,9 +12700,9 @@ def _make_derived4():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -11731,96 +12794,66 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -11830,32 +12863,42 @@ def _make_derived4():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -11867,9 +12910,9 @@ def _make_derived4():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -11975,22 +13018,40 @@ def _make_derived4():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -12001,58 +13062,79 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -12062,9 +13144,18 @@ def _make_derived4():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -12076,9 +13167,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -12149,32 +13240,48 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -12184,64 +13291,88 @@ def _make_derived4():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -12253,9 +13384,18 @@ def _make_derived4():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -12267,9 +13407,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -12302,7 +13442,7 @@ def _make_derived4():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -12311,13 +13451,14 @@ def _make_derived4():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -12327,7 +13468,7 @@ def _make_derived4():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -12602,6 +13743,18 @@ def _make_derived4():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -12743,7 +13896,7 @@ def _make_derived4():
             )
             QUERY_ID = "3f45700ed188c83f"
             LAYOUT_ID = (
-                "fa1bfd143958abb1"  # the state's layout: snapshots restore only here
+                "37d38698829a1675"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -12935,76 +14088,47 @@ def _make_derived4():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (
+                    v_c_customer_sk,
+                    v_c_customer_id,
+                    v_c_first_name,
+                    v_c_last_name,
+                    v_c_preferred_cust_flag,
+                    v_c_birth_country,
+                    v_c_login,
+                    v_c_email_address,
+                )
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -13014,30 +14138,38 @@ def _make_derived4():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -13049,9 +14181,9 @@ def _make_derived4():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -13127,22 +14259,40 @@ def _make_derived4():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -13153,58 +14303,79 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -13214,9 +14385,18 @@ def _make_derived4():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -13228,9 +14408,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -13275,23 +14455,41 @@ def _make_derived4():
                 else:
                     del store[row]
                 # atom date_dim
+                _t1 = (v_ws_sold_date_sk, v_d_year)
                 _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        (v_ws_sold_date_sk, v_d_year): _p
-                    }
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_sold_date_sk, v_d_year)]
-                            if not _grp:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -13301,50 +14499,67 @@ def _make_derived4():
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _g3:
-                    for v_c_customer_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _g4:
+                    for v_c_customer_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d5
+                                n0_root[v_c_customer_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                _m6 = self.web_sales[
+                                _m8 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
                                 for (
@@ -13356,9 +14571,18 @@ def _make_derived4():
                                     v_c_birth_country,
                                     v_c_login,
                                     v_c_email_address,
-                                ), _m7 in self.customer_by_c_customer_sk[
-                                    v_c_customer_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_by_c_customer_sk[
+                                                v_c_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -13370,9 +14594,9 @@ def _make_derived4():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -13464,96 +14688,66 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -13563,32 +14757,42 @@ def _make_derived4():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -13600,9 +14804,9 @@ def _make_derived4():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -13708,22 +14912,40 @@ def _make_derived4():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -13734,58 +14956,79 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
@@ -13795,9 +15038,18 @@ def _make_derived4():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -13809,9 +15061,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -13882,32 +15134,48 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -13917,64 +15185,88 @@ def _make_derived4():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -13986,9 +15278,18 @@ def _make_derived4():
                                         v_c_birth_country,
                                         v_c_login,
                                         v_c_email_address,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -14000,9 +15301,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -14035,7 +15336,7 @@ def _make_derived4():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -14044,13 +15345,14 @@ def _make_derived4():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
+                _m8 = _entry(
+                    _g7,
                     (
                         v_c_customer_sk,
                         v_c_customer_id,
@@ -14060,7 +15362,7 @@ def _make_derived4():
                         v_c_birth_country,
                         v_c_login,
                         v_c_email_address,
-                    )
+                    ),
                 )
                 if _m8 is None:
                     return None
@@ -14486,7 +15788,7 @@ class View:
         "customer_preferred_cust_flag",
     )
     QUERY_ID = "df555ccd8f2408f8"
-    LAYOUT_ID = "9e90268a1f692804"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1d66818dbe858963"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -14694,23 +15996,38 @@ class View:
         # atom t_s_firstyear
         if keep_t_s_firstyear:
             _p = d
+            _t1 = (v_customer_id, v_year_total)
             _grp = t_s_firstyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_s_firstyear_by_customer_id[v_customer_id] = {
-                    (v_customer_id, v_year_total): _p
-                }
+                t_s_firstyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_s_firstyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_s_firstyear_by_customer_id[v_customer_id]
+                else:
+                    t_s_firstyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_customer_id, v_year_total))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_customer_id, v_year_total)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_customer_id, v_year_total)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_customer_id, v_year_total)]
-                        if not _grp:
-                            del t_s_firstyear_by_customer_id[v_customer_id]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_s_firstyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
+                            )
             _o = t_s_firstyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_s_firstyear_count_by_customer_id[v_customer_id] = _p
@@ -14720,38 +16037,38 @@ class View:
                     t_s_firstyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_s_firstyear_count_by_customer_id[v_customer_id]
-            _w1 = t_s_secyear_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = t_s_secyear_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n2_count_by_customer_id.get(v_customer_id)
                 if _o is None:
-                    n2_count_by_customer_id[v_customer_id] = _d2
+                    n2_count_by_customer_id[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n2_count_by_customer_id[v_customer_id] = _n
                     else:
                         del n2_count_by_customer_id[v_customer_id]
-                _w3 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n1_count_by_customer_id.get(v_customer_id)
                     if _o is None:
-                        n1_count_by_customer_id[v_customer_id] = _d4
+                        n1_count_by_customer_id[v_customer_id] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n1_count_by_customer_id[v_customer_id] = _n
                         else:
                             del n1_count_by_customer_id[v_customer_id]
-                    _w5 = t_w_secyear_count_by_customer_id.get(v_customer_id)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = t_w_secyear_count_by_customer_id.get(v_customer_id)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(v_customer_id)
                         if _o is None:
-                            n0_root[v_customer_id] = _d6
+                            n0_root[v_customer_id] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_customer_id] = _n
                             else:
@@ -14763,21 +16080,48 @@ class View:
                                 v_customer_last_name,
                                 v_customer_preferred_cust_flag,
                                 v_t_s_secyear_year_total,
-                            ), _m7 in self.t_s_secyear_by_customer_id[
-                                v_customer_id
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_s_secyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_customer_id,
                                     v_t_w_firstyear_year_total,
-                                ), _m8 in self.t_w_firstyear_by_customer_id[
-                                    v_customer_id
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.t_w_firstyear_by_customer_id[
+                                                v_customer_id
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_customer_id,
                                         v_t_w_secyear_year_total,
-                                    ), _m9 in self.t_w_secyear_by_customer_id[
-                                        v_customer_id
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.t_w_secyear_by_customer_id[
+                                                    v_customer_id
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         if (
                                             (
                                                 v_t_w_secyear_year_total is not None
@@ -14838,7 +16182,7 @@ class View:
                                                 v_customer_last_name,
                                                 v_customer_preferred_cust_flag,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9
+                                            _v = _p * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -14886,61 +16230,44 @@ class View:
         # atom t_s_secyear
         if keep_t_s_secyear:
             _p = d
+            _t1 = (
+                v_customer_id,
+                v_customer_first_name,
+                v_customer_last_name,
+                v_customer_preferred_cust_flag,
+                v_t_s_secyear_year_total,
+            )
             _grp = t_s_secyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_s_secyear_by_customer_id[v_customer_id] = {
-                    (
-                        v_customer_id,
-                        v_customer_first_name,
-                        v_customer_last_name,
-                        v_customer_preferred_cust_flag,
-                        v_t_s_secyear_year_total,
-                    ): _p
-                }
+                t_s_secyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_s_secyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_s_secyear_by_customer_id[v_customer_id]
+                else:
+                    t_s_secyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get(
-                    (
-                        v_customer_id,
-                        v_customer_first_name,
-                        v_customer_last_name,
-                        v_customer_preferred_cust_flag,
-                        v_t_s_secyear_year_total,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_customer_id,
-                            v_customer_first_name,
-                            v_customer_last_name,
-                            v_customer_preferred_cust_flag,
-                            v_t_s_secyear_year_total,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_customer_id,
-                                v_customer_first_name,
-                                v_customer_last_name,
-                                v_customer_preferred_cust_flag,
-                                v_t_s_secyear_year_total,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_customer_id,
-                                v_customer_first_name,
-                                v_customer_last_name,
-                                v_customer_preferred_cust_flag,
-                                v_t_s_secyear_year_total,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_s_secyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del t_s_secyear_by_customer_id[v_customer_id]
             _o = t_s_secyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_s_secyear_count_by_customer_id[v_customer_id] = _p
@@ -14950,61 +16277,85 @@ class View:
                     t_s_secyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_s_secyear_count_by_customer_id[v_customer_id]
-            _w1 = t_s_firstyear_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = t_s_firstyear_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n2_count_by_customer_id.get(v_customer_id)
                 if _o is None:
-                    n2_count_by_customer_id[v_customer_id] = _d2
+                    n2_count_by_customer_id[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n2_count_by_customer_id[v_customer_id] = _n
                     else:
                         del n2_count_by_customer_id[v_customer_id]
-                _w3 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n1_count_by_customer_id.get(v_customer_id)
                     if _o is None:
-                        n1_count_by_customer_id[v_customer_id] = _d4
+                        n1_count_by_customer_id[v_customer_id] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n1_count_by_customer_id[v_customer_id] = _n
                         else:
                             del n1_count_by_customer_id[v_customer_id]
-                    _w5 = t_w_secyear_count_by_customer_id.get(v_customer_id)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = t_w_secyear_count_by_customer_id.get(v_customer_id)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(v_customer_id)
                         if _o is None:
-                            n0_root[v_customer_id] = _d6
+                            n0_root[v_customer_id] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_customer_id] = _n
                             else:
                                 del n0_root[v_customer_id]
                         if pending is not None:
-                            for (
-                                v_customer_id,
-                                v_year_total,
-                            ), _m7 in self.t_s_firstyear_by_customer_id[
-                                v_customer_id
-                            ].items():
+                            for (v_customer_id, v_year_total), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_s_firstyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_customer_id,
                                     v_t_w_firstyear_year_total,
-                                ), _m8 in self.t_w_firstyear_by_customer_id[
-                                    v_customer_id
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.t_w_firstyear_by_customer_id[
+                                                v_customer_id
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_customer_id,
                                         v_t_w_secyear_year_total,
-                                    ), _m9 in self.t_w_secyear_by_customer_id[
-                                        v_customer_id
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.t_w_secyear_by_customer_id[
+                                                    v_customer_id
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         if (
                                             (
                                                 v_t_w_secyear_year_total is not None
@@ -15065,7 +16416,7 @@ class View:
                                                 v_customer_last_name,
                                                 v_customer_preferred_cust_flag,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9
+                                            _v = _p * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -15105,23 +16456,38 @@ class View:
         # atom t_w_firstyear
         if keep_t_w_firstyear:
             _p = d
+            _t1 = (v_customer_id, v_t_w_firstyear_year_total)
             _grp = t_w_firstyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_w_firstyear_by_customer_id[v_customer_id] = {
-                    (v_customer_id, v_t_w_firstyear_year_total): _p
-                }
+                t_w_firstyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_w_firstyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_w_firstyear_by_customer_id[v_customer_id]
+                else:
+                    t_w_firstyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_customer_id, v_t_w_firstyear_year_total))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_customer_id, v_t_w_firstyear_year_total)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_customer_id, v_t_w_firstyear_year_total)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_customer_id, v_t_w_firstyear_year_total)]
-                        if not _grp:
-                            del t_w_firstyear_by_customer_id[v_customer_id]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_w_firstyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
+                            )
             _o = t_w_firstyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_w_firstyear_count_by_customer_id[v_customer_id] = _p
@@ -15131,52 +16497,73 @@ class View:
                     t_w_firstyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_w_firstyear_count_by_customer_id[v_customer_id]
-            _w1 = n2_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n2_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n1_count_by_customer_id.get(v_customer_id)
                 if _o is None:
-                    n1_count_by_customer_id[v_customer_id] = _d2
+                    n1_count_by_customer_id[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_customer_id[v_customer_id] = _n
                     else:
                         del n1_count_by_customer_id[v_customer_id]
-                _w3 = t_w_secyear_count_by_customer_id.get(v_customer_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = t_w_secyear_count_by_customer_id.get(v_customer_id)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_customer_id)
                     if _o is None:
-                        n0_root[v_customer_id] = _d4
+                        n0_root[v_customer_id] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_customer_id] = _n
                         else:
                             del n0_root[v_customer_id]
                     if pending is not None:
-                        for (
-                            v_customer_id,
-                            v_year_total,
-                        ), _m5 in self.t_s_firstyear_by_customer_id[
-                            v_customer_id
-                        ].items():
+                        for (v_customer_id, v_year_total), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.t_s_firstyear_by_customer_id[
+                                        v_customer_id
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_customer_id,
                                 v_customer_first_name,
                                 v_customer_last_name,
                                 v_customer_preferred_cust_flag,
                                 v_t_s_secyear_year_total,
-                            ), _m6 in self.t_s_secyear_by_customer_id[
-                                v_customer_id
-                            ].items():
-                                for (
-                                    v_customer_id,
-                                    v_t_w_secyear_year_total,
-                                ), _m7 in self.t_w_secyear_by_customer_id[
-                                    v_customer_id
-                                ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_s_secyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_customer_id, v_t_w_secyear_year_total), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.t_w_secyear_by_customer_id[
+                                                v_customer_id
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     if (
                                         (
                                             v_t_w_secyear_year_total is not None
@@ -15235,7 +16622,7 @@ class View:
                                             v_customer_last_name,
                                             v_customer_preferred_cust_flag,
                                         )
-                                        _v = _p * _m5 * _m6 * _m7
+                                        _v = _p * _m6 * _m8 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -15271,23 +16658,38 @@ class View:
         # atom t_w_secyear
         if keep_t_w_secyear:
             _p = d
+            _t1 = (v_customer_id, v_t_w_secyear_year_total)
             _grp = t_w_secyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_w_secyear_by_customer_id[v_customer_id] = {
-                    (v_customer_id, v_t_w_secyear_year_total): _p
-                }
+                t_w_secyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_w_secyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_w_secyear_by_customer_id[v_customer_id]
+                else:
+                    t_w_secyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_customer_id, v_t_w_secyear_year_total))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_customer_id, v_t_w_secyear_year_total)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_customer_id, v_t_w_secyear_year_total)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_customer_id, v_t_w_secyear_year_total)]
-                        if not _grp:
-                            del t_w_secyear_by_customer_id[v_customer_id]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_w_secyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
+                            )
             _o = t_w_secyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_w_secyear_count_by_customer_id[v_customer_id] = _p
@@ -15297,38 +16699,53 @@ class View:
                     t_w_secyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_w_secyear_count_by_customer_id[v_customer_id]
-            _w1 = n1_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_customer_id)
                 if _o is None:
-                    n0_root[v_customer_id] = _d2
+                    n0_root[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_customer_id] = _n
                     else:
                         del n0_root[v_customer_id]
                 if pending is not None:
-                    for (
-                        v_customer_id,
-                        v_year_total,
-                    ), _m3 in self.t_s_firstyear_by_customer_id[v_customer_id].items():
+                    for (v_customer_id, v_year_total), _m4 in (
+                        (_g5,)
+                        if type(
+                            (_g5 := self.t_s_firstyear_by_customer_id[v_customer_id])
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_customer_id,
                             v_customer_first_name,
                             v_customer_last_name,
                             v_customer_preferred_cust_flag,
                             v_t_s_secyear_year_total,
-                        ), _m4 in self.t_s_secyear_by_customer_id[
-                            v_customer_id
-                        ].items():
-                            for (
-                                v_customer_id,
-                                v_t_w_firstyear_year_total,
-                            ), _m5 in self.t_w_firstyear_by_customer_id[
-                                v_customer_id
-                            ].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type(
+                                (_g7 := self.t_s_secyear_by_customer_id[v_customer_id])
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_customer_id, v_t_w_firstyear_year_total), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_w_firstyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 if (
                                     (
                                         v_t_w_secyear_year_total is not None
@@ -15384,7 +16801,7 @@ class View:
                                         v_customer_last_name,
                                         v_customer_preferred_cust_flag,
                                     )
-                                    _v = _p * _m3 * _m4 * _m5
+                                    _v = _p * _m4 * _m6 * _m8
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -15540,33 +16957,34 @@ class View:
         _g2 = self.t_s_firstyear_by_customer_id.get(v_customer_id)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_customer_id, v_year_total))
+        _m3 = _entry(_g2, (v_customer_id, v_year_total))
         if _m3 is None:
             return None
         _g4 = self.t_s_secyear_by_customer_id.get(v_customer_id)
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_customer_id,
                 v_customer_first_name,
                 v_customer_last_name,
                 v_customer_preferred_cust_flag,
                 v_t_s_secyear_year_total,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.t_w_firstyear_by_customer_id.get(v_customer_id)
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_customer_id, v_t_w_firstyear_year_total))
+        _m7 = _entry(_g6, (v_customer_id, v_t_w_firstyear_year_total))
         if _m7 is None:
             return None
         _g8 = self.t_w_secyear_by_customer_id.get(v_customer_id)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_customer_id, v_t_w_secyear_year_total))
+        _m9 = _entry(_g8, (v_customer_id, v_t_w_secyear_year_total))
         if _m9 is None:
             return None
         return _m3 * _m5 * _m7 * _m9

@@ -40,6 +40,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -216,6 +230,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -350,7 +376,7 @@ def _make_derived1():
         COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6")
         QUERY_ID = "5566c1cbb69af7b0"
         LAYOUT_ID = (
-            "7ccc3680c5e52a39"  # the state's layout: snapshots restore only here
+            "eaa9f2f950be0567"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -540,9 +566,28 @@ def _make_derived1():
             if keep_web_sales:
                 _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_item_sk: _p
-                    }
+                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ws_item_sk)
                     if _o is None:
@@ -553,10 +598,10 @@ def _make_derived1():
                             _grp[v_ws_item_sk] = _n
                         else:
                             del _grp[v_ws_item_sk]
-                            if not _grp:
-                                del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -579,49 +624,24 @@ def _make_derived1():
                             v_i_current_price,
                             v_i_class,
                             v_i_category,
-                        ), _w3 in _g5.items():
+                        ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                            _o = n0_root.get(
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
+                            _t6 = (
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_class,
+                                v_i_category,
                             )
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _d4
+                                n0_root[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ]
+                                    del n0_root[_t6]
                             if pending is not None:
                                 _k = (
                                     v_i_item_id,
@@ -673,111 +693,74 @@ def _make_derived1():
                 del store[row]
             # atom item
             if keep_item:
+                _t1 = (
+                    v_i_item_id,
+                    v_i_item_desc,
+                    v_i_current_price,
+                    v_i_class,
+                    v_i_category,
+                )
                 _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
                     v_ws_item_sk
                 )
                 if _grp is None:
                     item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                         v_ws_item_sk
-                    ] = {
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                v_ws_item_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                v_ws_item_sk
+                            ]
+                    else:
+                        item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                            v_ws_item_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
-                            if not _grp:
-                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                                     v_ws_item_sk
-                                ]
-                _w1 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
-                    )
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        ] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (
                             v_i_item_id,
@@ -786,7 +769,7 @@ def _make_derived1():
                             v_i_class,
                             v_i_current_price,
                         )
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -842,7 +825,9 @@ def _make_derived1():
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
                 _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g3:
-                    for v_ws_item_sk, _w1 in _g3.items():
+                    for v_ws_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                         if _o is None:
@@ -863,31 +848,22 @@ def _make_derived1():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w4 in _g6.items():
+                            ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                                 _d5 = (
                                     _d2[0] * _w4[0],
                                     _d2[1] * _w4[1],
                                     _d2[2] * _w4[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t7 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t7)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d5
+                                    n0_root[_t7] = _d5
                                 else:
                                     _n = (
                                         _o[0] + _d5[0],
@@ -895,25 +871,9 @@ def _make_derived1():
                                         _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t7] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -1001,22 +961,39 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
-                                v_ws_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ws_item_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
+                            v_ws_sold_date_sk
+                        ),
+                        v_ws_item_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_item_sk: _p
-                    }
+                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ws_item_sk)
                     if _o is None:
@@ -1027,10 +1004,10 @@ def _make_derived1():
                             _grp[v_ws_item_sk] = _n
                         else:
                             del _grp[v_ws_item_sk]
-                            if not _grp:
-                                del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1053,49 +1030,24 @@ def _make_derived1():
                             v_i_current_price,
                             v_i_class,
                             v_i_category,
-                        ), _w3 in _g5.items():
+                        ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                            _o = n0_root.get(
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
+                            _t6 = (
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_class,
+                                v_i_category,
                             )
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _d4
+                                n0_root[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ]
+                                    del n0_root[_t6]
                             if pending is not None:
                                 _k = (
                                     v_i_item_id,
@@ -1186,130 +1138,89 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
+                            v_ws_item_sk
+                        ),
                         (
-                            self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
-                                v_ws_item_sk
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        )
-                        or _ZERO
+                            v_i_item_id,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_class,
+                            v_i_category,
+                        ),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (
+                    v_i_item_id,
+                    v_i_item_desc,
+                    v_i_current_price,
+                    v_i_class,
+                    v_i_category,
+                )
                 _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
                     v_ws_item_sk
                 )
                 if _grp is None:
                     item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                         v_ws_item_sk
-                    ] = {
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                v_ws_item_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                v_ws_item_sk
+                            ]
+                    else:
+                        item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                            v_ws_item_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
-                            if not _grp:
-                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                                     v_ws_item_sk
-                                ]
-                _w1 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
-                    )
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        ] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (
                             v_i_item_id,
@@ -1318,7 +1229,7 @@ def _make_derived1():
                             v_i_class,
                             v_i_current_price,
                         )
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -1404,7 +1315,9 @@ def _make_derived1():
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
                 _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g3:
-                    for v_ws_item_sk, _w1 in _g3.items():
+                    for v_ws_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                         if _o is None:
@@ -1425,31 +1338,22 @@ def _make_derived1():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w4 in _g6.items():
+                            ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                                 _d5 = (
                                     _d2[0] * _w4[0],
                                     _d2[1] * _w4[1],
                                     _d2[2] * _w4[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t7 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t7)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d5
+                                    n0_root[_t7] = _d5
                                 else:
                                     _n = (
                                         _o[0] + _d5[0],
@@ -1457,25 +1361,9 @@ def _make_derived1():
                                         _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t7] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -1800,6 +1688,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -1934,7 +1834,7 @@ def _make_derived2():
             COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6")
             QUERY_ID = "5566c1cbb69af7b0"
             LAYOUT_ID = (
-                "7ccc3680c5e52a39"  # the state's layout: snapshots restore only here
+                "eaa9f2f950be0567"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2135,9 +2035,27 @@ def _make_derived2():
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
-                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            v_ws_item_sk: _p
-                        }
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                            v_ws_item_sk,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_ws_item_sk)
                         if _o is None:
@@ -2148,10 +2066,10 @@ def _make_derived2():
                                 _grp[v_ws_item_sk] = _n
                             else:
                                 del _grp[v_ws_item_sk]
-                                if not _grp:
-                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -2174,31 +2092,22 @@ def _make_derived2():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w3 in _g5.items():
+                            ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                                 _d4 = (
                                     _d2[0] * _w3[0],
                                     _d2[1] * _w3[1],
                                     _d2[2] * _w3[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t6 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t6)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d4
+                                    n0_root[_t6] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -2206,25 +2115,9 @@ def _make_derived2():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t6] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t6]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -2280,111 +2173,74 @@ def _make_derived2():
                     del store[row]
                 # atom item
                 if keep_item:
+                    _t1 = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_class,
+                        v_i_category,
+                    )
                     _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
                         v_ws_item_sk
                     )
                     if _grp is None:
                         item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                             v_ws_item_sk
-                        ] = {
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ]
+                        else:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                v_ws_item_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
-                                if not _grp:
-                                    del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                                         v_ws_item_sk
-                                    ]
-                    _w1 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (
                                 v_i_item_id,
@@ -2393,7 +2249,7 @@ def _make_derived2():
                                 v_i_class,
                                 v_i_current_price,
                             )
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -2451,7 +2307,9 @@ def _make_derived2():
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
                     _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _g3:
-                        for v_ws_item_sk, _w1 in _g3.items():
+                        for v_ws_item_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
@@ -2472,31 +2330,24 @@ def _make_derived2():
                                     v_i_current_price,
                                     v_i_class,
                                     v_i_category,
-                                ), _w4 in _g6.items():
+                                ), _w4 in (
+                                    (_g6,) if type(_g6) is tuple else _g6.items()
+                                ):
                                     _d5 = (
                                         _d2[0] * _w4[0],
                                         _d2[1] * _w4[1],
                                         _d2[2] * _w4[2],
                                     )
-                                    _o = n0_root.get(
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
+                                    _t7 = (
+                                        v_i_item_id,
+                                        v_i_item_desc,
+                                        v_i_current_price,
+                                        v_i_class,
+                                        v_i_category,
                                     )
+                                    _o = n0_root.get(_t7)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _d5
+                                        n0_root[_t7] = _d5
                                     else:
                                         _n = (
                                             _o[0] + _d5[0],
@@ -2504,25 +2355,9 @@ def _make_derived2():
                                             _o[2] + _d5[2],
                                         )
                                         if _n[0]:
-                                            n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ] = _n
+                                            n0_root[_t7] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ]
+                                            del n0_root[_t7]
                                     if pending is not None:
                                         _k = (
                                             v_i_item_id,
@@ -2612,14 +2447,12 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
-                                    v_ws_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get(v_ws_item_sk)
-                            or _ZERO
+                        or not _entry(
+                            self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            ),
+                            v_ws_item_sk,
+                            _ZERO,
                         )[0]
                     ):
                         continue
@@ -2627,9 +2460,27 @@ def _make_derived2():
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
-                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            v_ws_item_sk: _p
-                        }
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                            v_ws_item_sk,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_ws_item_sk)
                         if _o is None:
@@ -2640,10 +2491,10 @@ def _make_derived2():
                                 _grp[v_ws_item_sk] = _n
                             else:
                                 del _grp[v_ws_item_sk]
-                                if not _grp:
-                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -2666,31 +2517,22 @@ def _make_derived2():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w3 in _g5.items():
+                            ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                                 _d4 = (
                                     _d2[0] * _w3[0],
                                     _d2[1] * _w3[1],
                                     _d2[2] * _w3[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t6 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t6)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d4
+                                    n0_root[_t6] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -2698,25 +2540,9 @@ def _make_derived2():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t6] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t6]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -2813,130 +2639,89 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
+                                v_ws_item_sk
+                            ),
                             (
-                                self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
-                                    v_ws_item_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            )
-                            or _ZERO
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_class,
+                                v_i_category,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_class,
+                        v_i_category,
+                    )
                     _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk.get(
                         v_ws_item_sk
                     )
                     if _grp is None:
                         item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                             v_ws_item_sk
-                        ] = {
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ]
+                        else:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                v_ws_item_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
-                                if not _grp:
-                                    del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk[
                                         v_ws_item_sk
-                                    ]
-                    _w1 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (
                                 v_i_item_id,
@@ -2945,7 +2730,7 @@ def _make_derived2():
                                 v_i_class,
                                 v_i_current_price,
                             )
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -3033,7 +2818,9 @@ def _make_derived2():
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
                     _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _g3:
-                        for v_ws_item_sk, _w1 in _g3.items():
+                        for v_ws_item_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
@@ -3054,31 +2841,24 @@ def _make_derived2():
                                     v_i_current_price,
                                     v_i_class,
                                     v_i_category,
-                                ), _w4 in _g6.items():
+                                ), _w4 in (
+                                    (_g6,) if type(_g6) is tuple else _g6.items()
+                                ):
                                     _d5 = (
                                         _d2[0] * _w4[0],
                                         _d2[1] * _w4[1],
                                         _d2[2] * _w4[2],
                                     )
-                                    _o = n0_root.get(
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
+                                    _t7 = (
+                                        v_i_item_id,
+                                        v_i_item_desc,
+                                        v_i_current_price,
+                                        v_i_class,
+                                        v_i_category,
                                     )
+                                    _o = n0_root.get(_t7)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _d5
+                                        n0_root[_t7] = _d5
                                     else:
                                         _n = (
                                             _o[0] + _d5[0],
@@ -3086,25 +2866,9 @@ def _make_derived2():
                                             _o[2] + _d5[2],
                                         )
                                         if _n[0]:
-                                            n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ] = _n
+                                            n0_root[_t7] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ]
+                                            del n0_root[_t7]
                                     if pending is not None:
                                         _k = (
                                             v_i_item_id,
@@ -3449,7 +3213,7 @@ def _make_derived2():
         COLUMNS = ("__c4", "__w1")
         QUERY_ID = "63541fd2a78c5c94"
         LAYOUT_ID = (
-            "99f474149c665eda"  # the state's layout: snapshots restore only here
+            "13d45f0a010bc0de"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3913,7 +3677,7 @@ class View:
         "revenueratio",
     )
     QUERY_ID = "70102103003e0eb3"
-    LAYOUT_ID = "44ea46384f5d29a6"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "acfc4261ca9637cf"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4061,7 +3825,7 @@ class View:
         if len(row) != 6:
             raise ViewError(_arity_message("derived1", 6, row))
         v___c1, v___c2, v___c3, v___c4, v___c5, v___c6 = row
-        if d < 0 and self.windowed_by___c4.get(v___c4, _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.windowed_by___c4.get(v___c4), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
@@ -4072,7 +3836,18 @@ class View:
         _p = d
         _grp = windowed_by___c4.get(v___c4)
         if _grp is None:
-            windowed_by___c4[v___c4] = {row: _p}
+            windowed_by___c4[v___c4] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    windowed_by___c4[v___c4] = (_grp[0], _n)
+                else:
+                    del windowed_by___c4[v___c4]
+            else:
+                windowed_by___c4[v___c4] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4083,8 +3858,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del windowed_by___c4[v___c4]
+                    if len(_grp) == 1:
+                        windowed_by___c4[v___c4] = next(iter(_grp.items()))
         _o = windowed_count_by___c4.get(v___c4)
         if _o is None:
             windowed_count_by___c4[v___c4] = _p
@@ -4107,7 +3882,11 @@ class View:
                 else:
                     del n0_root[v___c4]
             if pending is not None:
-                for (v___c4, v___w1), _m3 in self.partition1_by___c4[v___c4].items():
+                for (v___c4, v___w1), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.partition1_by___c4[v___c4])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         v___c1,
                         v___c2,
@@ -4128,10 +3907,7 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived2", 2, row))
         v___c4, v___w1 = row
-        if (
-            d < 0
-            and self.partition1_by___c4.get(v___c4, _EMPTY).get(row, _ZERO) + d < 0
-        ):
+        if d < 0 and _entry(self.partition1_by___c4.get(v___c4), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
@@ -4142,7 +3918,18 @@ class View:
         _p = d
         _grp = partition1_by___c4.get(v___c4)
         if _grp is None:
-            partition1_by___c4[v___c4] = {row: _p}
+            partition1_by___c4[v___c4] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    partition1_by___c4[v___c4] = (_grp[0], _n)
+                else:
+                    del partition1_by___c4[v___c4]
+            else:
+                partition1_by___c4[v___c4] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4153,8 +3940,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del partition1_by___c4[v___c4]
+                    if len(_grp) == 1:
+                        partition1_by___c4[v___c4] = next(iter(_grp.items()))
         _o = partition1_count_by___c4.get(v___c4)
         if _o is None:
             partition1_count_by___c4[v___c4] = _p
@@ -4177,14 +3964,11 @@ class View:
                 else:
                     del n0_root[v___c4]
             if pending is not None:
-                for (
-                    v___c1,
-                    v___c2,
-                    v___c3,
-                    v___c4,
-                    v___c5,
-                    v___c6,
-                ), _m3 in self.windowed_by___c4[v___c4].items():
+                for (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.windowed_by___c4[v___c4])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         v___c1,
                         v___c2,
@@ -4272,13 +4056,13 @@ class View:
         _g2 = self.windowed_by___c4.get(v___c4)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v___c1, v___c2, v___c3, v___c4, v___c5, v___c6))
+        _m3 = _entry(_g2, (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6))
         if _m3 is None:
             return None
         _g4 = self.partition1_by___c4.get(v___c4)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v___c4, v___w1))
+        _m5 = _entry(_g4, (v___c4, v___w1))
         if _m5 is None:
             return None
         return _m3 * _m5

@@ -82,6 +82,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -282,7 +296,7 @@ class View:
         "sum(ss_ext_wholesale_cost)",
     )
     QUERY_ID = "d4eed37f40048f1a"
-    LAYOUT_ID = "b52cc89a8cd9e7a1"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "07f898ef5ba62eeb"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -551,44 +565,59 @@ class View:
             del store[row]
         # atom store_sales
         if keep_store_sales:
+            _t1 = (
+                v_ss_cdemo_sk,
+                v_ss_hdemo_sk,
+                v_ss_addr_sk,
+                v_ss_store_sk,
+                v_ss_sales_price,
+                v_ss_net_profit,
+            )
             _grp = store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_hdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_hdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -600,41 +629,32 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                )
+                _t4 = (
+                    v_ss_cdemo_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_sales_price,
+                    v_ss_net_profit,
                 )
                 _grp = n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                     v_ss_store_sk
@@ -642,174 +662,102 @@ class View:
                 if _grp is None:
                     n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        )
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _n
+                            n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
+                            del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
                             ]
-                            if not _grp:
-                                del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                    else:
+                        n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                     v_ss_store_sk
-                                ]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
+                        _d3[6] * _w5[6],
                     )
                     _grp = n3_by_all.get(())
                     if _grp is None:
-                        n3_by_all[()] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _d4
-                        else:
+                        n3_by_all[()] = (_t4, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                n3_by_all[()] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n3_by_all[()]
-                    _o = n3_count_by_all.get(())
-                    if _o is None:
-                        n3_count_by_all[()] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
-                        )
-                        if _n[0]:
-                            n3_count_by_all[()] = _n
+                                del n3_by_all[()]
                         else:
-                            del n3_count_by_all[()]
-                    _w5 = customer_demographics_count_by_all.get(())
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                        )
-                        _o = n2_count_by_all.get(())
+                            n3_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                    else:
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            n2_count_by_all[()] = _d6
+                            _grp[_t4] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -821,60 +769,107 @@ class View:
                                 _o[6] + _d6[6],
                             )
                             if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_by_all[()] = next(iter(_grp.items()))
+                    _o = n3_count_by_all.get(())
+                    if _o is None:
+                        n3_count_by_all[()] = _d6
+                    else:
+                        _n = (
+                            _o[0] + _d6[0],
+                            _o[1] + _d6[1],
+                            _o[2] + _d6[2],
+                            _o[3] + _d6[3],
+                            _o[4] + _d6[4],
+                            _o[5] + _d6[5],
+                            _o[6] + _d6[6],
+                        )
+                        if _n[0]:
+                            n3_count_by_all[()] = _n
+                        else:
+                            del n3_count_by_all[()]
+                    _w7 = customer_demographics_count_by_all.get(())
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                            _d6[5] * _w7[5],
+                            _d6[6] * _w7[6],
+                        )
+                        _o = n2_count_by_all.get(())
+                        if _o is None:
+                            n2_count_by_all[()] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                            )
+                            if _n[0]:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w7 = household_demographics_count_by_all.get(())
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
+                        _w9 = household_demographics_count_by_all.get(())
+                        if _w9 is not None:
+                            _d10 = (
+                                _d8[0] * _w9[0],
+                                _d8[1] * _w9[1],
+                                _d8[2] * _w9[2],
+                                _d8[3] * _w9[3],
+                                _d8[4] * _w9[4],
+                                _d8[5] * _w9[5],
+                                _d8[6] * _w9[6],
                             )
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d8
+                                n1_count_by_all[()] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w9 = customer_address_count_by_all.get(())
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
+                            _w11 = customer_address_count_by_all.get(())
+                            if _w11 is not None:
+                                _d12 = (
+                                    _d10[0] * _w11[0],
+                                    _d10[1] * _w11[1],
+                                    _d10[2] * _w11[2],
+                                    _d10[3] * _w11[3],
+                                    _d10[4] * _w11[4],
+                                    _d10[5] * _w11[5],
+                                    _d10[6] * _w11[6],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d10
+                                    n0_root[()] = _d12
                                 else:
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
@@ -885,22 +880,46 @@ class View:
                                         v_cd_demo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m11 in self.customer_demographics_by_all[
-                                        ()
-                                    ].items():
-                                        for (
-                                            v_hd_demo_sk,
-                                            v_hd_dep_count,
-                                        ), _m12 in self.household_demographics_by_all[
-                                            ()
-                                        ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.customer_demographics_by_all[
+                                                    ()
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_hd_demo_sk, v_hd_dep_count), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.household_demographics_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m13 in self.customer_address_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.customer_address_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 if (
                                                     (
                                                         (
@@ -1177,34 +1196,34 @@ class View:
                                                 ):  # conditions on result rows
                                                     _k = ()
                                                     _v = (
-                                                        _d4[0]
-                                                        * _m11[0]
-                                                        * _m12[0]
-                                                        * _m13[0],
-                                                        _d4[1]
-                                                        * _m11[1]
-                                                        * _m12[1]
-                                                        * _m13[1],
-                                                        _d4[2]
-                                                        * _m11[2]
-                                                        * _m12[2]
-                                                        * _m13[2],
-                                                        _d4[3]
-                                                        * _m11[3]
-                                                        * _m12[3]
-                                                        * _m13[3],
-                                                        _d4[4]
-                                                        * _m11[4]
-                                                        * _m12[4]
-                                                        * _m13[4],
-                                                        _d4[5]
-                                                        * _m11[5]
-                                                        * _m12[5]
-                                                        * _m13[5],
-                                                        _d4[6]
-                                                        * _m11[6]
-                                                        * _m12[6]
-                                                        * _m13[6],
+                                                        _d6[0]
+                                                        * _m13[0]
+                                                        * _m15[0]
+                                                        * _m17[0],
+                                                        _d6[1]
+                                                        * _m13[1]
+                                                        * _m15[1]
+                                                        * _m17[1],
+                                                        _d6[2]
+                                                        * _m13[2]
+                                                        * _m15[2]
+                                                        * _m17[2],
+                                                        _d6[3]
+                                                        * _m13[3]
+                                                        * _m15[3]
+                                                        * _m17[3],
+                                                        _d6[4]
+                                                        * _m13[4]
+                                                        * _m15[4]
+                                                        * _m17[4],
+                                                        _d6[5]
+                                                        * _m13[5]
+                                                        * _m15[5]
+                                                        * _m17[5],
+                                                        _d6[6]
+                                                        * _m13[6]
+                                                        * _m15[6]
+                                                        * _m17[6],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -1280,7 +1299,7 @@ class View:
                 v_ss_addr_sk,
                 v_ss_sales_price,
                 v_ss_net_profit,
-            ), _w1 in _g3.items():
+            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = (
                     _p[0] * _w1[0],
                     _p[1] * _w1[1],
@@ -1290,37 +1309,39 @@ class View:
                     _p[5] * _w1[5],
                     _p[6] * _w1[6],
                 )
+                _t4 = (
+                    v_ss_cdemo_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_sales_price,
+                    v_ss_net_profit,
+                )
                 _grp = n3_by_all.get(())
                 if _grp is None:
-                    n3_by_all[()] = {
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
+                    n3_by_all[()] = (_t4, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
                         )
-                    )
+                        if _n[0]:
+                            n3_by_all[()] = (_grp[0], _n)
+                        else:
+                            del n3_by_all[()]
+                    else:
+                        n3_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
+                else:
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _d2
+                        _grp[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -1332,27 +1353,11 @@ class View:
                             _o[6] + _d2[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ]
-                            if not _grp:
-                                del n3_by_all[()]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n3_by_all[()] = next(iter(_grp.items()))
                 _o = n3_count_by_all.get(())
                 if _o is None:
                     n3_count_by_all[()] = _d2
@@ -1370,85 +1375,85 @@ class View:
                         n3_count_by_all[()] = _n
                     else:
                         del n3_count_by_all[()]
-                _w4 = customer_demographics_count_by_all.get(())
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
+                _w5 = customer_demographics_count_by_all.get(())
+                if _w5 is not None:
+                    _d6 = (
+                        _d2[0] * _w5[0],
+                        _d2[1] * _w5[1],
+                        _d2[2] * _w5[2],
+                        _d2[3] * _w5[3],
+                        _d2[4] * _w5[4],
+                        _d2[5] * _w5[5],
+                        _d2[6] * _w5[6],
                     )
                     _o = n2_count_by_all.get(())
                     if _o is None:
-                        n2_count_by_all[()] = _d5
+                        n2_count_by_all[()] = _d6
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
-                            _o[6] + _d5[6],
+                            _o[0] + _d6[0],
+                            _o[1] + _d6[1],
+                            _o[2] + _d6[2],
+                            _o[3] + _d6[3],
+                            _o[4] + _d6[4],
+                            _o[5] + _d6[5],
+                            _o[6] + _d6[6],
                         )
                         if _n[0]:
                             n2_count_by_all[()] = _n
                         else:
                             del n2_count_by_all[()]
-                    _w6 = household_demographics_count_by_all.get(())
-                    if _w6 is not None:
-                        _d7 = (
-                            _d5[0] * _w6[0],
-                            _d5[1] * _w6[1],
-                            _d5[2] * _w6[2],
-                            _d5[3] * _w6[3],
-                            _d5[4] * _w6[4],
-                            _d5[5] * _w6[5],
-                            _d5[6] * _w6[6],
+                    _w7 = household_demographics_count_by_all.get(())
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                            _d6[5] * _w7[5],
+                            _d6[6] * _w7[6],
                         )
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d7
+                            n1_count_by_all[()] = _d8
                         else:
                             _n = (
-                                _o[0] + _d7[0],
-                                _o[1] + _d7[1],
-                                _o[2] + _d7[2],
-                                _o[3] + _d7[3],
-                                _o[4] + _d7[4],
-                                _o[5] + _d7[5],
-                                _o[6] + _d7[6],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
                             )
                             if _n[0]:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w8 = customer_address_count_by_all.get(())
-                        if _w8 is not None:
-                            _d9 = (
-                                _d7[0] * _w8[0],
-                                _d7[1] * _w8[1],
-                                _d7[2] * _w8[2],
-                                _d7[3] * _w8[3],
-                                _d7[4] * _w8[4],
-                                _d7[5] * _w8[5],
-                                _d7[6] * _w8[6],
+                        _w9 = customer_address_count_by_all.get(())
+                        if _w9 is not None:
+                            _d10 = (
+                                _d8[0] * _w9[0],
+                                _d8[1] * _w9[1],
+                                _d8[2] * _w9[2],
+                                _d8[3] * _w9[3],
+                                _d8[4] * _w9[4],
+                                _d8[5] * _w9[5],
+                                _d8[6] * _w9[6],
                             )
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d9
+                                n0_root[()] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d9[0],
-                                    _o[1] + _d9[1],
-                                    _o[2] + _d9[2],
-                                    _o[3] + _d9[3],
-                                    _o[4] + _d9[4],
-                                    _o[5] + _d9[5],
-                                    _o[6] + _d9[6],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
                                 )
                                 if _n[0]:
                                     n0_root[()] = _n
@@ -1459,22 +1464,42 @@ class View:
                                     v_cd_demo_sk,
                                     v_cd_marital_status,
                                     v_cd_education_status,
-                                ), _m10 in self.customer_demographics_by_all[
-                                    ()
-                                ].items():
-                                    for (
-                                        v_hd_demo_sk,
-                                        v_hd_dep_count,
-                                    ), _m11 in self.household_demographics_by_all[
-                                        ()
-                                    ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (_g12 := self.customer_demographics_by_all[()])
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_hd_demo_sk, v_hd_dep_count), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.household_demographics_by_all[
+                                                    ()
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_state,
                                             v_ca_country,
-                                        ), _m12 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             if (
                                                 (
                                                     (
@@ -1726,33 +1751,33 @@ class View:
                                                 _k = ()
                                                 _v = (
                                                     _d2[0]
-                                                    * _m10[0]
                                                     * _m11[0]
-                                                    * _m12[0],
+                                                    * _m13[0]
+                                                    * _m15[0],
                                                     _d2[1]
-                                                    * _m10[1]
                                                     * _m11[1]
-                                                    * _m12[1],
+                                                    * _m13[1]
+                                                    * _m15[1],
                                                     _d2[2]
-                                                    * _m10[2]
                                                     * _m11[2]
-                                                    * _m12[2],
+                                                    * _m13[2]
+                                                    * _m15[2],
                                                     _d2[3]
-                                                    * _m10[3]
                                                     * _m11[3]
-                                                    * _m12[3],
+                                                    * _m13[3]
+                                                    * _m15[3],
                                                     _d2[4]
-                                                    * _m10[4]
                                                     * _m11[4]
-                                                    * _m12[4],
+                                                    * _m13[4]
+                                                    * _m15[4],
                                                     _d2[5]
-                                                    * _m10[5]
                                                     * _m11[5]
-                                                    * _m12[5],
+                                                    * _m13[5]
+                                                    * _m15[5],
                                                     _d2[6]
-                                                    * _m10[6]
                                                     * _m11[6]
-                                                    * _m12[6],
+                                                    * _m13[6]
+                                                    * _m15[6],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1813,15 +1838,33 @@ class View:
         else:
             del store[row]
         # atom customer_demographics
+        _t1 = (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
         _grp = customer_demographics_by_all.get(())
         if _grp is None:
-            customer_demographics_by_all[()] = {
-                (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status): _p
-            }
+            customer_demographics_by_all[()] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    customer_demographics_by_all[()] = (_grp[0], _n)
+                else:
+                    del customer_demographics_by_all[()]
+            else:
+                customer_demographics_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_cd_demo_sk, v_cd_marital_status, v_cd_education_status))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -1833,13 +1876,11 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)] = (
-                        _n
-                    )
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)]
-                    if not _grp:
-                        del customer_demographics_by_all[()]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_demographics_by_all[()] = next(iter(_grp.items()))
         _o = customer_demographics_count_by_all.get(())
         if _o is None:
             customer_demographics_count_by_all[()] = _p
@@ -1857,85 +1898,85 @@ class View:
                 customer_demographics_count_by_all[()] = _n
             else:
                 del customer_demographics_count_by_all[()]
-        _w1 = n3_count_by_all.get(())
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
-                _p[5] * _w1[5],
-                _p[6] * _w1[6],
+        _w2 = n3_count_by_all.get(())
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
+                _p[5] * _w2[5],
+                _p[6] * _w2[6],
             )
             _o = n2_count_by_all.get(())
             if _o is None:
-                n2_count_by_all[()] = _d2
+                n2_count_by_all[()] = _d3
             else:
                 _n = (
-                    _o[0] + _d2[0],
-                    _o[1] + _d2[1],
-                    _o[2] + _d2[2],
-                    _o[3] + _d2[3],
-                    _o[4] + _d2[4],
-                    _o[5] + _d2[5],
-                    _o[6] + _d2[6],
+                    _o[0] + _d3[0],
+                    _o[1] + _d3[1],
+                    _o[2] + _d3[2],
+                    _o[3] + _d3[3],
+                    _o[4] + _d3[4],
+                    _o[5] + _d3[5],
+                    _o[6] + _d3[6],
                 )
                 if _n[0]:
                     n2_count_by_all[()] = _n
                 else:
                     del n2_count_by_all[()]
-            _w3 = household_demographics_count_by_all.get(())
-            if _w3 is not None:
-                _d4 = (
-                    _d2[0] * _w3[0],
-                    _d2[1] * _w3[1],
-                    _d2[2] * _w3[2],
-                    _d2[3] * _w3[3],
-                    _d2[4] * _w3[4],
-                    _d2[5] * _w3[5],
-                    _d2[6] * _w3[6],
+            _w4 = household_demographics_count_by_all.get(())
+            if _w4 is not None:
+                _d5 = (
+                    _d3[0] * _w4[0],
+                    _d3[1] * _w4[1],
+                    _d3[2] * _w4[2],
+                    _d3[3] * _w4[3],
+                    _d3[4] * _w4[4],
+                    _d3[5] * _w4[5],
+                    _d3[6] * _w4[6],
                 )
                 _o = n1_count_by_all.get(())
                 if _o is None:
-                    n1_count_by_all[()] = _d4
+                    n1_count_by_all[()] = _d5
                 else:
                     _n = (
-                        _o[0] + _d4[0],
-                        _o[1] + _d4[1],
-                        _o[2] + _d4[2],
-                        _o[3] + _d4[3],
-                        _o[4] + _d4[4],
-                        _o[5] + _d4[5],
-                        _o[6] + _d4[6],
+                        _o[0] + _d5[0],
+                        _o[1] + _d5[1],
+                        _o[2] + _d5[2],
+                        _o[3] + _d5[3],
+                        _o[4] + _d5[4],
+                        _o[5] + _d5[5],
+                        _o[6] + _d5[6],
                     )
                     if _n[0]:
                         n1_count_by_all[()] = _n
                     else:
                         del n1_count_by_all[()]
-                _w5 = customer_address_count_by_all.get(())
-                if _w5 is not None:
-                    _d6 = (
-                        _d4[0] * _w5[0],
-                        _d4[1] * _w5[1],
-                        _d4[2] * _w5[2],
-                        _d4[3] * _w5[3],
-                        _d4[4] * _w5[4],
-                        _d4[5] * _w5[5],
-                        _d4[6] * _w5[6],
+                _w6 = customer_address_count_by_all.get(())
+                if _w6 is not None:
+                    _d7 = (
+                        _d5[0] * _w6[0],
+                        _d5[1] * _w6[1],
+                        _d5[2] * _w6[2],
+                        _d5[3] * _w6[3],
+                        _d5[4] * _w6[4],
+                        _d5[5] * _w6[5],
+                        _d5[6] * _w6[6],
                     )
                     _o = n0_root.get(())
                     if _o is None:
-                        n0_root[()] = _d6
+                        n0_root[()] = _d7
                     else:
                         _n = (
-                            _o[0] + _d6[0],
-                            _o[1] + _d6[1],
-                            _o[2] + _d6[2],
-                            _o[3] + _d6[3],
-                            _o[4] + _d6[4],
-                            _o[5] + _d6[5],
-                            _o[6] + _d6[6],
+                            _o[0] + _d7[0],
+                            _o[1] + _d7[1],
+                            _o[2] + _d7[2],
+                            _o[3] + _d7[3],
+                            _o[4] + _d7[4],
+                            _o[5] + _d7[5],
+                            _o[6] + _d7[6],
                         )
                         if _n[0]:
                             n0_root[()] = _n
@@ -1948,16 +1989,29 @@ class View:
                             v_ss_addr_sk,
                             v_ss_sales_price,
                             v_ss_net_profit,
-                        ), _m7 in self.n3_by_all[()].items():
-                            for (
-                                v_hd_demo_sk,
-                                v_hd_dep_count,
-                            ), _m8 in self.household_demographics_by_all[()].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.n3_by_all[()])) is tuple
+                            else _g9.items()
+                        ):
+                            for (v_hd_demo_sk, v_hd_dep_count), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.household_demographics_by_all[()])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_ca_address_sk,
                                     v_ca_state,
                                     v_ca_country,
-                                ), _m9 in self.customer_address_by_all[()].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type((_g13 := self.customer_address_by_all[()]))
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     if (
                                         (
                                             (
@@ -2168,13 +2222,13 @@ class View:
                                     ):  # conditions on result rows
                                         _k = ()
                                         _v = (
-                                            _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                            _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                            _p[2] * _m7[2] * _m8[2] * _m9[2],
-                                            _p[3] * _m7[3] * _m8[3] * _m9[3],
-                                            _p[4] * _m7[4] * _m8[4] * _m9[4],
-                                            _p[5] * _m7[5] * _m8[5] * _m9[5],
-                                            _p[6] * _m7[6] * _m8[6] * _m9[6],
+                                            _p[0] * _m8[0] * _m10[0] * _m12[0],
+                                            _p[1] * _m8[1] * _m10[1] * _m12[1],
+                                            _p[2] * _m8[2] * _m10[2] * _m12[2],
+                                            _p[3] * _m8[3] * _m10[3] * _m12[3],
+                                            _p[4] * _m8[4] * _m10[4] * _m12[4],
+                                            _p[5] * _m8[5] * _m10[5] * _m12[5],
+                                            _p[6] * _m8[6] * _m10[6] * _m12[6],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2230,13 +2284,33 @@ class View:
         else:
             del store[row]
         # atom household_demographics
+        _t1 = (v_hd_demo_sk, v_hd_dep_count)
         _grp = household_demographics_by_all.get(())
         if _grp is None:
-            household_demographics_by_all[()] = {(v_hd_demo_sk, v_hd_dep_count): _p}
+            household_demographics_by_all[()] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    household_demographics_by_all[()] = (_grp[0], _n)
+                else:
+                    del household_demographics_by_all[()]
+            else:
+                household_demographics_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_hd_demo_sk, v_hd_dep_count))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_hd_demo_sk, v_hd_dep_count)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -2248,11 +2322,11 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_hd_demo_sk, v_hd_dep_count)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_hd_demo_sk, v_hd_dep_count)]
-                    if not _grp:
-                        del household_demographics_by_all[()]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        household_demographics_by_all[()] = next(iter(_grp.items()))
         _o = household_demographics_count_by_all.get(())
         if _o is None:
             household_demographics_count_by_all[()] = _p
@@ -2270,57 +2344,57 @@ class View:
                 household_demographics_count_by_all[()] = _n
             else:
                 del household_demographics_count_by_all[()]
-        _w1 = n2_count_by_all.get(())
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
-                _p[5] * _w1[5],
-                _p[6] * _w1[6],
+        _w2 = n2_count_by_all.get(())
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
+                _p[5] * _w2[5],
+                _p[6] * _w2[6],
             )
             _o = n1_count_by_all.get(())
             if _o is None:
-                n1_count_by_all[()] = _d2
+                n1_count_by_all[()] = _d3
             else:
                 _n = (
-                    _o[0] + _d2[0],
-                    _o[1] + _d2[1],
-                    _o[2] + _d2[2],
-                    _o[3] + _d2[3],
-                    _o[4] + _d2[4],
-                    _o[5] + _d2[5],
-                    _o[6] + _d2[6],
+                    _o[0] + _d3[0],
+                    _o[1] + _d3[1],
+                    _o[2] + _d3[2],
+                    _o[3] + _d3[3],
+                    _o[4] + _d3[4],
+                    _o[5] + _d3[5],
+                    _o[6] + _d3[6],
                 )
                 if _n[0]:
                     n1_count_by_all[()] = _n
                 else:
                     del n1_count_by_all[()]
-            _w3 = customer_address_count_by_all.get(())
-            if _w3 is not None:
-                _d4 = (
-                    _d2[0] * _w3[0],
-                    _d2[1] * _w3[1],
-                    _d2[2] * _w3[2],
-                    _d2[3] * _w3[3],
-                    _d2[4] * _w3[4],
-                    _d2[5] * _w3[5],
-                    _d2[6] * _w3[6],
+            _w4 = customer_address_count_by_all.get(())
+            if _w4 is not None:
+                _d5 = (
+                    _d3[0] * _w4[0],
+                    _d3[1] * _w4[1],
+                    _d3[2] * _w4[2],
+                    _d3[3] * _w4[3],
+                    _d3[4] * _w4[4],
+                    _d3[5] * _w4[5],
+                    _d3[6] * _w4[6],
                 )
                 _o = n0_root.get(())
                 if _o is None:
-                    n0_root[()] = _d4
+                    n0_root[()] = _d5
                 else:
                     _n = (
-                        _o[0] + _d4[0],
-                        _o[1] + _d4[1],
-                        _o[2] + _d4[2],
-                        _o[3] + _d4[3],
-                        _o[4] + _d4[4],
-                        _o[5] + _d4[5],
-                        _o[6] + _d4[6],
+                        _o[0] + _d5[0],
+                        _o[1] + _d5[1],
+                        _o[2] + _d5[2],
+                        _o[3] + _d5[3],
+                        _o[4] + _d5[4],
+                        _o[5] + _d5[5],
+                        _o[6] + _d5[6],
                     )
                     if _n[0]:
                         n0_root[()] = _n
@@ -2333,17 +2407,27 @@ class View:
                         v_ss_addr_sk,
                         v_ss_sales_price,
                         v_ss_net_profit,
-                    ), _m5 in self.n3_by_all[()].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.n3_by_all[()])) is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_cd_demo_sk,
                             v_cd_marital_status,
                             v_cd_education_status,
-                        ), _m6 in self.customer_demographics_by_all[()].items():
-                            for (
-                                v_ca_address_sk,
-                                v_ca_state,
-                                v_ca_country,
-                            ), _m7 in self.customer_address_by_all[()].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.customer_demographics_by_all[()]))
+                            is tuple
+                            else _g9.items()
+                        ):
+                            for (v_ca_address_sk, v_ca_state, v_ca_country), _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.customer_address_by_all[()]))
+                                is tuple
+                                else _g11.items()
+                            ):
                                 if (
                                     (
                                         (
@@ -2525,13 +2609,13 @@ class View:
                                 ):  # conditions on result rows
                                     _k = ()
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m5[2] * _m6[2] * _m7[2],
-                                        _p[3] * _m5[3] * _m6[3] * _m7[3],
-                                        _p[4] * _m5[4] * _m6[4] * _m7[4],
-                                        _p[5] * _m5[5] * _m6[5] * _m7[5],
-                                        _p[6] * _m5[6] * _m6[6] * _m7[6],
+                                        _p[0] * _m6[0] * _m8[0] * _m10[0],
+                                        _p[1] * _m6[1] * _m8[1] * _m10[1],
+                                        _p[2] * _m6[2] * _m8[2] * _m10[2],
+                                        _p[3] * _m6[3] * _m8[3] * _m10[3],
+                                        _p[4] * _m6[4] * _m8[4] * _m10[4],
+                                        _p[5] * _m6[5] * _m8[5] * _m10[5],
+                                        _p[6] * _m6[6] * _m8[6] * _m10[6],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2588,15 +2672,33 @@ class View:
         else:
             del store[row]
         # atom customer_address
+        _t1 = (v_ca_address_sk, v_ca_state, v_ca_country)
         _grp = customer_address_by_all.get(())
         if _grp is None:
-            customer_address_by_all[()] = {
-                (v_ca_address_sk, v_ca_state, v_ca_country): _p
-            }
+            customer_address_by_all[()] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    customer_address_by_all[()] = (_grp[0], _n)
+                else:
+                    del customer_address_by_all[()]
+            else:
+                customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ca_address_sk, v_ca_state, v_ca_country))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -2608,11 +2710,11 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ca_address_sk, v_ca_state, v_ca_country)]
-                    if not _grp:
-                        del customer_address_by_all[()]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_address_by_all[()] = next(iter(_grp.items()))
         _o = customer_address_count_by_all.get(())
         if _o is None:
             customer_address_count_by_all[()] = _p
@@ -2630,29 +2732,29 @@ class View:
                 customer_address_count_by_all[()] = _n
             else:
                 del customer_address_count_by_all[()]
-        _w1 = n1_count_by_all.get(())
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
-                _p[5] * _w1[5],
-                _p[6] * _w1[6],
+        _w2 = n1_count_by_all.get(())
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
+                _p[5] * _w2[5],
+                _p[6] * _w2[6],
             )
             _o = n0_root.get(())
             if _o is None:
-                n0_root[()] = _d2
+                n0_root[()] = _d3
             else:
                 _n = (
-                    _o[0] + _d2[0],
-                    _o[1] + _d2[1],
-                    _o[2] + _d2[2],
-                    _o[3] + _d2[3],
-                    _o[4] + _d2[4],
-                    _o[5] + _d2[5],
-                    _o[6] + _d2[6],
+                    _o[0] + _d3[0],
+                    _o[1] + _d3[1],
+                    _o[2] + _d3[2],
+                    _o[3] + _d3[3],
+                    _o[4] + _d3[4],
+                    _o[5] + _d3[5],
+                    _o[6] + _d3[6],
                 )
                 if _n[0]:
                     n0_root[()] = _n
@@ -2665,16 +2767,26 @@ class View:
                     v_ss_addr_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _m3 in self.n3_by_all[()].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n3_by_all[()])) is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_cd_demo_sk,
                         v_cd_marital_status,
                         v_cd_education_status,
-                    ), _m4 in self.customer_demographics_by_all[()].items():
-                        for (
-                            v_hd_demo_sk,
-                            v_hd_dep_count,
-                        ), _m5 in self.household_demographics_by_all[()].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.customer_demographics_by_all[()])) is tuple
+                        else _g7.items()
+                    ):
+                        for (v_hd_demo_sk, v_hd_dep_count), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.household_demographics_by_all[()]))
+                            is tuple
+                            else _g9.items()
+                        ):
                             if (
                                 (
                                     (
@@ -2834,13 +2946,13 @@ class View:
                             ):  # conditions on result rows
                                 _k = ()
                                 _v = (
-                                    _p[0] * _m3[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m3[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m3[2] * _m4[2] * _m5[2],
-                                    _p[3] * _m3[3] * _m4[3] * _m5[3],
-                                    _p[4] * _m3[4] * _m4[4] * _m5[4],
-                                    _p[5] * _m3[5] * _m4[5] * _m5[5],
-                                    _p[6] * _m3[6] * _m4[6] * _m5[6],
+                                    _p[0] * _m4[0] * _m6[0] * _m8[0],
+                                    _p[1] * _m4[1] * _m6[1] * _m8[1],
+                                    _p[2] * _m4[2] * _m6[2] * _m8[2],
+                                    _p[3] * _m4[3] * _m6[3] * _m8[3],
+                                    _p[4] * _m4[4] * _m6[4] * _m8[4],
+                                    _p[5] * _m4[5] * _m6[5] * _m8[5],
+                                    _p[6] * _m4[6] * _m6[6] * _m8[6],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -2925,7 +3037,7 @@ class View:
                     v_ss_store_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2935,41 +3047,58 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (
+                        v_ss_cdemo_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    )
                     _grp = n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
+                        ] = (
+                            _t4,
+                            _d2,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _d2
+                            else:
+                                del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -2981,199 +3110,164 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
+                            _d2[5] * _w5[5],
+                            _d2[6] * _w5[6],
                         )
                         _grp = n3_by_all.get(())
                         if _grp is None:
-                            n3_by_all[()] = {
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _d5
-                            else:
+                            n3_by_all[()] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ] = _n
+                                    n3_by_all[()] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_by_all[()]
+                                    del n3_by_all[()]
+                            else:
+                                n3_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_by_all[()] = next(iter(_grp.items()))
                         _o = n3_count_by_all.get(())
                         if _o is None:
-                            n3_count_by_all[()] = _d5
+                            n3_count_by_all[()] = _d6
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
                                 n3_count_by_all[()] = _n
                             else:
                                 del n3_count_by_all[()]
-                        _w6 = customer_demographics_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
+                        _w7 = customer_demographics_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                                _d6[5] * _w7[5],
+                                _d6[6] * _w7[6],
                             )
                             _o = n2_count_by_all.get(())
                             if _o is None:
-                                n2_count_by_all[()] = _d7
+                                n2_count_by_all[()] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
                                 )
                                 if _n[0]:
                                     n2_count_by_all[()] = _n
                                 else:
                                     del n2_count_by_all[()]
-                            _w8 = household_demographics_count_by_all.get(())
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                            _w9 = household_demographics_count_by_all.get(())
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
                                 )
                                 _o = n1_count_by_all.get(())
                                 if _o is None:
-                                    n1_count_by_all[()] = _d9
+                                    n1_count_by_all[()] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
                                         n1_count_by_all[()] = _n
                                     else:
                                         del n1_count_by_all[()]
-                                _w10 = customer_address_count_by_all.get(())
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
+                                _w11 = customer_address_count_by_all.get(())
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
+                                        _d10[5] * _w11[5],
+                                        _d10[6] * _w11[6],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d11
+                                        n0_root[()] = _d12
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -3184,22 +3278,49 @@ class View:
                                             v_cd_demo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m12 in self.customer_demographics_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.customer_demographics_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_hd_demo_sk,
                                                 v_hd_dep_count,
-                                            ), _m13 in self.household_demographics_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.household_demographics_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_ca_address_sk,
                                                     v_ca_state,
                                                     v_ca_country,
-                                                ), _m14 in self.customer_address_by_all[
-                                                    ()
-                                                ].items():
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.customer_address_by_all[
+                                                                ()
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
                                                     if (
                                                         (
                                                             (
@@ -3496,34 +3617,34 @@ class View:
                                                     ):  # conditions on result rows
                                                         _k = ()
                                                         _v = (
-                                                            _d5[0]
-                                                            * _m12[0]
+                                                            _d6[0]
                                                             * _m13[0]
-                                                            * _m14[0],
-                                                            _d5[1]
-                                                            * _m12[1]
+                                                            * _m15[0]
+                                                            * _m17[0],
+                                                            _d6[1]
                                                             * _m13[1]
-                                                            * _m14[1],
-                                                            _d5[2]
-                                                            * _m12[2]
+                                                            * _m15[1]
+                                                            * _m17[1],
+                                                            _d6[2]
                                                             * _m13[2]
-                                                            * _m14[2],
-                                                            _d5[3]
-                                                            * _m12[3]
+                                                            * _m15[2]
+                                                            * _m17[2],
+                                                            _d6[3]
                                                             * _m13[3]
-                                                            * _m14[3],
-                                                            _d5[4]
-                                                            * _m12[4]
+                                                            * _m15[3]
+                                                            * _m17[3],
+                                                            _d6[4]
                                                             * _m13[4]
-                                                            * _m14[4],
-                                                            _d5[5]
-                                                            * _m12[5]
+                                                            * _m15[4]
+                                                            * _m17[4],
+                                                            _d6[5]
                                                             * _m13[5]
-                                                            * _m14[5],
-                                                            _d5[6]
-                                                            * _m12[6]
+                                                            * _m15[5]
+                                                            * _m17[5],
+                                                            _d6[6]
                                                             * _m13[6]
-                                                            * _m14[6],
+                                                            * _m15[6]
+                                                            * _m17[6],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -3675,64 +3796,75 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    ),
                     (
-                        self.store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        )
-                    )
-                    or _ZERO
+                        v_ss_cdemo_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (
+                v_ss_cdemo_sk,
+                v_ss_hdemo_sk,
+                v_ss_addr_sk,
+                v_ss_store_sk,
+                v_ss_sales_price,
+                v_ss_net_profit,
+            )
             _grp = store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_hdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_hdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3744,41 +3876,32 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                )
+                _t4 = (
+                    v_ss_cdemo_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_sales_price,
+                    v_ss_net_profit,
                 )
                 _grp = n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                     v_ss_store_sk
@@ -3786,174 +3909,102 @@ class View:
                 if _grp is None:
                     n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        )
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _n
+                            n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
+                            del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
                             ]
-                            if not _grp:
-                                del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                    else:
+                        n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                     v_ss_store_sk
-                                ]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
+                        _d3[6] * _w5[6],
                     )
                     _grp = n3_by_all.get(())
                     if _grp is None:
-                        n3_by_all[()] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _d4
-                        else:
+                        n3_by_all[()] = (_t4, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                n3_by_all[()] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n3_by_all[()]
-                    _o = n3_count_by_all.get(())
-                    if _o is None:
-                        n3_count_by_all[()] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
-                        )
-                        if _n[0]:
-                            n3_count_by_all[()] = _n
+                                del n3_by_all[()]
                         else:
-                            del n3_count_by_all[()]
-                    _w5 = customer_demographics_count_by_all.get(())
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                        )
-                        _o = n2_count_by_all.get(())
+                            n3_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                    else:
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            n2_count_by_all[()] = _d6
+                            _grp[_t4] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -3965,60 +4016,107 @@ class View:
                                 _o[6] + _d6[6],
                             )
                             if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_by_all[()] = next(iter(_grp.items()))
+                    _o = n3_count_by_all.get(())
+                    if _o is None:
+                        n3_count_by_all[()] = _d6
+                    else:
+                        _n = (
+                            _o[0] + _d6[0],
+                            _o[1] + _d6[1],
+                            _o[2] + _d6[2],
+                            _o[3] + _d6[3],
+                            _o[4] + _d6[4],
+                            _o[5] + _d6[5],
+                            _o[6] + _d6[6],
+                        )
+                        if _n[0]:
+                            n3_count_by_all[()] = _n
+                        else:
+                            del n3_count_by_all[()]
+                    _w7 = customer_demographics_count_by_all.get(())
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                            _d6[5] * _w7[5],
+                            _d6[6] * _w7[6],
+                        )
+                        _o = n2_count_by_all.get(())
+                        if _o is None:
+                            n2_count_by_all[()] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                            )
+                            if _n[0]:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w7 = household_demographics_count_by_all.get(())
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
+                        _w9 = household_demographics_count_by_all.get(())
+                        if _w9 is not None:
+                            _d10 = (
+                                _d8[0] * _w9[0],
+                                _d8[1] * _w9[1],
+                                _d8[2] * _w9[2],
+                                _d8[3] * _w9[3],
+                                _d8[4] * _w9[4],
+                                _d8[5] * _w9[5],
+                                _d8[6] * _w9[6],
                             )
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d8
+                                n1_count_by_all[()] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w9 = customer_address_count_by_all.get(())
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
+                            _w11 = customer_address_count_by_all.get(())
+                            if _w11 is not None:
+                                _d12 = (
+                                    _d10[0] * _w11[0],
+                                    _d10[1] * _w11[1],
+                                    _d10[2] * _w11[2],
+                                    _d10[3] * _w11[3],
+                                    _d10[4] * _w11[4],
+                                    _d10[5] * _w11[5],
+                                    _d10[6] * _w11[6],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d10
+                                    n0_root[()] = _d12
                                 else:
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
@@ -4029,22 +4127,46 @@ class View:
                                         v_cd_demo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m11 in self.customer_demographics_by_all[
-                                        ()
-                                    ].items():
-                                        for (
-                                            v_hd_demo_sk,
-                                            v_hd_dep_count,
-                                        ), _m12 in self.household_demographics_by_all[
-                                            ()
-                                        ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.customer_demographics_by_all[
+                                                    ()
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_hd_demo_sk, v_hd_dep_count), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.household_demographics_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m13 in self.customer_address_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.customer_address_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 if (
                                                     (
                                                         (
@@ -4321,34 +4443,34 @@ class View:
                                                 ):  # conditions on result rows
                                                     _k = ()
                                                     _v = (
-                                                        _d4[0]
-                                                        * _m11[0]
-                                                        * _m12[0]
-                                                        * _m13[0],
-                                                        _d4[1]
-                                                        * _m11[1]
-                                                        * _m12[1]
-                                                        * _m13[1],
-                                                        _d4[2]
-                                                        * _m11[2]
-                                                        * _m12[2]
-                                                        * _m13[2],
-                                                        _d4[3]
-                                                        * _m11[3]
-                                                        * _m12[3]
-                                                        * _m13[3],
-                                                        _d4[4]
-                                                        * _m11[4]
-                                                        * _m12[4]
-                                                        * _m13[4],
-                                                        _d4[5]
-                                                        * _m11[5]
-                                                        * _m12[5]
-                                                        * _m13[5],
-                                                        _d4[6]
-                                                        * _m11[6]
-                                                        * _m12[6]
-                                                        * _m13[6],
+                                                        _d6[0]
+                                                        * _m13[0]
+                                                        * _m15[0]
+                                                        * _m17[0],
+                                                        _d6[1]
+                                                        * _m13[1]
+                                                        * _m15[1]
+                                                        * _m17[1],
+                                                        _d6[2]
+                                                        * _m13[2]
+                                                        * _m15[2]
+                                                        * _m17[2],
+                                                        _d6[3]
+                                                        * _m13[3]
+                                                        * _m15[3]
+                                                        * _m17[3],
+                                                        _d6[4]
+                                                        * _m13[4]
+                                                        * _m15[4]
+                                                        * _m17[4],
+                                                        _d6[5]
+                                                        * _m13[5]
+                                                        * _m15[5]
+                                                        * _m17[5],
+                                                        _d6[6]
+                                                        * _m13[6]
+                                                        * _m15[6]
+                                                        * _m17[6],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4461,7 +4583,7 @@ class View:
                     v_ss_addr_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4471,37 +4593,39 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (
+                        v_ss_cdemo_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    )
                     _grp = n3_by_all.get(())
                     if _grp is None:
-                        n3_by_all[()] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
+                        n3_by_all[()] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
                             )
-                        )
+                            if _n[0]:
+                                n3_by_all[()] = (_grp[0], _n)
+                            else:
+                                del n3_by_all[()]
+                        else:
+                            n3_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
+                    else:
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -4513,27 +4637,11 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n3_by_all[()]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_by_all[()] = next(iter(_grp.items()))
                     _o = n3_count_by_all.get(())
                     if _o is None:
                         n3_count_by_all[()] = _d2
@@ -4551,85 +4659,85 @@ class View:
                             n3_count_by_all[()] = _n
                         else:
                             del n3_count_by_all[()]
-                    _w4 = customer_demographics_count_by_all.get(())
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                    _w5 = customer_demographics_count_by_all.get(())
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
+                            _d2[5] * _w5[5],
+                            _d2[6] * _w5[6],
                         )
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d5
+                            n2_count_by_all[()] = _d6
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w6 = household_demographics_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
+                        _w7 = household_demographics_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                                _d6[5] * _w7[5],
+                                _d6[6] * _w7[6],
                             )
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d7
+                                n1_count_by_all[()] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w8 = customer_address_count_by_all.get(())
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                            _w9 = customer_address_count_by_all.get(())
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d9
+                                    n0_root[()] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
@@ -4640,22 +4748,46 @@ class View:
                                         v_cd_demo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m10 in self.customer_demographics_by_all[
-                                        ()
-                                    ].items():
-                                        for (
-                                            v_hd_demo_sk,
-                                            v_hd_dep_count,
-                                        ), _m11 in self.household_demographics_by_all[
-                                            ()
-                                        ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.customer_demographics_by_all[
+                                                    ()
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_hd_demo_sk, v_hd_dep_count), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.household_demographics_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m12 in self.customer_address_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.customer_address_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 if (
                                                     (
                                                         (
@@ -4933,33 +5065,33 @@ class View:
                                                     _k = ()
                                                     _v = (
                                                         _d2[0]
-                                                        * _m10[0]
                                                         * _m11[0]
-                                                        * _m12[0],
+                                                        * _m13[0]
+                                                        * _m15[0],
                                                         _d2[1]
-                                                        * _m10[1]
                                                         * _m11[1]
-                                                        * _m12[1],
+                                                        * _m13[1]
+                                                        * _m15[1],
                                                         _d2[2]
-                                                        * _m10[2]
                                                         * _m11[2]
-                                                        * _m12[2],
+                                                        * _m13[2]
+                                                        * _m15[2],
                                                         _d2[3]
-                                                        * _m10[3]
                                                         * _m11[3]
-                                                        * _m12[3],
+                                                        * _m13[3]
+                                                        * _m15[3],
                                                         _d2[4]
-                                                        * _m10[4]
                                                         * _m11[4]
-                                                        * _m12[4],
+                                                        * _m13[4]
+                                                        * _m15[4],
                                                         _d2[5]
-                                                        * _m10[5]
                                                         * _m11[5]
-                                                        * _m12[5],
+                                                        * _m13[5]
+                                                        * _m15[5],
                                                         _d2[6]
-                                                        * _m10[6]
                                                         * _m11[6]
-                                                        * _m12[6],
+                                                        * _m13[6]
+                                                        * _m15[6],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -5054,27 +5186,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.customer_demographics_by_all.get(()) or _EMPTY).get(
-                        (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.customer_demographics_by_all.get(()),
+                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
             _grp = customer_demographics_by_all.get(())
             if _grp is None:
-                customer_demographics_by_all[()] = {
-                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                )
-                if _o is None:
-                    _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)] = (
-                        _p
+                customer_demographics_by_all[()] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
                     )
+                    if _n[0]:
+                        customer_demographics_by_all[()] = (_grp[0], _n)
+                    else:
+                        del customer_demographics_by_all[()]
+                else:
+                    customer_demographics_by_all[()] = {_grp[0]: _grp[1], _e: _p}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -5086,15 +5231,11 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                        ]
-                        if not _grp:
-                            del customer_demographics_by_all[()]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_demographics_by_all[()] = next(iter(_grp.items()))
             _o = customer_demographics_count_by_all.get(())
             if _o is None:
                 customer_demographics_count_by_all[()] = _p
@@ -5112,85 +5253,85 @@ class View:
                     customer_demographics_count_by_all[()] = _n
                 else:
                     del customer_demographics_count_by_all[()]
-            _w1 = n3_count_by_all.get(())
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            _w2 = n3_count_by_all.get(())
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
                 _o = n2_count_by_all.get(())
                 if _o is None:
-                    n2_count_by_all[()] = _d2
+                    n2_count_by_all[()] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n2_count_by_all[()] = _n
                     else:
                         del n2_count_by_all[()]
-                _w3 = household_demographics_count_by_all.get(())
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                _w4 = household_demographics_count_by_all.get(())
+                if _w4 is not None:
+                    _d5 = (
+                        _d3[0] * _w4[0],
+                        _d3[1] * _w4[1],
+                        _d3[2] * _w4[2],
+                        _d3[3] * _w4[3],
+                        _d3[4] * _w4[4],
+                        _d3[5] * _w4[5],
+                        _d3[6] * _w4[6],
                     )
                     _o = n1_count_by_all.get(())
                     if _o is None:
-                        n1_count_by_all[()] = _d4
+                        n1_count_by_all[()] = _d5
                     else:
                         _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
+                            _o[0] + _d5[0],
+                            _o[1] + _d5[1],
+                            _o[2] + _d5[2],
+                            _o[3] + _d5[3],
+                            _o[4] + _d5[4],
+                            _o[5] + _d5[5],
+                            _o[6] + _d5[6],
                         )
                         if _n[0]:
                             n1_count_by_all[()] = _n
                         else:
                             del n1_count_by_all[()]
-                    _w5 = customer_address_count_by_all.get(())
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
+                    _w6 = customer_address_count_by_all.get(())
+                    if _w6 is not None:
+                        _d7 = (
+                            _d5[0] * _w6[0],
+                            _d5[1] * _w6[1],
+                            _d5[2] * _w6[2],
+                            _d5[3] * _w6[3],
+                            _d5[4] * _w6[4],
+                            _d5[5] * _w6[5],
+                            _d5[6] * _w6[6],
                         )
                         _o = n0_root.get(())
                         if _o is None:
-                            n0_root[()] = _d6
+                            n0_root[()] = _d7
                         else:
                             _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                                _o[4] + _d6[4],
-                                _o[5] + _d6[5],
-                                _o[6] + _d6[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
                                 n0_root[()] = _n
@@ -5203,18 +5344,31 @@ class View:
                                 v_ss_addr_sk,
                                 v_ss_sales_price,
                                 v_ss_net_profit,
-                            ), _m7 in self.n3_by_all[()].items():
-                                for (
-                                    v_hd_demo_sk,
-                                    v_hd_dep_count,
-                                ), _m8 in self.household_demographics_by_all[
-                                    ()
-                                ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.n3_by_all[()])) is tuple
+                                else _g9.items()
+                            ):
+                                for (v_hd_demo_sk, v_hd_dep_count), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.household_demographics_by_all[()])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_state,
                                         v_ca_country,
-                                    ), _m9 in self.customer_address_by_all[()].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         if (
                                             (
                                                 (
@@ -5452,13 +5606,13 @@ class View:
                                         ):  # conditions on result rows
                                             _k = ()
                                             _v = (
-                                                _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                                _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                                _p[2] * _m7[2] * _m8[2] * _m9[2],
-                                                _p[3] * _m7[3] * _m8[3] * _m9[3],
-                                                _p[4] * _m7[4] * _m8[4] * _m9[4],
-                                                _p[5] * _m7[5] * _m8[5] * _m9[5],
-                                                _p[6] * _m7[6] * _m8[6] * _m9[6],
+                                                _p[0] * _m8[0] * _m10[0] * _m12[0],
+                                                _p[1] * _m8[1] * _m10[1] * _m12[1],
+                                                _p[2] * _m8[2] * _m10[2] * _m12[2],
+                                                _p[3] * _m8[3] * _m10[3] * _m12[3],
+                                                _p[4] * _m8[4] * _m10[4] * _m12[4],
+                                                _p[5] * _m8[5] * _m10[5] * _m12[5],
+                                                _p[6] * _m8[6] * _m10[6] * _m12[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -5548,21 +5702,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.household_demographics_by_all.get(()) or _EMPTY).get(
-                        (v_hd_demo_sk, v_hd_dep_count)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.household_demographics_by_all.get(()),
+                    (v_hd_demo_sk, v_hd_dep_count),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_hd_demo_sk, v_hd_dep_count)
             _grp = household_demographics_by_all.get(())
             if _grp is None:
-                household_demographics_by_all[()] = {(v_hd_demo_sk, v_hd_dep_count): _p}
+                household_demographics_by_all[()] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        household_demographics_by_all[()] = (_grp[0], _n)
+                    else:
+                        del household_demographics_by_all[()]
+                else:
+                    household_demographics_by_all[()] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_hd_demo_sk, v_hd_dep_count))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_hd_demo_sk, v_hd_dep_count)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -5574,11 +5747,11 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_hd_demo_sk, v_hd_dep_count)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_hd_demo_sk, v_hd_dep_count)]
-                        if not _grp:
-                            del household_demographics_by_all[()]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            household_demographics_by_all[()] = next(iter(_grp.items()))
             _o = household_demographics_count_by_all.get(())
             if _o is None:
                 household_demographics_count_by_all[()] = _p
@@ -5596,57 +5769,57 @@ class View:
                     household_demographics_count_by_all[()] = _n
                 else:
                     del household_demographics_count_by_all[()]
-            _w1 = n2_count_by_all.get(())
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            _w2 = n2_count_by_all.get(())
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
                 _o = n1_count_by_all.get(())
                 if _o is None:
-                    n1_count_by_all[()] = _d2
+                    n1_count_by_all[()] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n1_count_by_all[()] = _n
                     else:
                         del n1_count_by_all[()]
-                _w3 = customer_address_count_by_all.get(())
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                _w4 = customer_address_count_by_all.get(())
+                if _w4 is not None:
+                    _d5 = (
+                        _d3[0] * _w4[0],
+                        _d3[1] * _w4[1],
+                        _d3[2] * _w4[2],
+                        _d3[3] * _w4[3],
+                        _d3[4] * _w4[4],
+                        _d3[5] * _w4[5],
+                        _d3[6] * _w4[6],
                     )
                     _o = n0_root.get(())
                     if _o is None:
-                        n0_root[()] = _d4
+                        n0_root[()] = _d5
                     else:
                         _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
+                            _o[0] + _d5[0],
+                            _o[1] + _d5[1],
+                            _o[2] + _d5[2],
+                            _o[3] + _d5[3],
+                            _o[4] + _d5[4],
+                            _o[5] + _d5[5],
+                            _o[6] + _d5[6],
                         )
                         if _n[0]:
                             n0_root[()] = _n
@@ -5659,17 +5832,31 @@ class View:
                             v_ss_addr_sk,
                             v_ss_sales_price,
                             v_ss_net_profit,
-                        ), _m5 in self.n3_by_all[()].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.n3_by_all[()])) is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_cd_demo_sk,
                                 v_cd_marital_status,
                                 v_cd_education_status,
-                            ), _m6 in self.customer_demographics_by_all[()].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.customer_demographics_by_all[()]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ca_address_sk,
                                     v_ca_state,
                                     v_ca_country,
-                                ), _m7 in self.customer_address_by_all[()].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type((_g11 := self.customer_address_by_all[()]))
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     if (
                                         (
                                             (
@@ -5880,13 +6067,13 @@ class View:
                                     ):  # conditions on result rows
                                         _k = ()
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m5[2] * _m6[2] * _m7[2],
-                                            _p[3] * _m5[3] * _m6[3] * _m7[3],
-                                            _p[4] * _m5[4] * _m6[4] * _m7[4],
-                                            _p[5] * _m5[5] * _m6[5] * _m7[5],
-                                            _p[6] * _m5[6] * _m6[6] * _m7[6],
+                                            _p[0] * _m6[0] * _m8[0] * _m10[0],
+                                            _p[1] * _m6[1] * _m8[1] * _m10[1],
+                                            _p[2] * _m6[2] * _m8[2] * _m10[2],
+                                            _p[3] * _m6[3] * _m8[3] * _m10[3],
+                                            _p[4] * _m6[4] * _m8[4] * _m10[4],
+                                            _p[5] * _m6[5] * _m8[5] * _m10[5],
+                                            _p[6] * _m6[6] * _m8[6] * _m10[6],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -5977,23 +6164,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.customer_address_by_all.get(()) or _EMPTY).get(
-                        (v_ca_address_sk, v_ca_state, v_ca_country)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.customer_address_by_all.get(()),
+                    (v_ca_address_sk, v_ca_state, v_ca_country),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ca_address_sk, v_ca_state, v_ca_country)
             _grp = customer_address_by_all.get(())
             if _grp is None:
-                customer_address_by_all[()] = {
-                    (v_ca_address_sk, v_ca_state, v_ca_country): _p
-                }
+                customer_address_by_all[()] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        customer_address_by_all[()] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_all[()]
+                else:
+                    customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_address_sk, v_ca_state, v_ca_country))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -6005,11 +6209,11 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_address_sk, v_ca_state, v_ca_country)]
-                        if not _grp:
-                            del customer_address_by_all[()]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_all[()] = next(iter(_grp.items()))
             _o = customer_address_count_by_all.get(())
             if _o is None:
                 customer_address_count_by_all[()] = _p
@@ -6027,29 +6231,29 @@ class View:
                     customer_address_count_by_all[()] = _n
                 else:
                     del customer_address_count_by_all[()]
-            _w1 = n1_count_by_all.get(())
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            _w2 = n1_count_by_all.get(())
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
                 _o = n0_root.get(())
                 if _o is None:
-                    n0_root[()] = _d2
+                    n0_root[()] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n0_root[()] = _n
@@ -6062,16 +6266,27 @@ class View:
                         v_ss_addr_sk,
                         v_ss_sales_price,
                         v_ss_net_profit,
-                    ), _m3 in self.n3_by_all[()].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n3_by_all[()])) is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_cd_demo_sk,
                             v_cd_marital_status,
                             v_cd_education_status,
-                        ), _m4 in self.customer_demographics_by_all[()].items():
-                            for (
-                                v_hd_demo_sk,
-                                v_hd_dep_count,
-                            ), _m5 in self.household_demographics_by_all[()].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.customer_demographics_by_all[()]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_hd_demo_sk, v_hd_dep_count), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.household_demographics_by_all[()]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 if (
                                     (
                                         (
@@ -6253,13 +6468,13 @@ class View:
                                 ):  # conditions on result rows
                                     _k = ()
                                     _v = (
-                                        _p[0] * _m3[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m3[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m3[2] * _m4[2] * _m5[2],
-                                        _p[3] * _m3[3] * _m4[3] * _m5[3],
-                                        _p[4] * _m3[4] * _m4[4] * _m5[4],
-                                        _p[5] * _m3[5] * _m4[5] * _m5[5],
-                                        _p[6] * _m3[6] * _m4[6] * _m5[6],
+                                        _p[0] * _m4[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m4[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m4[2] * _m6[2] * _m8[2],
+                                        _p[3] * _m4[3] * _m6[3] * _m8[3],
+                                        _p[4] * _m4[4] * _m6[4] * _m8[4],
+                                        _p[5] * _m4[5] * _m6[5] * _m8[5],
+                                        _p[6] * _m4[6] * _m6[6] * _m8[6],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -6384,7 +6599,7 @@ class View:
                     v_ss_store_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -6394,41 +6609,58 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (
+                        v_ss_cdemo_sk,
+                        v_ss_hdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    )
                     _grp = n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
+                        ] = (
+                            _t4,
+                            _d2,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _d2
+                            else:
+                                del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -6440,199 +6672,164 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n5_ss_cdemo_sk_ss_hdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
+                            _d2[5] * _w5[5],
+                            _d2[6] * _w5[6],
                         )
                         _grp = n3_by_all.get(())
                         if _grp is None:
-                            n3_by_all[()] = {
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _d5
-                            else:
+                            n3_by_all[()] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ] = _n
+                                    n3_by_all[()] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_by_all[()]
+                                    del n3_by_all[()]
+                            else:
+                                n3_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_by_all[()] = next(iter(_grp.items()))
                         _o = n3_count_by_all.get(())
                         if _o is None:
-                            n3_count_by_all[()] = _d5
+                            n3_count_by_all[()] = _d6
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
                                 n3_count_by_all[()] = _n
                             else:
                                 del n3_count_by_all[()]
-                        _w6 = customer_demographics_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
+                        _w7 = customer_demographics_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                                _d6[5] * _w7[5],
+                                _d6[6] * _w7[6],
                             )
                             _o = n2_count_by_all.get(())
                             if _o is None:
-                                n2_count_by_all[()] = _d7
+                                n2_count_by_all[()] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
                                 )
                                 if _n[0]:
                                     n2_count_by_all[()] = _n
                                 else:
                                     del n2_count_by_all[()]
-                            _w8 = household_demographics_count_by_all.get(())
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                            _w9 = household_demographics_count_by_all.get(())
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
                                 )
                                 _o = n1_count_by_all.get(())
                                 if _o is None:
-                                    n1_count_by_all[()] = _d9
+                                    n1_count_by_all[()] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
                                         n1_count_by_all[()] = _n
                                     else:
                                         del n1_count_by_all[()]
-                                _w10 = customer_address_count_by_all.get(())
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
+                                _w11 = customer_address_count_by_all.get(())
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
+                                        _d10[5] * _w11[5],
+                                        _d10[6] * _w11[6],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d11
+                                        n0_root[()] = _d12
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -6643,22 +6840,49 @@ class View:
                                             v_cd_demo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m12 in self.customer_demographics_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.customer_demographics_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_hd_demo_sk,
                                                 v_hd_dep_count,
-                                            ), _m13 in self.household_demographics_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.household_demographics_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_ca_address_sk,
                                                     v_ca_state,
                                                     v_ca_country,
-                                                ), _m14 in self.customer_address_by_all[
-                                                    ()
-                                                ].items():
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.customer_address_by_all[
+                                                                ()
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
                                                     if (
                                                         (
                                                             (
@@ -6955,34 +7179,34 @@ class View:
                                                     ):  # conditions on result rows
                                                         _k = ()
                                                         _v = (
-                                                            _d5[0]
-                                                            * _m12[0]
+                                                            _d6[0]
                                                             * _m13[0]
-                                                            * _m14[0],
-                                                            _d5[1]
-                                                            * _m12[1]
+                                                            * _m15[0]
+                                                            * _m17[0],
+                                                            _d6[1]
                                                             * _m13[1]
-                                                            * _m14[1],
-                                                            _d5[2]
-                                                            * _m12[2]
+                                                            * _m15[1]
+                                                            * _m17[1],
+                                                            _d6[2]
                                                             * _m13[2]
-                                                            * _m14[2],
-                                                            _d5[3]
-                                                            * _m12[3]
+                                                            * _m15[2]
+                                                            * _m17[2],
+                                                            _d6[3]
                                                             * _m13[3]
-                                                            * _m14[3],
-                                                            _d5[4]
-                                                            * _m12[4]
+                                                            * _m15[3]
+                                                            * _m17[3],
+                                                            _d6[4]
                                                             * _m13[4]
-                                                            * _m14[4],
-                                                            _d5[5]
-                                                            * _m12[5]
+                                                            * _m15[4]
+                                                            * _m17[4],
+                                                            _d6[5]
                                                             * _m13[5]
-                                                            * _m14[5],
-                                                            _d5[6]
-                                                            * _m12[6]
+                                                            * _m15[5]
+                                                            * _m17[5],
+                                                            _d6[6]
                                                             * _m13[6]
-                                                            * _m14[6],
+                                                            * _m15[6]
+                                                            * _m17[6],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -7022,33 +7246,34 @@ class View:
         _g2 = self.n3_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get(
+        _m3 = _entry(
+            _g2,
             (
                 v_ss_cdemo_sk,
                 v_ss_hdemo_sk,
                 v_ss_addr_sk,
                 v_ss_sales_price,
                 v_ss_net_profit,
-            )
+            ),
         )
         if _m3 is None:
             return None
         _g4 = self.customer_demographics_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_cd_demo_sk, v_cd_marital_status, v_cd_education_status))
+        _m5 = _entry(_g4, (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status))
         if _m5 is None:
             return None
         _g6 = self.household_demographics_by_all.get(())
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_hd_demo_sk, v_hd_dep_count))
+        _m7 = _entry(_g6, (v_hd_demo_sk, v_hd_dep_count))
         if _m7 is None:
             return None
         _g8 = self.customer_address_by_all.get(())
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_ca_address_sk, v_ca_state, v_ca_country))
+        _m9 = _entry(_g8, (v_ca_address_sk, v_ca_state, v_ca_country))
         if _m9 is None:
             return None
         return (

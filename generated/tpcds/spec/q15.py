@@ -41,6 +41,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -275,7 +289,7 @@ class View:
     }
     COLUMNS = ("ca_zip", "sum(cs_sales_price)")
     QUERY_ID = "bf7f07442f4f6bcf"
-    LAYOUT_ID = "0dfa4dd029b8e185"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "8ffe351aa373fd39"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -484,6 +498,7 @@ class View:
             del store[row]
         # atom catalog_sales
         if keep_catalog_sales:
+            _t1 = (v_cs_bill_customer_sk, v_cs_sales_price)
             _grp = (
                 catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk.get(
                     v_cs_sold_date_sk
@@ -492,79 +507,129 @@ class View:
             if _grp is None:
                 catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
                     v_cs_sold_date_sk
-                ] = {(v_cs_bill_customer_sk, v_cs_sales_price): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ]
+                else:
+                    catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                        v_cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
-                        if not _grp:
-                            del catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n4_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _grp is None:
-                    n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                        (v_cs_bill_customer_sk, v_cs_sales_price): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
-                    if _o is None:
-                        _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                            n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
-                            if not _grp:
-                                del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                            del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    else:
+                        n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _o is None:
-                    n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                    n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                     else:
                         del n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                _w3 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_cs_bill_customer_sk)
                     if _o is None:
-                        n0_root[v_cs_bill_customer_sk] = _d4
+                        n0_root[v_cs_bill_customer_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_cs_bill_customer_sk] = _n
                         else:
                             del n0_root[v_cs_bill_customer_sk]
                     if pending is not None:
-                        for (
-                            v_cs_bill_customer_sk,
-                            v_c_current_addr_sk,
-                        ), _m5 in self.n1_by_cs_bill_customer_sk[
-                            v_cs_bill_customer_sk
-                        ].items():
-                            _m6 = self.customer[
+                        for (v_cs_bill_customer_sk, v_c_current_addr_sk), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.n1_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            _m8 = self.customer[
                                 (v_cs_bill_customer_sk, v_c_current_addr_sk)
                             ]
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_state,
-                                v_ca_zip,
-                            ), _m7 in self.customer_address_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                            for (v_c_current_addr_sk, v_ca_state, v_ca_zip), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 if (
                                     (
                                         v_ca_zip is not None
@@ -597,9 +662,9 @@ class View:
                                 ):  # conditions on result rows
                                     _k = (v_ca_zip,)
                                     _v = (
-                                        _d2[0] * _m6[0] * _m7[0],
-                                        _d2[1] * _m6[1] * _m7[1],
-                                        _d2[2] * _m6[2] * _m7[2],
+                                        _d3[0] * _m8[0] * _m9[0],
+                                        _d3[1] * _m8[1] * _m9[1],
+                                        _d3[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -647,22 +712,40 @@ class View:
             del store[row]
         # atom customer
         if keep_customer:
-            _o = customer.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
+            _t1 = (v_cs_bill_customer_sk, v_c_current_addr_sk)
+            _o = customer.get(_t1)
             if _o is None:
-                customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _p
+                customer[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                    customer[_t1] = _n
                 else:
-                    del customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
+                    del customer[_t1]
             _grp = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(
                 v_c_current_addr_sk
             )
             if _grp is None:
                 customer_cs_bill_customer_sk_by_c_current_addr_sk[
                     v_c_current_addr_sk
-                ] = {v_cs_bill_customer_sk: _p}
+                ] = (v_cs_bill_customer_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_cs_bill_customer_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ]
+                else:
+                    customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                        v_c_current_addr_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_cs_bill_customer_sk)
                 if _o is None:
@@ -673,65 +756,93 @@ class View:
                         _grp[v_cs_bill_customer_sk] = _n
                     else:
                         del _grp[v_cs_bill_customer_sk]
-                        if not _grp:
-                            del customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                        if len(_grp) == 1:
+                            customer_cs_bill_customer_sk_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ]
-            _w1 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(iter(_grp.items()))
+            _w2 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _grp is None:
-                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                        (v_cs_bill_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                            del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    else:
+                        n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _o is None:
-                    n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                    n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                     else:
                         del n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                _w3 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_cs_bill_customer_sk)
                     if _o is None:
-                        n0_root[v_cs_bill_customer_sk] = _d4
+                        n0_root[v_cs_bill_customer_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_cs_bill_customer_sk] = _n
                         else:
                             del n0_root[v_cs_bill_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_current_addr_sk,
-                            v_ca_state,
-                            v_ca_zip,
-                        ), _m5 in self.customer_address_by_c_current_addr_sk[
-                            v_c_current_addr_sk
-                        ].items():
-                            for (
-                                v_cs_bill_customer_sk,
-                                v_cs_sales_price,
-                            ), _m6 in self.n4_by_cs_bill_customer_sk[
-                                v_cs_bill_customer_sk
-                            ].items():
+                        for (v_c_current_addr_sk, v_ca_state, v_ca_zip), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_cs_bill_customer_sk, v_cs_sales_price), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n4_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 if (
                                     (
                                         v_ca_zip is not None
@@ -764,9 +875,9 @@ class View:
                                 ):  # conditions on result rows
                                     _k = (v_ca_zip,)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -825,23 +936,41 @@ class View:
         else:
             del store[row]
         # atom customer_address
+        _t1 = (v_c_current_addr_sk, v_ca_state, v_ca_zip)
         _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _grp is None:
-            customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                (v_c_current_addr_sk, v_ca_state, v_ca_zip): _p
-            }
+            customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del customer_address_by_c_current_addr_sk[v_c_current_addr_sk]
+            else:
+                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_c_current_addr_sk, v_ca_state, v_ca_zip))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)]
-                    if not _grp:
-                        del customer_address_by_c_current_addr_sk[v_c_current_addr_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                            next(iter(_grp.items()))
+                        )
         _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _o is None:
             customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -851,58 +980,84 @@ class View:
                 customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
             else:
                 del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
-        _g3 = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
-        if _g3:
-            for v_cs_bill_customer_sk, _w1 in _g3.items():
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _g4 = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _g4:
+            for v_cs_bill_customer_sk, _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t5 = (v_cs_bill_customer_sk, v_c_current_addr_sk)
                 _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _grp is None:
-                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                        (v_cs_bill_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                            del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    else:
+                        n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _o is None:
-                    n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                    n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                     else:
                         del n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                _w4 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                _w6 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w6 is not None:
+                    _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                     _o = n0_root.get(v_cs_bill_customer_sk)
                     if _o is None:
-                        n0_root[v_cs_bill_customer_sk] = _d5
+                        n0_root[v_cs_bill_customer_sk] = _d7
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                         if _n[0]:
                             n0_root[v_cs_bill_customer_sk] = _n
                         else:
                             del n0_root[v_cs_bill_customer_sk]
                     if pending is not None:
-                        _m6 = self.customer[
+                        _m8 = self.customer[
                             (v_cs_bill_customer_sk, v_c_current_addr_sk)
                         ]
-                        for (
-                            v_cs_bill_customer_sk,
-                            v_cs_sales_price,
-                        ), _m7 in self.n4_by_cs_bill_customer_sk[
-                            v_cs_bill_customer_sk
-                        ].items():
+                        for (v_cs_bill_customer_sk, v_cs_sales_price), _m9 in (
+                            (_g10,)
+                            if type(
+                                (
+                                    _g10 := self.n4_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g10.items()
+                        ):
                             if (
                                 (
                                     v_ca_zip is not None
@@ -935,9 +1090,9 @@ class View:
                             ):  # conditions on result rows
                                 _k = (v_ca_zip,)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -999,25 +1154,45 @@ class View:
                 )
             )
             if _g3:
-                for (v_cs_bill_customer_sk, v_cs_sales_price), _w1 in _g3.items():
+                for (v_cs_bill_customer_sk, v_cs_sales_price), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _t4 = (v_cs_bill_customer_sk, v_cs_sales_price)
                     _grp = n4_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _grp is None:
-                        n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                            (v_cs_bill_customer_sk, v_cs_sales_price): _d2
-                        }
+                        n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                        else:
+                            n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
-                                if not _grp:
-                                    del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _o is None:
                         n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
@@ -1027,35 +1202,50 @@ class View:
                             n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                         else:
                             del n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                    _w4 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w5 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _o = n0_root.get(v_cs_bill_customer_sk)
                         if _o is None:
-                            n0_root[v_cs_bill_customer_sk] = _d5
+                            n0_root[v_cs_bill_customer_sk] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n0_root[v_cs_bill_customer_sk] = _n
                             else:
                                 del n0_root[v_cs_bill_customer_sk]
                         if pending is not None:
-                            for (
-                                v_cs_bill_customer_sk,
-                                v_c_current_addr_sk,
-                            ), _m6 in self.n1_by_cs_bill_customer_sk[
-                                v_cs_bill_customer_sk
-                            ].items():
-                                _m7 = self.customer[
+                            for (v_cs_bill_customer_sk, v_c_current_addr_sk), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
+                                _m9 = self.customer[
                                     (v_cs_bill_customer_sk, v_c_current_addr_sk)
                                 ]
                                 for (
                                     v_c_current_addr_sk,
                                     v_ca_state,
                                     v_ca_zip,
-                                ), _m8 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.customer_address_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     if (
                                         (
                                             v_ca_zip is not None
@@ -1088,9 +1278,9 @@ class View:
                                     ):  # conditions on result rows
                                         _k = (v_ca_zip,)
                                         _v = (
-                                            _d2[0] * _m7[0] * _m8[0],
-                                            _d2[1] * _m7[1] * _m8[1],
-                                            _d2[2] * _m7[2] * _m8[2],
+                                            _d2[0] * _m9[0] * _m10[0],
+                                            _d2[1] * _m9[1] * _m10[1],
+                                            _d2[2] * _m9[2] * _m10[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1173,17 +1363,16 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk.get(
-                            v_cs_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_cs_bill_customer_sk, v_cs_sales_price))
-                    or _ZERO
+                or not _entry(
+                    self.catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk.get(
+                        v_cs_sold_date_sk
+                    ),
+                    (v_cs_bill_customer_sk, v_cs_sales_price),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_cs_bill_customer_sk, v_cs_sales_price)
             _grp = (
                 catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk.get(
                     v_cs_sold_date_sk
@@ -1192,79 +1381,129 @@ class View:
             if _grp is None:
                 catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
                     v_cs_sold_date_sk
-                ] = {(v_cs_bill_customer_sk, v_cs_sales_price): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ]
+                else:
+                    catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                        v_cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
-                        if not _grp:
-                            del catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n4_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _grp is None:
-                    n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                        (v_cs_bill_customer_sk, v_cs_sales_price): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
-                    if _o is None:
-                        _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                            n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
-                            if not _grp:
-                                del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                            del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    else:
+                        n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _o is None:
-                    n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                    n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                     else:
                         del n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                _w3 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_cs_bill_customer_sk)
                     if _o is None:
-                        n0_root[v_cs_bill_customer_sk] = _d4
+                        n0_root[v_cs_bill_customer_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_cs_bill_customer_sk] = _n
                         else:
                             del n0_root[v_cs_bill_customer_sk]
                     if pending is not None:
-                        for (
-                            v_cs_bill_customer_sk,
-                            v_c_current_addr_sk,
-                        ), _m5 in self.n1_by_cs_bill_customer_sk[
-                            v_cs_bill_customer_sk
-                        ].items():
-                            _m6 = self.customer[
+                        for (v_cs_bill_customer_sk, v_c_current_addr_sk), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.n1_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            _m8 = self.customer[
                                 (v_cs_bill_customer_sk, v_c_current_addr_sk)
                             ]
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_state,
-                                v_ca_zip,
-                            ), _m7 in self.customer_address_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                            for (v_c_current_addr_sk, v_ca_state, v_ca_zip), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 if (
                                     (
                                         v_ca_zip is not None
@@ -1297,9 +1536,9 @@ class View:
                                 ):  # conditions on result rows
                                     _k = (v_ca_zip,)
                                     _v = (
-                                        _d2[0] * _m6[0] * _m7[0],
-                                        _d2[1] * _m6[1] * _m7[1],
-                                        _d2[2] * _m6[2] * _m7[2],
+                                        _d3[0] * _m8[0] * _m9[0],
+                                        _d3[1] * _m8[1] * _m9[1],
+                                        _d3[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1375,22 +1614,40 @@ class View:
                 )[0]
             ):
                 continue
-            _o = customer.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
+            _t1 = (v_cs_bill_customer_sk, v_c_current_addr_sk)
+            _o = customer.get(_t1)
             if _o is None:
-                customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _p
+                customer[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                    customer[_t1] = _n
                 else:
-                    del customer[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
+                    del customer[_t1]
             _grp = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(
                 v_c_current_addr_sk
             )
             if _grp is None:
                 customer_cs_bill_customer_sk_by_c_current_addr_sk[
                     v_c_current_addr_sk
-                ] = {v_cs_bill_customer_sk: _p}
+                ] = (v_cs_bill_customer_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_cs_bill_customer_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ]
+                else:
+                    customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                        v_c_current_addr_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_cs_bill_customer_sk)
                 if _o is None:
@@ -1401,65 +1658,93 @@ class View:
                         _grp[v_cs_bill_customer_sk] = _n
                     else:
                         del _grp[v_cs_bill_customer_sk]
-                        if not _grp:
-                            del customer_cs_bill_customer_sk_by_c_current_addr_sk[
+                        if len(_grp) == 1:
+                            customer_cs_bill_customer_sk_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ]
-            _w1 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(iter(_grp.items()))
+            _w2 = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _grp is None:
-                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                        (v_cs_bill_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                            del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                    else:
+                        n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                 if _o is None:
-                    n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                    n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                     else:
                         del n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                _w3 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_cs_bill_customer_sk)
                     if _o is None:
-                        n0_root[v_cs_bill_customer_sk] = _d4
+                        n0_root[v_cs_bill_customer_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_cs_bill_customer_sk] = _n
                         else:
                             del n0_root[v_cs_bill_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_current_addr_sk,
-                            v_ca_state,
-                            v_ca_zip,
-                        ), _m5 in self.customer_address_by_c_current_addr_sk[
-                            v_c_current_addr_sk
-                        ].items():
-                            for (
-                                v_cs_bill_customer_sk,
-                                v_cs_sales_price,
-                            ), _m6 in self.n4_by_cs_bill_customer_sk[
-                                v_cs_bill_customer_sk
-                            ].items():
+                        for (v_c_current_addr_sk, v_ca_state, v_ca_zip), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_cs_bill_customer_sk, v_cs_sales_price), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n4_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 if (
                                     (
                                         v_ca_zip is not None
@@ -1492,9 +1777,9 @@ class View:
                                 ):  # conditions on result rows
                                     _k = (v_ca_zip,)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1578,36 +1863,48 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.customer_address_by_c_current_addr_sk.get(
-                            v_c_current_addr_sk
-                        )
-                        or _EMPTY
-                    ).get((v_c_current_addr_sk, v_ca_state, v_ca_zip))
-                    or _ZERO
+                or not _entry(
+                    self.customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk),
+                    (v_c_current_addr_sk, v_ca_state, v_ca_zip),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_current_addr_sk, v_ca_state, v_ca_zip)
             _grp = customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _grp is None:
-                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                    (v_c_current_addr_sk, v_ca_state, v_ca_zip): _p
-                }
+                customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_address_by_c_current_addr_sk[v_c_current_addr_sk]
+                else:
+                    customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_c_current_addr_sk, v_ca_state, v_ca_zip))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_addr_sk, v_ca_state, v_ca_zip)]
-                        if not _grp:
-                            del customer_address_by_c_current_addr_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_address_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _o is None:
                 customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -1619,60 +1916,86 @@ class View:
                     )
                 else:
                     del customer_address_count_by_c_current_addr_sk[v_c_current_addr_sk]
-            _g3 = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(
+            _g4 = customer_cs_bill_customer_sk_by_c_current_addr_sk.get(
                 v_c_current_addr_sk
             )
-            if _g3:
-                for v_cs_bill_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            if _g4:
+                for v_cs_bill_customer_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_cs_bill_customer_sk, v_c_current_addr_sk)
                     _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _grp is None:
-                        n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                            (v_cs_bill_customer_sk, v_c_current_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
-                        if _o is None:
-                            _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)] = _n
+                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[(v_cs_bill_customer_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                                del n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                        else:
+                            n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _o is None:
-                        n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
+                        n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                         else:
                             del n1_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                    _w4 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_cs_bill_customer_sk)
                         if _o is None:
-                            n0_root[v_cs_bill_customer_sk] = _d5
+                            n0_root[v_cs_bill_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_cs_bill_customer_sk] = _n
                             else:
                                 del n0_root[v_cs_bill_customer_sk]
                         if pending is not None:
-                            _m6 = self.customer[
+                            _m8 = self.customer[
                                 (v_cs_bill_customer_sk, v_c_current_addr_sk)
                             ]
-                            for (
-                                v_cs_bill_customer_sk,
-                                v_cs_sales_price,
-                            ), _m7 in self.n4_by_cs_bill_customer_sk[
-                                v_cs_bill_customer_sk
-                            ].items():
+                            for (v_cs_bill_customer_sk, v_cs_sales_price), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n4_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 if (
                                     (
                                         v_ca_zip is not None
@@ -1705,9 +2028,9 @@ class View:
                                 ):  # conditions on result rows
                                     _k = (v_ca_zip,)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1801,25 +2124,45 @@ class View:
                 )
             )
             if _g3:
-                for (v_cs_bill_customer_sk, v_cs_sales_price), _w1 in _g3.items():
+                for (v_cs_bill_customer_sk, v_cs_sales_price), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _t4 = (v_cs_bill_customer_sk, v_cs_sales_price)
                     _grp = n4_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _grp is None:
-                        n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                            (v_cs_bill_customer_sk, v_cs_sales_price): _d2
-                        }
+                        n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                        else:
+                            n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_cs_bill_customer_sk, v_cs_sales_price))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[(v_cs_bill_customer_sk, v_cs_sales_price)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_cs_bill_customer_sk, v_cs_sales_price)]
-                                if not _grp:
-                                    del n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = n4_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _o is None:
                         n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _d2
@@ -1829,35 +2172,50 @@ class View:
                             n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = _n
                         else:
                             del n4_count_by_cs_bill_customer_sk[v_cs_bill_customer_sk]
-                    _w4 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w5 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _o = n0_root.get(v_cs_bill_customer_sk)
                         if _o is None:
-                            n0_root[v_cs_bill_customer_sk] = _d5
+                            n0_root[v_cs_bill_customer_sk] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n0_root[v_cs_bill_customer_sk] = _n
                             else:
                                 del n0_root[v_cs_bill_customer_sk]
                         if pending is not None:
-                            for (
-                                v_cs_bill_customer_sk,
-                                v_c_current_addr_sk,
-                            ), _m6 in self.n1_by_cs_bill_customer_sk[
-                                v_cs_bill_customer_sk
-                            ].items():
-                                _m7 = self.customer[
+                            for (v_cs_bill_customer_sk, v_c_current_addr_sk), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
+                                _m9 = self.customer[
                                     (v_cs_bill_customer_sk, v_c_current_addr_sk)
                                 ]
                                 for (
                                     v_c_current_addr_sk,
                                     v_ca_state,
                                     v_ca_zip,
-                                ), _m8 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.customer_address_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     if (
                                         (
                                             v_ca_zip is not None
@@ -1890,9 +2248,9 @@ class View:
                                     ):  # conditions on result rows
                                         _k = (v_ca_zip,)
                                         _v = (
-                                            _d2[0] * _m7[0] * _m8[0],
-                                            _d2[1] * _m7[1] * _m8[1],
-                                            _d2[2] * _m7[2] * _m8[2],
+                                            _d2[0] * _m9[0] * _m10[0],
+                                            _d2[1] * _m9[1] * _m10[1],
+                                            _d2[2] * _m9[2] * _m10[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1920,7 +2278,7 @@ class View:
         _g2 = self.n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
+        _m3 = _entry(_g2, (v_cs_bill_customer_sk, v_c_current_addr_sk))
         if _m3 is None:
             return None
         _m4 = self.customer.get((v_cs_bill_customer_sk, v_c_current_addr_sk))
@@ -1929,13 +2287,13 @@ class View:
         _g5 = self.customer_address_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_c_current_addr_sk, v_ca_state, v_ca_zip))
+        _m6 = _entry(_g5, (v_c_current_addr_sk, v_ca_state, v_ca_zip))
         if _m6 is None:
             return None
         _g7 = self.n4_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_cs_bill_customer_sk, v_cs_sales_price))
+        _m8 = _entry(_g7, (v_cs_bill_customer_sk, v_cs_sales_price))
         if _m8 is None:
             return None
         return (

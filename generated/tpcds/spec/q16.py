@@ -54,6 +54,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -272,7 +286,7 @@ def _make_exists_1():
         COLUMNS = ("k1", "k2")
         QUERY_ID = "45ed2cdf378802cb"
         LAYOUT_ID = (
-            "70afba7d96c85ce7"  # the state's layout: snapshots restore only here
+            "8c5b3a1e50b676f6"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -417,15 +431,16 @@ def _make_exists_1():
                 del store[row]
             # atom cs2
             _p = d
-            _o = cs2_root.get((v_cs_warehouse_sk, v_cs_order_number))
+            _t1 = (v_cs_warehouse_sk, v_cs_order_number)
+            _o = cs2_root.get(_t1)
             if _o is None:
-                cs2_root[(v_cs_warehouse_sk, v_cs_order_number)] = _p
+                cs2_root[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    cs2_root[(v_cs_warehouse_sk, v_cs_order_number)] = _n
+                    cs2_root[_t1] = _n
                 else:
-                    del cs2_root[(v_cs_warehouse_sk, v_cs_order_number)]
+                    del cs2_root[_t1]
             if pending is not None:
                 _k = (v_cs_order_number, v_cs_warehouse_sk)
                 _v = _p
@@ -481,15 +496,16 @@ def _make_exists_1():
                     )
                 ):
                     continue
-                _o = cs2_root.get((v_cs_warehouse_sk, v_cs_order_number))
+                _t1 = (v_cs_warehouse_sk, v_cs_order_number)
+                _o = cs2_root.get(_t1)
                 if _o is None:
-                    cs2_root[(v_cs_warehouse_sk, v_cs_order_number)] = _p
+                    cs2_root[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        cs2_root[(v_cs_warehouse_sk, v_cs_order_number)] = _n
+                        cs2_root[_t1] = _n
                     else:
-                        del cs2_root[(v_cs_warehouse_sk, v_cs_order_number)]
+                        del cs2_root[_t1]
                 if pending is not None:
                     _k = (v_cs_order_number, v_cs_warehouse_sk)
                     _v = _p
@@ -693,7 +709,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "45d1dfecf9d13a6f"
         LAYOUT_ID = (
-            "8ffd0e146b91d231"  # the state's layout: snapshots restore only here
+            "1cbe12795582c900"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1186,7 +1202,7 @@ class View:
     }
     COLUMNS = ("order count", "total shipping cost", "total net profit")
     QUERY_ID = "e13be847b29d026d"
-    LAYOUT_ID = "793fba5c5e7e0509"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "dba6abe04da5244f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1479,23 +1495,50 @@ class View:
                     del self.catalog_sales_by_exists_2[_key]
         # atom cs1
         if keep_cs1:
+            _t1 = (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
             _grp = cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk.get(
                 v_cs_ship_date_sk
             )
             if _grp is None:
                 cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
                     v_cs_ship_date_sk
-                ] = {
-                    (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
+                ] = (
+                    _t1,
+                    _p,
                 )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                            v_cs_ship_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                            v_cs_ship_date_sk
+                        ]
+                else:
+                    cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                        v_cs_ship_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1505,103 +1548,119 @@ class View:
                         _o[4] + _p[4],
                     )
                     if _n[0]:
-                        _grp[
-                            (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
-                        ]
-                        if not _grp:
-                            del cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
                                 v_cs_ship_date_sk
-                            ]
-            _w1 = date_dim_count_by_cs_ship_date_sk.get(v_cs_ship_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_cs_ship_date_sk.get(v_cs_ship_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
                 )
+                _t4 = (v_cs_call_center_sk, v_cs_order_number)
                 _grp = n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk.get(
                     v_cs_ship_addr_sk
                 )
                 if _grp is None:
                     n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                         v_cs_ship_addr_sk
-                    ] = {(v_cs_call_center_sk, v_cs_order_number): _d2}
-                else:
-                    _o = _grp.get((v_cs_call_center_sk, v_cs_order_number))
-                    if _o is None:
-                        _grp[(v_cs_call_center_sk, v_cs_order_number)] = _d2
-                    else:
+                    ] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
                         )
                         if _n[0]:
-                            _grp[(v_cs_call_center_sk, v_cs_order_number)] = _n
+                            n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                v_cs_ship_addr_sk
+                            ] = (_grp[0], _n)
                         else:
-                            del _grp[(v_cs_call_center_sk, v_cs_order_number)]
-                            if not _grp:
-                                del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                            del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                v_cs_ship_addr_sk
+                            ]
+                    else:
+                        n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                            v_cs_ship_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                                     v_cs_ship_addr_sk
-                                ]
-                _w3 = customer_address_count_by_cs_ship_addr_sk.get(v_cs_ship_addr_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
+                                ] = next(iter(_grp.items()))
+                _w5 = customer_address_count_by_cs_ship_addr_sk.get(v_cs_ship_addr_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
                     )
                     _grp = n2_cs_order_number_by_cs_call_center_sk.get(
                         v_cs_call_center_sk
                     )
                     if _grp is None:
-                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = {
-                            v_cs_order_number: _d4
-                        }
+                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = (
+                            v_cs_order_number,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_cs_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ]
+                        else:
+                            n2_cs_order_number_by_cs_call_center_sk[
+                                v_cs_call_center_sk
+                            ] = {_grp[0]: _grp[1], _e: _d6}
                     else:
                         _o = _grp.get(v_cs_order_number)
                         if _o is None:
-                            _grp[v_cs_order_number] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                _grp[v_cs_order_number] = _n
-                            else:
-                                del _grp[v_cs_order_number]
-                                if not _grp:
-                                    del n2_cs_order_number_by_cs_call_center_sk[
-                                        v_cs_call_center_sk
-                                    ]
-                    _w5 = call_center_count_by_cs_call_center_sk.get(
-                        v_cs_call_center_sk
-                    )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                        )
-                        _o = n0_root.get(v_cs_order_number)
-                        if _o is None:
-                            n0_root[v_cs_order_number] = _d6
+                            _grp[v_cs_order_number] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -1611,12 +1670,42 @@ class View:
                                 _o[4] + _d6[4],
                             )
                             if _n[0]:
+                                _grp[v_cs_order_number] = _n
+                            else:
+                                del _grp[v_cs_order_number]
+                                if len(_grp) == 1:
+                                    n2_cs_order_number_by_cs_call_center_sk[
+                                        v_cs_call_center_sk
+                                    ] = next(iter(_grp.items()))
+                    _w7 = call_center_count_by_cs_call_center_sk.get(
+                        v_cs_call_center_sk
+                    )
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                        )
+                        _o = n0_root.get(v_cs_order_number)
+                        if _o is None:
+                            n0_root[v_cs_order_number] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                            )
+                            if _n[0]:
                                 n0_root[v_cs_order_number] = _n
                             else:
                                 del n0_root[v_cs_order_number]
                         if pending is not None:
                             _k = (v_cs_order_number,)
-                            _v = _d6
+                            _v = _d8
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -1705,7 +1794,7 @@ class View:
                     v_cs_ship_addr_sk,
                     v_cs_call_center_sk,
                     v_cs_order_number,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1713,17 +1802,41 @@ class View:
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
                     )
+                    _t4 = (v_cs_call_center_sk, v_cs_order_number)
                     _grp = n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk.get(
                         v_cs_ship_addr_sk
                     )
                     if _grp is None:
                         n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                             v_cs_ship_addr_sk
-                        ] = {(v_cs_call_center_sk, v_cs_order_number): _d2}
+                        ] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                    v_cs_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                    v_cs_ship_addr_sk
+                                ]
+                        else:
+                            n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                v_cs_ship_addr_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_cs_call_center_sk, v_cs_order_number))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_cs_call_center_sk, v_cs_order_number)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -1733,23 +1846,25 @@ class View:
                                 _o[4] + _d2[4],
                             )
                             if _n[0]:
-                                _grp[(v_cs_call_center_sk, v_cs_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_cs_call_center_sk, v_cs_order_number)]
-                                if not _grp:
-                                    del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                                         v_cs_ship_addr_sk
-                                    ]
-                    _w4 = customer_address_count_by_cs_ship_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = customer_address_count_by_cs_ship_addr_sk.get(
                         v_cs_ship_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
                         )
                         _grp = n2_cs_order_number_by_cs_call_center_sk.get(
                             v_cs_call_center_sk
@@ -1757,48 +1872,71 @@ class View:
                         if _grp is None:
                             n2_cs_order_number_by_cs_call_center_sk[
                                 v_cs_call_center_sk
-                            ] = {v_cs_order_number: _d5}
+                            ] = (v_cs_order_number, _d6)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_order_number
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n2_cs_order_number_by_cs_call_center_sk[
+                                        v_cs_call_center_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_cs_order_number_by_cs_call_center_sk[
+                                        v_cs_call_center_sk
+                                    ]
+                            else:
+                                n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_cs_order_number)
                             if _o is None:
-                                _grp[v_cs_order_number] = _d5
+                                _grp[v_cs_order_number] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     _grp[v_cs_order_number] = _n
                                 else:
                                     del _grp[v_cs_order_number]
-                                    if not _grp:
-                                        del n2_cs_order_number_by_cs_call_center_sk[
+                                    if len(_grp) == 1:
+                                        n2_cs_order_number_by_cs_call_center_sk[
                                             v_cs_call_center_sk
-                                        ]
-                        _w6 = call_center_count_by_cs_call_center_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = call_center_count_by_cs_call_center_sk.get(
                             v_cs_call_center_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
                             )
                             _o = n0_root.get(v_cs_order_number)
                             if _o is None:
-                                n0_root[v_cs_order_number] = _d7
+                                n0_root[v_cs_order_number] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_cs_order_number] = _n
@@ -1806,7 +1944,7 @@ class View:
                                     del n0_root[v_cs_order_number]
                             if pending is not None:
                                 _k = (v_cs_order_number,)
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -1878,7 +2016,9 @@ class View:
                 v_cs_ship_addr_sk
             )
             if _g3:
-                for (v_cs_call_center_sk, v_cs_order_number), _w1 in _g3.items():
+                for (v_cs_call_center_sk, v_cs_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1890,9 +2030,33 @@ class View:
                         v_cs_call_center_sk
                     )
                     if _grp is None:
-                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = {
-                            v_cs_order_number: _d2
-                        }
+                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = (
+                            v_cs_order_number,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_cs_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ]
+                        else:
+                            n2_cs_order_number_by_cs_call_center_sk[
+                                v_cs_call_center_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v_cs_order_number)
                         if _o is None:
@@ -1909,10 +2073,10 @@ class View:
                                 _grp[v_cs_order_number] = _n
                             else:
                                 del _grp[v_cs_order_number]
-                                if not _grp:
-                                    del n2_cs_order_number_by_cs_call_center_sk[
+                                if len(_grp) == 1:
+                                    n2_cs_order_number_by_cs_call_center_sk[
                                         v_cs_call_center_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w4 = call_center_count_by_cs_call_center_sk.get(
                         v_cs_call_center_sk
                     )
@@ -2012,7 +2176,9 @@ class View:
                     del call_center_count_by_cs_call_center_sk[v_cs_call_center_sk]
             _g3 = n2_cs_order_number_by_cs_call_center_sk.get(v_cs_call_center_sk)
             if _g3:
-                for v_cs_order_number, _w1 in _g3.items():
+                for v_cs_order_number, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2169,7 +2335,7 @@ class View:
                     v_cs_ship_addr_sk,
                     v_cs_call_center_sk,
                     v_cs_order_number,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2177,17 +2343,41 @@ class View:
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
                     )
+                    _t4 = (v_cs_call_center_sk, v_cs_order_number)
                     _grp = n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk.get(
                         v_cs_ship_addr_sk
                     )
                     if _grp is None:
                         n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                             v_cs_ship_addr_sk
-                        ] = {(v_cs_call_center_sk, v_cs_order_number): _d2}
+                        ] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                    v_cs_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                    v_cs_ship_addr_sk
+                                ]
+                        else:
+                            n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                v_cs_ship_addr_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_cs_call_center_sk, v_cs_order_number))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_cs_call_center_sk, v_cs_order_number)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -2197,23 +2387,25 @@ class View:
                                 _o[4] + _d2[4],
                             )
                             if _n[0]:
-                                _grp[(v_cs_call_center_sk, v_cs_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_cs_call_center_sk, v_cs_order_number)]
-                                if not _grp:
-                                    del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                                         v_cs_ship_addr_sk
-                                    ]
-                    _w4 = customer_address_count_by_cs_ship_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = customer_address_count_by_cs_ship_addr_sk.get(
                         v_cs_ship_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
                         )
                         _grp = n2_cs_order_number_by_cs_call_center_sk.get(
                             v_cs_call_center_sk
@@ -2221,48 +2413,71 @@ class View:
                         if _grp is None:
                             n2_cs_order_number_by_cs_call_center_sk[
                                 v_cs_call_center_sk
-                            ] = {v_cs_order_number: _d5}
+                            ] = (v_cs_order_number, _d6)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_order_number
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n2_cs_order_number_by_cs_call_center_sk[
+                                        v_cs_call_center_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_cs_order_number_by_cs_call_center_sk[
+                                        v_cs_call_center_sk
+                                    ]
+                            else:
+                                n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_cs_order_number)
                             if _o is None:
-                                _grp[v_cs_order_number] = _d5
+                                _grp[v_cs_order_number] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     _grp[v_cs_order_number] = _n
                                 else:
                                     del _grp[v_cs_order_number]
-                                    if not _grp:
-                                        del n2_cs_order_number_by_cs_call_center_sk[
+                                    if len(_grp) == 1:
+                                        n2_cs_order_number_by_cs_call_center_sk[
                                             v_cs_call_center_sk
-                                        ]
-                        _w6 = call_center_count_by_cs_call_center_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = call_center_count_by_cs_call_center_sk.get(
                             v_cs_call_center_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
                             )
                             _o = n0_root.get(v_cs_order_number)
                             if _o is None:
-                                n0_root[v_cs_order_number] = _d7
+                                n0_root[v_cs_order_number] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_cs_order_number] = _n
@@ -2270,7 +2485,7 @@ class View:
                                     del n0_root[v_cs_order_number]
                             if pending is not None:
                                 _k = (v_cs_order_number,)
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -2378,7 +2593,9 @@ class View:
                 v_cs_ship_addr_sk
             )
             if _g3:
-                for (v_cs_call_center_sk, v_cs_order_number), _w1 in _g3.items():
+                for (v_cs_call_center_sk, v_cs_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2390,9 +2607,33 @@ class View:
                         v_cs_call_center_sk
                     )
                     if _grp is None:
-                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = {
-                            v_cs_order_number: _d2
-                        }
+                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = (
+                            v_cs_order_number,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_cs_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ]
+                        else:
+                            n2_cs_order_number_by_cs_call_center_sk[
+                                v_cs_call_center_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v_cs_order_number)
                         if _o is None:
@@ -2409,10 +2650,10 @@ class View:
                                 _grp[v_cs_order_number] = _n
                             else:
                                 del _grp[v_cs_order_number]
-                                if not _grp:
-                                    del n2_cs_order_number_by_cs_call_center_sk[
+                                if len(_grp) == 1:
+                                    n2_cs_order_number_by_cs_call_center_sk[
                                         v_cs_call_center_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w4 = call_center_count_by_cs_call_center_sk.get(
                         v_cs_call_center_sk
                     )
@@ -2548,7 +2789,9 @@ class View:
                     del call_center_count_by_cs_call_center_sk[v_cs_call_center_sk]
             _g3 = n2_cs_order_number_by_cs_call_center_sk.get(v_cs_call_center_sk)
             if _g3:
-                for v_cs_order_number, _w1 in _g3.items():
+                for v_cs_order_number, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2657,17 +2900,47 @@ class View:
         n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk = (
             self.n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk
         )
+        _t1 = (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
         _grp = cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk.get(
             v_cs_ship_date_sk
         )
         if _grp is None:
             cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
                 v_cs_ship_date_sk
-            ] = {(v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number): _p}
+            ] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                )
+                if _n[0]:
+                    cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                        v_cs_ship_date_sk
+                    ] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                        v_cs_ship_date_sk
+                    ]
+            else:
+                cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                    v_cs_ship_date_sk
+                ] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -2677,99 +2950,118 @@ class View:
                     _o[4] + _p[4],
                 )
                 if _n[0]:
-                    _grp[
-                        (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (v_cs_ship_addr_sk, v_cs_call_center_sk, v_cs_order_number)
-                    ]
-                    if not _grp:
-                        del cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk[
                             v_cs_ship_date_sk
-                        ]
-        _w1 = date_dim_count_by_cs_ship_date_sk.get(v_cs_ship_date_sk)
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
+                        ] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = date_dim_count_by_cs_ship_date_sk.get(v_cs_ship_date_sk)
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
             )
+            _t4 = (v_cs_call_center_sk, v_cs_order_number)
             _grp = n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk.get(
                 v_cs_ship_addr_sk
             )
             if _grp is None:
                 n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                     v_cs_ship_addr_sk
-                ] = {(v_cs_call_center_sk, v_cs_order_number): _d2}
-            else:
-                _o = _grp.get((v_cs_call_center_sk, v_cs_order_number))
-                if _o is None:
-                    _grp[(v_cs_call_center_sk, v_cs_order_number)] = _d2
-                else:
+                ] = (_t4, _d3)
+            elif type(_grp) is tuple:
+                _e = _t4
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
                     )
                     if _n[0]:
-                        _grp[(v_cs_call_center_sk, v_cs_order_number)] = _n
+                        n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                            v_cs_ship_addr_sk
+                        ] = (_grp[0], _n)
                     else:
-                        del _grp[(v_cs_call_center_sk, v_cs_order_number)]
-                        if not _grp:
-                            del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                        del n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                            v_cs_ship_addr_sk
+                        ]
+                else:
+                    n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
+                        v_cs_ship_addr_sk
+                    ] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t4)
+                if _o is None:
+                    _grp[_t4] = _d3
+                else:
+                    _n = (
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                    )
+                    if _n[0]:
+                        _grp[_t4] = _n
+                    else:
+                        del _grp[_t4]
+                        if len(_grp) == 1:
+                            n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk[
                                 v_cs_ship_addr_sk
-                            ]
-            _w3 = customer_address_count_by_cs_ship_addr_sk.get(v_cs_ship_addr_sk)
-            if _w3 is not None:
-                _d4 = (
-                    _d2[0] * _w3[0],
-                    _d2[1] * _w3[1],
-                    _d2[2] * _w3[2],
-                    _d2[3] * _w3[3],
-                    _d2[4] * _w3[4],
+                            ] = next(iter(_grp.items()))
+            _w5 = customer_address_count_by_cs_ship_addr_sk.get(v_cs_ship_addr_sk)
+            if _w5 is not None:
+                _d6 = (
+                    _d3[0] * _w5[0],
+                    _d3[1] * _w5[1],
+                    _d3[2] * _w5[2],
+                    _d3[3] * _w5[3],
+                    _d3[4] * _w5[4],
                 )
                 _grp = n2_cs_order_number_by_cs_call_center_sk.get(v_cs_call_center_sk)
                 if _grp is None:
-                    n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = {
-                        v_cs_order_number: _d4
-                    }
+                    n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = (
+                        v_cs_order_number,
+                        _d6,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_cs_order_number
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _d6[0],
+                            _o[1] + _d6[1],
+                            _o[2] + _d6[2],
+                            _o[3] + _d6[3],
+                            _o[4] + _d6[4],
+                        )
+                        if _n[0]:
+                            n2_cs_order_number_by_cs_call_center_sk[
+                                v_cs_call_center_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n2_cs_order_number_by_cs_call_center_sk[
+                                v_cs_call_center_sk
+                            ]
+                    else:
+                        n2_cs_order_number_by_cs_call_center_sk[v_cs_call_center_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d6,
+                        }
                 else:
                     _o = _grp.get(v_cs_order_number)
                     if _o is None:
-                        _grp[v_cs_order_number] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                        )
-                        if _n[0]:
-                            _grp[v_cs_order_number] = _n
-                        else:
-                            del _grp[v_cs_order_number]
-                            if not _grp:
-                                del n2_cs_order_number_by_cs_call_center_sk[
-                                    v_cs_call_center_sk
-                                ]
-                _w5 = call_center_count_by_cs_call_center_sk.get(v_cs_call_center_sk)
-                if _w5 is not None:
-                    _d6 = (
-                        _d4[0] * _w5[0],
-                        _d4[1] * _w5[1],
-                        _d4[2] * _w5[2],
-                        _d4[3] * _w5[3],
-                        _d4[4] * _w5[4],
-                    )
-                    _o = n0_root.get(v_cs_order_number)
-                    if _o is None:
-                        n0_root[v_cs_order_number] = _d6
+                        _grp[v_cs_order_number] = _d6
                     else:
                         _n = (
                             _o[0] + _d6[0],
@@ -2779,12 +3071,40 @@ class View:
                             _o[4] + _d6[4],
                         )
                         if _n[0]:
+                            _grp[v_cs_order_number] = _n
+                        else:
+                            del _grp[v_cs_order_number]
+                            if len(_grp) == 1:
+                                n2_cs_order_number_by_cs_call_center_sk[
+                                    v_cs_call_center_sk
+                                ] = next(iter(_grp.items()))
+                _w7 = call_center_count_by_cs_call_center_sk.get(v_cs_call_center_sk)
+                if _w7 is not None:
+                    _d8 = (
+                        _d6[0] * _w7[0],
+                        _d6[1] * _w7[1],
+                        _d6[2] * _w7[2],
+                        _d6[3] * _w7[3],
+                        _d6[4] * _w7[4],
+                    )
+                    _o = n0_root.get(v_cs_order_number)
+                    if _o is None:
+                        n0_root[v_cs_order_number] = _d8
+                    else:
+                        _n = (
+                            _o[0] + _d8[0],
+                            _o[1] + _d8[1],
+                            _o[2] + _d8[2],
+                            _o[3] + _d8[3],
+                            _o[4] + _d8[4],
+                        )
+                        if _n[0]:
                             n0_root[v_cs_order_number] = _n
                         else:
                             del n0_root[v_cs_order_number]
                     if pending is not None:
                         _k = (v_cs_order_number,)
-                        _v = _d6
+                        _v = _d8
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v

@@ -206,6 +206,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -532,7 +546,7 @@ class View:
         "catalog_sales_quantitycov",
     )
     QUERY_ID = "ec8a622eb18041ed"
-    LAYOUT_ID = "4faa2a77206947c6"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "978b16e9d2cfa1f1"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -806,33 +820,58 @@ class View:
             del store[row]
         # atom store_sales
         if keep_store_sales:
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                        v_ss_ticket_number,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -850,350 +889,488 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
+                _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                _t5 = (v_ss_store_sk, v_ss_ticket_number)
                 _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                    _t4
                 )
                 if _grp is None:
                     n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
-                else:
-                    _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
-                    if _o is None:
-                        _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
-                    else:
+                        _t4
+                    ] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
-                            _o[7] + _d2[7],
-                            _o[8] + _d2[8],
-                            _o[9] + _d2[9],
-                            _o[10] + _d2[10],
-                            _o[11] + _d2[11],
-                            _o[12] + _d2[12],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                            _o[9] + _d3[9],
+                            _o[10] + _d3[10],
+                            _o[11] + _d3[11],
+                            _o[12] + _d3[12],
                         )
                         if _n[0]:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                            if not _grp:
-                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                    (v_ss_item_sk, v_ss_customer_sk)
-                                ]
-                _w3 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
-                        _d2[7] * _w3[7],
-                        _d2[8] * _w3[8],
-                        _d2[9] * _w3[9],
-                        _d2[10] * _w3[10],
-                        _d2[11] * _w3[11],
-                        _d2[12] * _w3[12],
+                            del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ]
+                    else:
+                        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                            _t4
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                            _o[9] + _d3[9],
+                            _o[10] + _d3[10],
+                            _o[11] + _d3[11],
+                            _o[12] + _d3[12],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
+                        _d3[6] * _w6[6],
+                        _d3[7] * _w6[7],
+                        _d3[8] * _w6[8],
+                        _d3[9] * _w6[9],
+                        _d3[10] * _w6[10],
+                        _d3[11] * _w6[11],
+                        _d3[12] * _w6[12],
                     )
+                    _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t8
                     )
                     if _grp is None:
                         n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {v_ss_store_sk: _d4}
+                            _t8
+                        ] = (v_ss_store_sk, _d7)
+                    elif type(_grp) is tuple:
+                        _e = v_ss_store_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
+                                _o[7] + _d7[7],
+                                _o[8] + _d7[8],
+                                _o[9] + _d7[9],
+                                _o[10] + _d7[10],
+                                _o[11] + _d7[11],
+                                _o[12] + _d7[12],
+                            )
+                            if _n[0]:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ]
+                        else:
+                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                _t8
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d7,
+                            }
                     else:
                         _o = _grp.get(v_ss_store_sk)
                         if _o is None:
-                            _grp[v_ss_store_sk] = _d4
+                            _grp[v_ss_store_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
-                                _o[7] + _d4[7],
-                                _o[8] + _d4[8],
-                                _o[9] + _d4[9],
-                                _o[10] + _d4[10],
-                                _o[11] + _d4[11],
-                                _o[12] + _d4[12],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
+                                _o[7] + _d7[7],
+                                _o[8] + _d7[8],
+                                _o[9] + _d7[9],
+                                _o[10] + _d7[10],
+                                _o[11] + _d7[11],
+                                _o[12] + _d7[12],
                             )
                             if _n[0]:
                                 _grp[v_ss_store_sk] = _n
                             else:
                                 del _grp[v_ss_store_sk]
-                                if not _grp:
-                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _w5 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                if len(_grp) == 1:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t8
                     )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                            _d4[7] * _w5[7],
-                            _d4[8] * _w5[8],
-                            _d4[9] * _w5[9],
-                            _d4[10] * _w5[10],
-                            _d4[11] * _w5[11],
-                            _d4[12] * _w5[12],
+                    if _w9 is not None:
+                        _d10 = (
+                            _d7[0] * _w9[0],
+                            _d7[1] * _w9[1],
+                            _d7[2] * _w9[2],
+                            _d7[3] * _w9[3],
+                            _d7[4] * _w9[4],
+                            _d7[5] * _w9[5],
+                            _d7[6] * _w9[6],
+                            _d7[7] * _w9[7],
+                            _d7[8] * _w9[8],
+                            _d7[9] * _w9[9],
+                            _d7[10] * _w9[10],
+                            _d7[11] * _w9[11],
+                            _d7[12] * _w9[12],
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                        _t11 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t11)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d6
+                            n2[_t11] = _d10
                         else:
                             _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                                _o[4] + _d6[4],
-                                _o[5] + _d6[5],
-                                _o[6] + _d6[6],
-                                _o[7] + _d6[7],
-                                _o[8] + _d6[8],
-                                _o[9] + _d6[9],
-                                _o[10] + _d6[10],
-                                _o[11] + _d6[11],
-                                _o[12] + _d6[12],
+                                _o[0] + _d10[0],
+                                _o[1] + _d10[1],
+                                _o[2] + _d10[2],
+                                _o[3] + _d10[3],
+                                _o[4] + _d10[4],
+                                _o[5] + _d10[5],
+                                _o[6] + _d10[6],
+                                _o[7] + _d10[7],
+                                _o[8] + _d10[8],
+                                _o[9] + _d10[9],
+                                _o[10] + _d10[10],
+                                _o[11] + _d10[11],
+                                _o[12] + _d10[12],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t11] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t11]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d6
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d10,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                    _o[7] + _d10[7],
+                                    _o[8] + _d10[8],
+                                    _o[9] + _d10[9],
+                                    _o[10] + _d10[10],
+                                    _o[11] + _d10[11],
+                                    _o[12] + _d10[12],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d10,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d6
+                                _grp[v_ss_item_sk] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
-                                    _o[7] + _d6[7],
-                                    _o[8] + _d6[8],
-                                    _o[9] + _d6[9],
-                                    _o[10] + _d6[10],
-                                    _o[11] + _d6[11],
-                                    _o[12] + _d6[12],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                    _o[7] + _d10[7],
+                                    _o[8] + _d10[8],
+                                    _o[9] + _d10[9],
+                                    _o[10] + _d10[10],
+                                    _o[11] + _d10[11],
+                                    _o[12] + _d10[12],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
-                                _d6[7] * _w7[7],
-                                _d6[8] * _w7[8],
-                                _d6[9] * _w7[9],
-                                _d6[10] * _w7[10],
-                                _d6[11] * _w7[11],
-                                _d6[12] * _w7[12],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w12 is not None:
+                            _d13 = (
+                                _d10[0] * _w12[0],
+                                _d10[1] * _w12[1],
+                                _d10[2] * _w12[2],
+                                _d10[3] * _w12[3],
+                                _d10[4] * _w12[4],
+                                _d10[5] * _w12[5],
+                                _d10[6] * _w12[6],
+                                _d10[7] * _w12[7],
+                                _d10[8] * _w12[8],
+                                _d10[9] * _w12[9],
+                                _d10[10] * _w12[10],
+                                _d10[11] * _w12[11],
+                                _d10[12] * _w12[12],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d8
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                            elif type(_grp) is tuple:
+                                _e = _t11
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
-                                        _o[9] + _d8[9],
-                                        _o[10] + _d8[10],
-                                        _o[11] + _d8[11],
-                                        _o[12] + _d8[12],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                        _o[7] + _d13[7],
+                                        _o[8] + _d13[8],
+                                        _o[9] + _d13[9],
+                                        _o[10] + _d13[10],
+                                        _o[11] + _d13[11],
+                                        _o[12] + _d13[12],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d13,
+                                    }
+                            else:
+                                _o = _grp.get(_t11)
+                                if _o is None:
+                                    _grp[_t11] = _d13
+                                else:
+                                    _n = (
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                        _o[7] + _d13[7],
+                                        _o[8] + _d13[8],
+                                        _o[9] + _d13[9],
+                                        _o[10] + _d13[10],
+                                        _o[11] + _d13[11],
+                                        _o[12] + _d13[12],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t11] = _n
+                                    else:
+                                        del _grp[_t11]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                             else:
                                 _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
-                                    _o[7] + _d8[7],
-                                    _o[8] + _d8[8],
-                                    _o[9] + _d8[9],
-                                    _o[10] + _d8[10],
-                                    _o[11] + _d8[11],
-                                    _o[12] + _d8[12],
+                                    _o[0] + _d13[0],
+                                    _o[1] + _d13[1],
+                                    _o[2] + _d13[2],
+                                    _o[3] + _d13[3],
+                                    _o[4] + _d13[4],
+                                    _o[5] + _d13[5],
+                                    _o[6] + _d13[6],
+                                    _o[7] + _d13[7],
+                                    _o[8] + _d13[8],
+                                    _o[9] + _d13[9],
+                                    _o[10] + _d13[10],
+                                    _o[11] + _d13[11],
+                                    _o[12] + _d13[12],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
-                                    _d8[7] * _w9[7],
-                                    _d8[8] * _w9[8],
-                                    _d8[9] * _w9[9],
-                                    _d8[10] * _w9[10],
-                                    _d8[11] * _w9[11],
-                                    _d8[12] * _w9[12],
+                            _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w14 is not None:
+                                _d15 = (
+                                    _d13[0] * _w14[0],
+                                    _d13[1] * _w14[1],
+                                    _d13[2] * _w14[2],
+                                    _d13[3] * _w14[3],
+                                    _d13[4] * _w14[4],
+                                    _d13[5] * _w14[5],
+                                    _d13[6] * _w14[6],
+                                    _d13[7] * _w14[7],
+                                    _d13[8] * _w14[8],
+                                    _d13[9] * _w14[9],
+                                    _d13[10] * _w14[10],
+                                    _d13[11] * _w14[11],
+                                    _d13[12] * _w14[12],
                                 )
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d10
+                                    n0_root[v_ss_item_sk] = _d15
                                 else:
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
-                                        _o[7] + _d10[7],
-                                        _o[8] + _d10[8],
-                                        _o[9] + _d10[9],
-                                        _o[10] + _d10[10],
-                                        _o[11] + _d10[11],
-                                        _o[12] + _d10[12],
+                                        _o[0] + _d15[0],
+                                        _o[1] + _d15[1],
+                                        _o[2] + _d15[2],
+                                        _o[3] + _d15[3],
+                                        _o[4] + _d15[4],
+                                        _o[5] + _d15[5],
+                                        _o[6] + _d15[6],
+                                        _o[7] + _d15[7],
+                                        _o[8] + _d15[8],
+                                        _o[9] + _d15[9],
+                                        _o[10] + _d15[10],
+                                        _o[11] + _d15[11],
+                                        _o[12] + _d15[12],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_state,
-                                    ), _m11 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    for (v_ss_store_sk, v_s_state), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m12 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m18 in (
+                                            (_g19,)
+                                            if type(
+                                                (
+                                                    _g19 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g19.items()
+                                        ):
                                             _k = (v_i_item_id, v_i_item_desc, v_s_state)
                                             _v = (
-                                                _d6[0] * _m11[0] * _m12[0],
-                                                _d6[1] * _m11[1] * _m12[1],
-                                                _d6[2] * _m11[2] * _m12[2],
-                                                _d6[3] * _m11[3] * _m12[3],
-                                                _d6[4] * _m11[4] * _m12[4],
-                                                _d6[5] * _m11[5] * _m12[5],
-                                                _d6[6] * _m11[6] * _m12[6],
-                                                _d6[7] * _m11[7] * _m12[7],
-                                                _d6[8] * _m11[8] * _m12[8],
-                                                _d6[9] * _m11[9] * _m12[9],
-                                                _d6[10] * _m11[10] * _m12[10],
-                                                _d6[11] * _m11[11] * _m12[11],
-                                                _d6[12] * _m11[12] * _m12[12],
+                                                _d10[0] * _m16[0] * _m18[0],
+                                                _d10[1] * _m16[1] * _m18[1],
+                                                _d10[2] * _m16[2] * _m18[2],
+                                                _d10[3] * _m16[3] * _m18[3],
+                                                _d10[4] * _m16[4] * _m18[4],
+                                                _d10[5] * _m16[5] * _m18[5],
+                                                _d10[6] * _m16[6] * _m18[6],
+                                                _d10[7] * _m16[7] * _m18[7],
+                                                _d10[8] * _m16[8] * _m18[8],
+                                                _d10[9] * _m16[9] * _m18[9],
+                                                _d10[10] * _m16[10] * _m18[10],
+                                                _d10[11] * _m16[11] * _m18[11],
+                                                _d10[12] * _m16[12] * _m18[12],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1300,19 +1477,58 @@ class View:
             del store[row]
         # atom store_returns
         if keep_store_returns:
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
             _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
             if _grp is None:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
-                ] = {
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1330,226 +1546,220 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
-                        if not _grp:
-                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ]
-            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
-                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
+                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _o is None:
-                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = _d2
+                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
-                        _o[7] + _d2[7],
-                        _o[8] + _d2[8],
-                        _o[9] + _d2[9],
-                        _o[10] + _d2[10],
-                        _o[11] + _d2[11],
-                        _o[12] + _d2[12],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
+                        _o[7] + _d3[7],
+                        _o[8] + _d3[8],
+                        _o[9] + _d3[9],
+                        _o[10] + _d3[10],
+                        _o[11] + _d3[11],
+                        _o[12] + _d3[12],
                     )
                     if _n[0]:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _n
-                    else:
-                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ]
-                _g5 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _g5:
-                    for v_ss_store_sk, _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
-                            _d2[7] * _w3[7],
-                            _d2[8] * _w3[8],
-                            _d2[9] * _w3[9],
-                            _d2[10] * _w3[10],
-                            _d2[11] * _w3[11],
-                            _d2[12] * _w3[12],
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                            _n
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                    else:
+                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    _t1
+                )
+                if _g6:
+                    for v_ss_store_sk, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
+                            _d3[7] * _w4[7],
+                            _d3[8] * _w4[8],
+                            _d3[9] * _w4[9],
+                            _d3[10] * _w4[10],
+                            _d3[11] * _w4[11],
+                            _d3[12] * _w4[12],
+                        )
+                        _t7 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t7)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d4
+                            n2[_t7] = _d5
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
-                                _o[7] + _d4[7],
-                                _o[8] + _d4[8],
-                                _o[9] + _d4[9],
-                                _o[10] + _d4[10],
-                                _o[11] + _d4[11],
-                                _o[12] + _d4[12],
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
+                                _o[7] + _d5[7],
+                                _o[8] + _d5[8],
+                                _o[9] + _d5[9],
+                                _o[10] + _d5[10],
+                                _o[11] + _d5[11],
+                                _o[12] + _d5[12],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t7] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t7]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d4
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d4
+                                _grp[v_ss_item_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
-                                    _o[7] + _d4[7],
-                                    _o[8] + _d4[8],
-                                    _o[9] + _d4[9],
-                                    _o[10] + _d4[10],
-                                    _o[11] + _d4[11],
-                                    _o[12] + _d4[12],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
-                                _d4[7] * _w6[7],
-                                _d4[8] * _w6[8],
-                                _d4[9] * _w6[9],
-                                _d4[10] * _w6[10],
-                                _d4[11] * _w6[11],
-                                _d4[12] * _w6[12],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
+                                _d5[7] * _w8[7],
+                                _d5[8] * _w8[8],
+                                _d5[9] * _w8[9],
+                                _d5[10] * _w8[10],
+                                _d5[11] * _w8[11],
+                                _d5[12] * _w8[12],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d7
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                        _o[7] + _d7[7],
-                                        _o[8] + _d7[8],
-                                        _o[9] + _d7[9],
-                                        _o[10] + _d7[10],
-                                        _o[11] + _d7[11],
-                                        _o[12] + _d7[12],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                        _o[7] + _d9[7],
+                                        _o[8] + _d9[8],
+                                        _o[9] + _d9[9],
+                                        _o[10] + _d9[10],
+                                        _o[11] + _d9[11],
+                                        _o[12] + _d9[12],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
-                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d7
-                            else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                    _o[7] + _d7[7],
-                                    _o[8] + _d7[8],
-                                    _o[9] + _d7[9],
-                                    _o[10] + _d7[10],
-                                    _o[11] + _d7[11],
-                                    _o[12] + _d7[12],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
                                 else:
-                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                    _d7[7] * _w8[7],
-                                    _d7[8] * _w8[8],
-                                    _d7[9] * _w8[9],
-                                    _d7[10] * _w8[10],
-                                    _d7[11] * _w8[11],
-                                    _d7[12] * _w8[12],
-                                )
-                                _o = n0_root.get(v_ss_item_sk)
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d9
+                                    _grp[_t7] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -1567,38 +1777,120 @@ class View:
                                         _o[12] + _d9[12],
                                     )
                                     if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _o is None:
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                    _o[7] + _d9[7],
+                                    _o[8] + _d9[8],
+                                    _o[9] + _d9[9],
+                                    _o[10] + _d9[10],
+                                    _o[11] + _d9[11],
+                                    _o[12] + _d9[12],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                else:
+                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
+                            _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                    _d9[6] * _w10[6],
+                                    _d9[7] * _w10[7],
+                                    _d9[8] * _w10[8],
+                                    _d9[9] * _w10[9],
+                                    _d9[10] * _w10[10],
+                                    _d9[11] * _w10[11],
+                                    _d9[12] * _w10[12],
+                                )
+                                _o = n0_root.get(v_ss_item_sk)
+                                if _o is None:
+                                    n0_root[v_ss_item_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                        _o[6] + _d11[6],
+                                        _o[7] + _d11[7],
+                                        _o[8] + _d11[8],
+                                        _o[9] + _d11[9],
+                                        _o[10] + _d11[10],
+                                        _o[11] + _d11[11],
+                                        _o[12] + _d11[12],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_state,
-                                    ), _m10 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    for (v_ss_store_sk, v_s_state), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m11 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (v_i_item_id, v_i_item_desc, v_s_state)
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0],
-                                                _d4[1] * _m10[1] * _m11[1],
-                                                _d4[2] * _m10[2] * _m11[2],
-                                                _d4[3] * _m10[3] * _m11[3],
-                                                _d4[4] * _m10[4] * _m11[4],
-                                                _d4[5] * _m10[5] * _m11[5],
-                                                _d4[6] * _m10[6] * _m11[6],
-                                                _d4[7] * _m10[7] * _m11[7],
-                                                _d4[8] * _m10[8] * _m11[8],
-                                                _d4[9] * _m10[9] * _m11[9],
-                                                _d4[10] * _m10[10] * _m11[10],
-                                                _d4[11] * _m10[11] * _m11[11],
-                                                _d4[12] * _m10[12] * _m11[12],
+                                                _d5[0] * _m12[0] * _m14[0],
+                                                _d5[1] * _m12[1] * _m14[1],
+                                                _d5[2] * _m12[2] * _m14[2],
+                                                _d5[3] * _m12[3] * _m14[3],
+                                                _d5[4] * _m12[4] * _m14[4],
+                                                _d5[5] * _m12[5] * _m14[5],
+                                                _d5[6] * _m12[6] * _m14[6],
+                                                _d5[7] * _m12[7] * _m14[7],
+                                                _d5[8] * _m12[8] * _m14[8],
+                                                _d5[9] * _m12[9] * _m14[9],
+                                                _d5[10] * _m12[10] * _m14[10],
+                                                _d5[11] * _m12[11] * _m14[11],
+                                                _d5[12] * _m12[12] * _m14[12],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1708,17 +2000,49 @@ class View:
             del store[row]
         # atom catalog_sales
         if keep_catalog_sales:
+            _t1 = (v_ss_item_sk, v_ss_customer_sk)
             _grp = catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
                 v_cs_sold_date_sk
             )
             if _grp is None:
                 catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                     v_cs_sold_date_sk
-                ] = {(v_ss_item_sk, v_ss_customer_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ]
+                else:
+                    catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        v_cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1736,250 +2060,239 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                        if not _grp:
-                            del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ]
-            _w1 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+                            ] = next(iter(_grp.items()))
+            _w2 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
-                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
+                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t1)
                 if _o is None:
-                    n8_count_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = _d2
+                    n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
-                        _o[7] + _d2[7],
-                        _o[8] + _d2[8],
-                        _o[9] + _d2[9],
-                        _o[10] + _d2[10],
-                        _o[11] + _d2[11],
-                        _o[12] + _d2[12],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
+                        _o[7] + _d3[7],
+                        _o[8] + _d3[8],
+                        _o[9] + _d3[9],
+                        _o[10] + _d3[10],
+                        _o[11] + _d3[11],
+                        _o[12] + _d3[12],
                     )
                     if _n[0]:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _n
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _n
                     else:
-                        del n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ]
-                _g5 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                        del n8_count_by_ss_item_sk_ss_customer_sk[_t1]
+                _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                    _t1
                 )
-                if _g5:
-                    for (v_ss_store_sk, v_ss_ticket_number), _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
-                            _d2[7] * _w3[7],
-                            _d2[8] * _w3[8],
-                            _d2[9] * _w3[9],
-                            _d2[10] * _w3[10],
-                            _d2[11] * _w3[11],
-                            _d2[12] * _w3[12],
+                if _g6:
+                    for (v_ss_store_sk, v_ss_ticket_number), _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
+                            _d3[7] * _w4[7],
+                            _d3[8] * _w4[8],
+                            _d3[9] * _w4[9],
+                            _d3[10] * _w4[10],
+                            _d3[11] * _w4[11],
+                            _d3[12] * _w4[12],
                         )
+                        _t7 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t7
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d4
-                            }
+                                _t7
+                            ] = (
+                                v_ss_store_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d4
+                                _grp[v_ss_store_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
-                                    _o[7] + _d4[7],
-                                    _o[8] + _d4[8],
-                                    _o[9] + _d4[9],
-                                    _o[10] + _d4[10],
-                                    _o[11] + _d4[11],
-                                    _o[12] + _d4[12],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_store_sk] = _n
                                 else:
                                     del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t7
                             )
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
-                                _d4[7] * _w6[7],
-                                _d4[8] * _w6[8],
-                                _d4[9] * _w6[9],
-                                _d4[10] * _w6[10],
-                                _d4[11] * _w6[11],
-                                _d4[12] * _w6[12],
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
+                                _d5[7] * _w8[7],
+                                _d5[8] * _w8[8],
+                                _d5[9] * _w8[9],
+                                _d5[10] * _w8[10],
+                                _d5[11] * _w8[11],
+                                _d5[12] * _w8[12],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t10 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t10)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                n2[_t10] = _d9
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                    _o[7] + _d7[7],
-                                    _o[8] + _d7[8],
-                                    _o[9] + _d7[9],
-                                    _o[10] + _d7[10],
-                                    _o[11] + _d7[11],
-                                    _o[12] + _d7[12],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                    _o[7] + _d9[7],
+                                    _o[8] + _d9[8],
+                                    _o[9] + _d9[9],
+                                    _o[10] + _d9[10],
+                                    _o[11] + _d9[11],
+                                    _o[12] + _d9[12],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t10] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t10]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d9,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                        _o[7] + _d9[7],
+                                        _o[8] + _d9[8],
+                                        _o[9] + _d9[9],
+                                        _o[10] + _d9[10],
+                                        _o[11] + _d9[11],
+                                        _o[12] + _d9[12],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                        _o[7] + _d7[7],
-                                        _o[8] + _d7[8],
-                                        _o[9] + _d7[9],
-                                        _o[10] + _d7[10],
-                                        _o[11] + _d7[11],
-                                        _o[12] + _d7[12],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_ss_item_sk] = _n
-                                    else:
-                                        del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                    _d7[7] * _w8[7],
-                                    _d7[8] * _w8[8],
-                                    _d7[9] * _w8[9],
-                                    _d7[10] * _w8[10],
-                                    _d7[11] * _w8[11],
-                                    _d7[12] * _w8[12],
-                                )
-                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
-                                        _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                            _o[7] + _d9[7],
-                                            _o[8] + _d9[8],
-                                            _o[9] + _d9[9],
-                                            _o[10] + _d9[10],
-                                            _o[11] + _d9[11],
-                                            _o[12] + _d9[12],
-                                        )
-                                        if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                        else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    _grp[v_ss_item_sk] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -1997,82 +2310,203 @@ class View:
                                         _o[12] + _d9[12],
                                     )
                                     if _n[0]:
+                                        _grp[v_ss_item_sk] = _n
+                                    else:
+                                        del _grp[v_ss_item_sk]
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = next(iter(_grp.items()))
+                            _w11 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w11 is not None:
+                                _d12 = (
+                                    _d9[0] * _w11[0],
+                                    _d9[1] * _w11[1],
+                                    _d9[2] * _w11[2],
+                                    _d9[3] * _w11[3],
+                                    _d9[4] * _w11[4],
+                                    _d9[5] * _w11[5],
+                                    _d9[6] * _w11[6],
+                                    _d9[7] * _w11[7],
+                                    _d9[8] * _w11[8],
+                                    _d9[9] * _w11[9],
+                                    _d9[10] * _w11[10],
+                                    _d9[11] * _w11[11],
+                                    _d9[12] * _w11[12],
+                                )
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t10, _d12)
+                                elif type(_grp) is tuple:
+                                    _e = _t10
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                            _o[7] + _d12[7],
+                                            _o[8] + _d12[8],
+                                            _o[9] + _d12[9],
+                                            _o[10] + _d12[10],
+                                            _o[11] + _d12[11],
+                                            _o[12] + _d12[12],
+                                        )
+                                        if _n[0]:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d12,
+                                        }
+                                else:
+                                    _o = _grp.get(_t10)
+                                    if _o is None:
+                                        _grp[_t10] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                            _o[7] + _d12[7],
+                                            _o[8] + _d12[8],
+                                            _o[9] + _d12[9],
+                                            _o[10] + _d12[10],
+                                            _o[11] + _d12[11],
+                                            _o[12] + _d12[12],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t10] = _n
+                                        else:
+                                            del _grp[_t10]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d12
+                                else:
+                                    _n = (
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
+                                        _o[7] + _d12[7],
+                                        _o[8] + _d12[8],
+                                        _o[9] + _d12[9],
+                                        _o[10] + _d12[10],
+                                        _o[11] + _d12[11],
+                                        _o[12] + _d12[12],
+                                    )
+                                    if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
-                                        _d9[7] * _w10[7],
-                                        _d9[8] * _w10[8],
-                                        _d9[9] * _w10[9],
-                                        _d9[10] * _w10[10],
-                                        _d9[11] * _w10[11],
-                                        _d9[12] * _w10[12],
+                                _w13 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w13 is not None:
+                                    _d14 = (
+                                        _d12[0] * _w13[0],
+                                        _d12[1] * _w13[1],
+                                        _d12[2] * _w13[2],
+                                        _d12[3] * _w13[3],
+                                        _d12[4] * _w13[4],
+                                        _d12[5] * _w13[5],
+                                        _d12[6] * _w13[6],
+                                        _d12[7] * _w13[7],
+                                        _d12[8] * _w13[8],
+                                        _d12[9] * _w13[9],
+                                        _d12[10] * _w13[10],
+                                        _d12[11] * _w13[11],
+                                        _d12[12] * _w13[12],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d14
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
-                                            _o[7] + _d11[7],
-                                            _o[8] + _d11[8],
-                                            _o[9] + _d11[9],
-                                            _o[10] + _d11[10],
-                                            _o[11] + _d11[11],
-                                            _o[12] + _d11[12],
+                                            _o[0] + _d14[0],
+                                            _o[1] + _d14[1],
+                                            _o[2] + _d14[2],
+                                            _o[3] + _d14[3],
+                                            _o[4] + _d14[4],
+                                            _o[5] + _d14[5],
+                                            _o[6] + _d14[6],
+                                            _o[7] + _d14[7],
+                                            _o[8] + _d14[8],
+                                            _o[9] + _d14[9],
+                                            _o[10] + _d14[10],
+                                            _o[11] + _d14[11],
+                                            _o[12] + _d14[12],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_state,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_state), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
                                                     v_s_state,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
-                                                    _d7[7] * _m12[7] * _m13[7],
-                                                    _d7[8] * _m12[8] * _m13[8],
-                                                    _d7[9] * _m12[9] * _m13[9],
-                                                    _d7[10] * _m12[10] * _m13[10],
-                                                    _d7[11] * _m12[11] * _m13[11],
-                                                    _d7[12] * _m12[12] * _m13[12],
+                                                    _d9[0] * _m15[0] * _m17[0],
+                                                    _d9[1] * _m15[1] * _m17[1],
+                                                    _d9[2] * _m15[2] * _m17[2],
+                                                    _d9[3] * _m15[3] * _m17[3],
+                                                    _d9[4] * _m15[4] * _m17[4],
+                                                    _d9[5] * _m15[5] * _m17[5],
+                                                    _d9[6] * _m15[6] * _m17[6],
+                                                    _d9[7] * _m15[7] * _m17[7],
+                                                    _d9[8] * _m15[8] * _m17[8],
+                                                    _d9[9] * _m15[9] * _m17[9],
+                                                    _d9[10] * _m15[10] * _m17[10],
+                                                    _d9[11] * _m15[11] * _m17[11],
+                                                    _d9[12] * _m15[12] * _m17[12],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2197,7 +2631,7 @@ class View:
                     v_ss_customer_sk,
                     v_ss_store_sk,
                     v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2213,17 +2647,56 @@ class View:
                         _p[11] * _w1[11],
                         _p[12] * _w1[12],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _t5 = (v_ss_store_sk, v_ss_ticket_number)
                     _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                        _t4
                     )
                     if _grp is None:
                         n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
+                            _t4
+                        ] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                                _o[9] + _d2[9],
+                                _o[10] + _d2[10],
+                                _o[11] + _d2[11],
+                                _o[12] + _d2[12],
+                            )
+                            if _n[0]:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ]
+                        else:
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -2241,97 +2714,84 @@ class View:
                                 _o[12] + _d2[12],
                             )
                             if _n[0]:
-                                _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                                if not _grp:
-                                    del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                        (v_ss_item_sk, v_ss_customer_sk)
-                                    ]
-                    _w4 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                            _d2[7] * _w4[7],
-                            _d2[8] * _w4[8],
-                            _d2[9] * _w4[9],
-                            _d2[10] * _w4[10],
-                            _d2[11] * _w4[11],
-                            _d2[12] * _w4[12],
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                        _t4
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d2[0] * _w6[0],
+                            _d2[1] * _w6[1],
+                            _d2[2] * _w6[2],
+                            _d2[3] * _w6[3],
+                            _d2[4] * _w6[4],
+                            _d2[5] * _w6[5],
+                            _d2[6] * _w6[6],
+                            _d2[7] * _w6[7],
+                            _d2[8] * _w6[8],
+                            _d2[9] * _w6[9],
+                            _d2[10] * _w6[10],
+                            _d2[11] * _w6[11],
+                            _d2[12] * _w6[12],
                         )
+                        _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t8
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d5
-                            }
+                                _t8
+                            ] = (
+                                v_ss_store_sk,
+                                _d7,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                    _o[7] + _d7[7],
+                                    _o[8] + _d7[8],
+                                    _o[9] + _d7[9],
+                                    _o[10] + _d7[10],
+                                    _o[11] + _d7[11],
+                                    _o[12] + _d7[12],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                    _o[7] + _d5[7],
-                                    _o[8] + _d5[8],
-                                    _o[9] + _d5[9],
-                                    _o[10] + _d5[10],
-                                    _o[11] + _d5[11],
-                                    _o[12] + _d5[12],
-                                )
-                                if _n[0]:
-                                    _grp[v_ss_store_sk] = _n
-                                else:
-                                    del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
-                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            )
-                        )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
-                                _d5[7] * _w6[7],
-                                _d5[8] * _w6[8],
-                                _d5[9] * _w6[9],
-                                _d5[10] * _w6[10],
-                                _d5[11] * _w6[11],
-                                _d5[12] * _w6[12],
-                            )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
-                            if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                _grp[v_ss_store_sk] = _d7
                             else:
                                 _n = (
                                     _o[0] + _d7[0],
@@ -2349,186 +2809,315 @@ class View:
                                     _o[12] + _d7[12],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    _grp[v_ss_store_sk] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del _grp[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w9 = (
+                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
+                            )
+                        )
+                        if _w9 is not None:
+                            _d10 = (
+                                _d7[0] * _w9[0],
+                                _d7[1] * _w9[1],
+                                _d7[2] * _w9[2],
+                                _d7[3] * _w9[3],
+                                _d7[4] * _w9[4],
+                                _d7[5] * _w9[5],
+                                _d7[6] * _w9[6],
+                                _d7[7] * _w9[7],
+                                _d7[8] * _w9[8],
+                                _d7[9] * _w9[9],
+                                _d7[10] * _w9[10],
+                                _d7[11] * _w9[11],
+                                _d7[12] * _w9[12],
+                            )
+                            _t11 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t11)
+                            if _o is None:
+                                n2[_t11] = _d10
+                            else:
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                    _o[7] + _d10[7],
+                                    _o[8] + _d10[8],
+                                    _o[9] + _d10[9],
+                                    _o[10] + _d10[10],
+                                    _o[11] + _d10[11],
+                                    _o[12] + _d10[12],
+                                )
+                                if _n[0]:
+                                    n2[_t11] = _n
+                                else:
+                                    del n2[_t11]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d10,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d10,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
+                                    _grp[v_ss_item_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                        _o[7] + _d7[7],
-                                        _o[8] + _d7[8],
-                                        _o[9] + _d7[9],
-                                        _o[10] + _d7[10],
-                                        _o[11] + _d7[11],
-                                        _o[12] + _d7[12],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                    _d7[7] * _w8[7],
-                                    _d7[8] * _w8[8],
-                                    _d7[9] * _w8[9],
-                                    _d7[10] * _w8[10],
-                                    _d7[11] * _w8[11],
-                                    _d7[12] * _w8[12],
+                                            ] = next(iter(_grp.items()))
+                            _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w12 is not None:
+                                _d13 = (
+                                    _d10[0] * _w12[0],
+                                    _d10[1] * _w12[1],
+                                    _d10[2] * _w12[2],
+                                    _d10[3] * _w12[3],
+                                    _d10[4] * _w12[4],
+                                    _d10[5] * _w12[5],
+                                    _d10[6] * _w12[6],
+                                    _d10[7] * _w12[7],
+                                    _d10[8] * _w12[8],
+                                    _d10[9] * _w12[9],
+                                    _d10[10] * _w12[10],
+                                    _d10[11] * _w12[11],
+                                    _d10[12] * _w12[12],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                elif type(_grp) is tuple:
+                                    _e = _t11
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                            _o[7] + _d9[7],
-                                            _o[8] + _d9[8],
-                                            _o[9] + _d9[9],
-                                            _o[10] + _d9[10],
-                                            _o[11] + _d9[11],
-                                            _o[12] + _d9[12],
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                            _o[7] + _d13[7],
+                                            _o[8] + _d13[8],
+                                            _o[9] + _d13[9],
+                                            _o[10] + _d13[10],
+                                            _o[11] + _d13[11],
+                                            _o[12] + _d13[12],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d13,
+                                        }
+                                else:
+                                    _o = _grp.get(_t11)
+                                    if _o is None:
+                                        _grp[_t11] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                            _o[7] + _d13[7],
+                                            _o[8] + _d13[8],
+                                            _o[9] + _d13[9],
+                                            _o[10] + _d13[10],
+                                            _o[11] + _d13[11],
+                                            _o[12] + _d13[12],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t11] = _n
+                                        else:
+                                            del _grp[_t11]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
-                                        _o[7] + _d9[7],
-                                        _o[8] + _d9[8],
-                                        _o[9] + _d9[9],
-                                        _o[10] + _d9[10],
-                                        _o[11] + _d9[11],
-                                        _o[12] + _d9[12],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                        _o[7] + _d13[7],
+                                        _o[8] + _d13[8],
+                                        _o[9] + _d13[9],
+                                        _o[10] + _d13[10],
+                                        _o[11] + _d13[11],
+                                        _o[12] + _d13[12],
                                     )
                                     if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
-                                        _d9[7] * _w10[7],
-                                        _d9[8] * _w10[8],
-                                        _d9[9] * _w10[9],
-                                        _d9[10] * _w10[10],
-                                        _d9[11] * _w10[11],
-                                        _d9[12] * _w10[12],
+                                _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w14 is not None:
+                                    _d15 = (
+                                        _d13[0] * _w14[0],
+                                        _d13[1] * _w14[1],
+                                        _d13[2] * _w14[2],
+                                        _d13[3] * _w14[3],
+                                        _d13[4] * _w14[4],
+                                        _d13[5] * _w14[5],
+                                        _d13[6] * _w14[6],
+                                        _d13[7] * _w14[7],
+                                        _d13[8] * _w14[8],
+                                        _d13[9] * _w14[9],
+                                        _d13[10] * _w14[10],
+                                        _d13[11] * _w14[11],
+                                        _d13[12] * _w14[12],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d15
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
-                                            _o[7] + _d11[7],
-                                            _o[8] + _d11[8],
-                                            _o[9] + _d11[9],
-                                            _o[10] + _d11[10],
-                                            _o[11] + _d11[11],
-                                            _o[12] + _d11[12],
+                                            _o[0] + _d15[0],
+                                            _o[1] + _d15[1],
+                                            _o[2] + _d15[2],
+                                            _o[3] + _d15[3],
+                                            _o[4] + _d15[4],
+                                            _o[5] + _d15[5],
+                                            _o[6] + _d15[6],
+                                            _o[7] + _d15[7],
+                                            _o[8] + _d15[8],
+                                            _o[9] + _d15[9],
+                                            _o[10] + _d15[10],
+                                            _o[11] + _d15[11],
+                                            _o[12] + _d15[12],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_state,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_state), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
                                                     v_s_state,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
-                                                    _d7[7] * _m12[7] * _m13[7],
-                                                    _d7[8] * _m12[8] * _m13[8],
-                                                    _d7[9] * _m12[9] * _m13[9],
-                                                    _d7[10] * _m12[10] * _m13[10],
-                                                    _d7[11] * _m12[11] * _m13[11],
-                                                    _d7[12] * _m12[12] * _m13[12],
+                                                    _d10[0] * _m16[0] * _m18[0],
+                                                    _d10[1] * _m16[1] * _m18[1],
+                                                    _d10[2] * _m16[2] * _m18[2],
+                                                    _d10[3] * _m16[3] * _m18[3],
+                                                    _d10[4] * _m16[4] * _m18[4],
+                                                    _d10[5] * _m16[5] * _m18[5],
+                                                    _d10[6] * _m16[6] * _m18[6],
+                                                    _d10[7] * _m16[7] * _m18[7],
+                                                    _d10[8] * _m16[8] * _m18[8],
+                                                    _d10[9] * _m16[9] * _m18[9],
+                                                    _d10[10] * _m16[10] * _m18[10],
+                                                    _d10[11] * _m16[11] * _m18[11],
+                                                    _d10[12] * _m16[12] * _m18[12],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2583,7 +3172,9 @@ class View:
                 v_cs_sold_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_customer_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2599,13 +3190,10 @@ class View:
                         _p[11] * _w1[11],
                         _p[12] * _w1[12],
                     )
-                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
                     if _o is None:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _d2
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -2623,200 +3211,194 @@ class View:
                             _o[12] + _d2[12],
                         )
                         if _n[0]:
-                            n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ] = _n
+                            n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _n
                         else:
-                            del n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ]
-                    _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                            del n8_count_by_ss_item_sk_ss_customer_sk[_t4]
+                    _g7 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                        _t4
                     )
-                    if _g6:
-                        for (v_ss_store_sk, v_ss_ticket_number), _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
-                                _d2[7] * _w4[7],
-                                _d2[8] * _w4[8],
-                                _d2[9] * _w4[9],
-                                _d2[10] * _w4[10],
-                                _d2[11] * _w4[11],
-                                _d2[12] * _w4[12],
+                    if _g7:
+                        for (v_ss_store_sk, v_ss_ticket_number), _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
+                                _d2[7] * _w5[7],
+                                _d2[8] * _w5[8],
+                                _d2[9] * _w5[9],
+                                _d2[10] * _w5[10],
+                                _d2[11] * _w5[11],
+                                _d2[12] * _w5[12],
                             )
+                            _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                             _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t8
                             )
                             if _grp is None:
                                 n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = {
-                                    v_ss_store_sk: _d5
-                                }
+                                    _t8
+                                ] = (
+                                    v_ss_store_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_store_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
+                                    )
+                                    if _n[0]:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ]
+                                else:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_store_sk)
                                 if _o is None:
-                                    _grp[v_ss_store_sk] = _d5
+                                    _grp[v_ss_store_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
-                                        _o[7] + _d5[7],
-                                        _o[8] + _d5[8],
-                                        _o[9] + _d5[9],
-                                        _o[10] + _d5[10],
-                                        _o[11] + _d5[11],
-                                        _o[12] + _d5[12],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_store_sk] = _n
                                     else:
                                         del _grp[v_ss_store_sk]
-                                        if not _grp:
-                                            del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                                (
-                                                    v_ss_item_sk,
-                                                    v_ss_customer_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                            _w7 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                        if len(_grp) == 1:
+                                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                _t8
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
                             )
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
-                                    _d5[7] * _w7[7],
-                                    _d5[8] * _w7[8],
-                                    _d5[9] * _w7[9],
-                                    _d5[10] * _w7[10],
-                                    _d5[11] * _w7[11],
-                                    _d5[12] * _w7[12],
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
+                                    _d6[7] * _w9[7],
+                                    _d6[8] * _w9[8],
+                                    _d6[9] * _w9[9],
+                                    _d6[10] * _w9[10],
+                                    _d6[11] * _w9[11],
+                                    _d6[12] * _w9[12],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _t11 = (v_ss_item_sk, v_ss_store_sk)
+                                _o = n2.get(_t11)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d8
+                                    n2[_t11] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
-                                        _o[9] + _d8[9],
-                                        _o[10] + _d8[10],
-                                        _o[11] + _d8[11],
-                                        _o[12] + _d8[12],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t11] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t11]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d8
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d10,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
+                                            _o[9] + _d10[9],
+                                            _o[10] + _d10[10],
+                                            _o[11] + _d10[11],
+                                            _o[12] + _d10[12],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d8
-                                    else:
-                                        _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                            _o[7] + _d8[7],
-                                            _o[8] + _d8[8],
-                                            _o[9] + _d8[9],
-                                            _o[10] + _d8[10],
-                                            _o[11] + _d8[11],
-                                            _o[12] + _d8[12],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ]
-                                _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                        _d8[7] * _w9[7],
-                                        _d8[8] * _w9[8],
-                                        _d8[9] * _w9[9],
-                                        _d8[10] * _w9[10],
-                                        _d8[11] * _w9[11],
-                                        _d8[12] * _w9[12],
-                                    )
-                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d10
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d10
-                                        else:
-                                            _n = (
-                                                _o[0] + _d10[0],
-                                                _o[1] + _d10[1],
-                                                _o[2] + _d10[2],
-                                                _o[3] + _d10[3],
-                                                _o[4] + _d10[4],
-                                                _o[5] + _d10[5],
-                                                _o[6] + _d10[6],
-                                                _o[7] + _d10[7],
-                                                _o[8] + _d10[8],
-                                                _o[9] + _d10[9],
-                                                _o[10] + _d10[10],
-                                                _o[11] + _d10[11],
-                                                _o[12] + _d10[12],
-                                            )
-                                            if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                            else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
-                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                        _grp[v_ss_item_sk] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -2834,82 +3416,203 @@ class View:
                                             _o[12] + _d10[12],
                                         )
                                         if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = next(iter(_grp.items()))
+                                _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w12 is not None:
+                                    _d13 = (
+                                        _d10[0] * _w12[0],
+                                        _d10[1] * _w12[1],
+                                        _d10[2] * _w12[2],
+                                        _d10[3] * _w12[3],
+                                        _d10[4] * _w12[4],
+                                        _d10[5] * _w12[5],
+                                        _d10[6] * _w12[6],
+                                        _d10[7] * _w12[7],
+                                        _d10[8] * _w12[8],
+                                        _d10[9] * _w12[9],
+                                        _d10[10] * _w12[10],
+                                        _d10[11] * _w12[11],
+                                        _d10[12] * _w12[12],
+                                    )
+                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _grp is None:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                    elif type(_grp) is tuple:
+                                        _e = _t11
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                                _o[7] + _d13[7],
+                                                _o[8] + _d13[8],
+                                                _o[9] + _d13[9],
+                                                _o[10] + _d13[10],
+                                                _o[11] + _d13[11],
+                                                _o[12] + _d13[12],
+                                            )
+                                            if _n[0]:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d13,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t11)
+                                        if _o is None:
+                                            _grp[_t11] = _d13
+                                        else:
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                                _o[7] + _d13[7],
+                                                _o[8] + _d13[8],
+                                                _o[9] + _d13[9],
+                                                _o[10] + _d13[10],
+                                                _o[11] + _d13[11],
+                                                _o[12] + _d13[12],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t11] = _n
+                                            else:
+                                                del _grp[_t11]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
+                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                            _o[7] + _d13[7],
+                                            _o[8] + _d13[8],
+                                            _o[9] + _d13[9],
+                                            _o[10] + _d13[10],
+                                            _o[11] + _d13[11],
+                                            _o[12] + _d13[12],
+                                        )
+                                        if _n[0]:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w11 is not None:
-                                        _d12 = (
-                                            _d10[0] * _w11[0],
-                                            _d10[1] * _w11[1],
-                                            _d10[2] * _w11[2],
-                                            _d10[3] * _w11[3],
-                                            _d10[4] * _w11[4],
-                                            _d10[5] * _w11[5],
-                                            _d10[6] * _w11[6],
-                                            _d10[7] * _w11[7],
-                                            _d10[8] * _w11[8],
-                                            _d10[9] * _w11[9],
-                                            _d10[10] * _w11[10],
-                                            _d10[11] * _w11[11],
-                                            _d10[12] * _w11[12],
+                                    _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w14 is not None:
+                                        _d15 = (
+                                            _d13[0] * _w14[0],
+                                            _d13[1] * _w14[1],
+                                            _d13[2] * _w14[2],
+                                            _d13[3] * _w14[3],
+                                            _d13[4] * _w14[4],
+                                            _d13[5] * _w14[5],
+                                            _d13[6] * _w14[6],
+                                            _d13[7] * _w14[7],
+                                            _d13[8] * _w14[8],
+                                            _d13[9] * _w14[9],
+                                            _d13[10] * _w14[10],
+                                            _d13[11] * _w14[11],
+                                            _d13[12] * _w14[12],
                                         )
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d12
+                                            n0_root[v_ss_item_sk] = _d15
                                         else:
                                             _n = (
-                                                _o[0] + _d12[0],
-                                                _o[1] + _d12[1],
-                                                _o[2] + _d12[2],
-                                                _o[3] + _d12[3],
-                                                _o[4] + _d12[4],
-                                                _o[5] + _d12[5],
-                                                _o[6] + _d12[6],
-                                                _o[7] + _d12[7],
-                                                _o[8] + _d12[8],
-                                                _o[9] + _d12[9],
-                                                _o[10] + _d12[10],
-                                                _o[11] + _d12[11],
-                                                _o[12] + _d12[12],
+                                                _o[0] + _d15[0],
+                                                _o[1] + _d15[1],
+                                                _o[2] + _d15[2],
+                                                _o[3] + _d15[3],
+                                                _o[4] + _d15[4],
+                                                _o[5] + _d15[5],
+                                                _o[6] + _d15[6],
+                                                _o[7] + _d15[7],
+                                                _o[8] + _d15[8],
+                                                _o[9] + _d15[9],
+                                                _o[10] + _d15[10],
+                                                _o[11] + _d15[11],
+                                                _o[12] + _d15[12],
                                             )
                                             if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_state,
-                                            ), _m13 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            for (v_ss_store_sk, v_s_state), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
                                                     v_i_item_desc,
-                                                ), _m14 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     _k = (
                                                         v_i_item_id,
                                                         v_i_item_desc,
                                                         v_s_state,
                                                     )
                                                     _v = (
-                                                        _d8[0] * _m13[0] * _m14[0],
-                                                        _d8[1] * _m13[1] * _m14[1],
-                                                        _d8[2] * _m13[2] * _m14[2],
-                                                        _d8[3] * _m13[3] * _m14[3],
-                                                        _d8[4] * _m13[4] * _m14[4],
-                                                        _d8[5] * _m13[5] * _m14[5],
-                                                        _d8[6] * _m13[6] * _m14[6],
-                                                        _d8[7] * _m13[7] * _m14[7],
-                                                        _d8[8] * _m13[8] * _m14[8],
-                                                        _d8[9] * _m13[9] * _m14[9],
-                                                        _d8[10] * _m13[10] * _m14[10],
-                                                        _d8[11] * _m13[11] * _m14[11],
-                                                        _d8[12] * _m13[12] * _m14[12],
+                                                        _d10[0] * _m16[0] * _m18[0],
+                                                        _d10[1] * _m16[1] * _m18[1],
+                                                        _d10[2] * _m16[2] * _m18[2],
+                                                        _d10[3] * _m16[3] * _m18[3],
+                                                        _d10[4] * _m16[4] * _m18[4],
+                                                        _d10[5] * _m16[5] * _m18[5],
+                                                        _d10[6] * _m16[6] * _m18[6],
+                                                        _d10[7] * _m16[7] * _m18[7],
+                                                        _d10[8] * _m16[8] * _m18[8],
+                                                        _d10[9] * _m16[9] * _m18[9],
+                                                        _d10[10] * _m16[10] * _m18[10],
+                                                        _d10[11] * _m16[11] * _m18[11],
+                                                        _d10[12] * _m16[12] * _m18[12],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -2964,11 +3667,9 @@ class View:
                 v_sr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_ss_item_sk,
-                    v_ss_customer_sk,
-                    v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2984,13 +3685,14 @@ class View:
                         _p[11] * _w1[11],
                         _p[12] * _w1[12],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t4
                     )
                     if _o is None:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d2
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _d2
+                        )
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -3009,179 +3711,178 @@ class View:
                         )
                         if _n[0]:
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ] = _n
                         else:
                             del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ]
-                    _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _g7 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t4
                     )
-                    if _g6:
-                        for v_ss_store_sk, _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
-                                _d2[7] * _w4[7],
-                                _d2[8] * _w4[8],
-                                _d2[9] * _w4[9],
-                                _d2[10] * _w4[10],
-                                _d2[11] * _w4[11],
-                                _d2[12] * _w4[12],
+                    if _g7:
+                        for v_ss_store_sk, _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
+                                _d2[7] * _w5[7],
+                                _d2[8] * _w5[8],
+                                _d2[9] * _w5[9],
+                                _d2[10] * _w5[10],
+                                _d2[11] * _w5[11],
+                                _d2[12] * _w5[12],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t8 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t8)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d5
+                                n2[_t8] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                    _o[7] + _d5[7],
-                                    _o[8] + _d5[8],
-                                    _o[9] + _d5[9],
-                                    _o[10] + _d5[10],
-                                    _o[11] + _d5[11],
-                                    _o[12] + _d5[12],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                    _o[7] + _d6[7],
+                                    _o[8] + _d6[8],
+                                    _o[9] + _d6[9],
+                                    _o[10] + _d6[10],
+                                    _o[11] + _d6[11],
+                                    _o[12] + _d6[12],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t8] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t8]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d5
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d5
+                                    _grp[v_ss_item_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
-                                        _o[7] + _d5[7],
-                                        _o[8] + _d5[8],
-                                        _o[9] + _d5[9],
-                                        _o[10] + _d5[10],
-                                        _o[11] + _d5[11],
-                                        _o[12] + _d5[12],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
-                                    _d5[7] * _w7[7],
-                                    _d5[8] * _w7[8],
-                                    _d5[9] * _w7[9],
-                                    _d5[10] * _w7[10],
-                                    _d5[11] * _w7[11],
-                                    _d5[12] * _w7[12],
+                                            ] = next(iter(_grp.items()))
+                            _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
+                                    _d6[7] * _w9[7],
+                                    _d6[8] * _w9[8],
+                                    _d6[9] * _w9[9],
+                                    _d6[10] * _w9[10],
+                                    _d6[11] * _w9[11],
+                                    _d6[12] * _w9[12],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d8
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t8, _d10)
+                                elif type(_grp) is tuple:
+                                    _e = _t8
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                            _o[7] + _d8[7],
-                                            _o[8] + _d8[8],
-                                            _o[9] + _d8[9],
-                                            _o[10] + _d8[10],
-                                            _o[11] + _d8[11],
-                                            _o[12] + _d8[12],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
+                                            _o[9] + _d10[9],
+                                            _o[10] + _d10[10],
+                                            _o[11] + _d10[11],
+                                            _o[12] + _d10[12],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
-                                else:
-                                    _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
-                                        _o[9] + _d8[9],
-                                        _o[10] + _d8[10],
-                                        _o[11] + _d8[11],
-                                        _o[12] + _d8[12],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
                                     else:
-                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                        _d8[7] * _w9[7],
-                                        _d8[8] * _w9[8],
-                                        _d8[9] * _w9[9],
-                                        _d8[10] * _w9[10],
-                                        _d8[11] * _w9[11],
-                                        _d8[12] * _w9[12],
-                                    )
-                                    _o = n0_root.get(v_ss_item_sk)
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
+                                else:
+                                    _o = _grp.get(_t8)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d10
+                                        _grp[_t8] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -3199,42 +3900,124 @@ class View:
                                             _o[12] + _d10[12],
                                         )
                                         if _n[0]:
+                                            _grp[_t8] = _n
+                                        else:
+                                            del _grp[_t8]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                else:
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
+                                        _d10[5] * _w11[5],
+                                        _d10[6] * _w11[6],
+                                        _d10[7] * _w11[7],
+                                        _d10[8] * _w11[8],
+                                        _d10[9] * _w11[9],
+                                        _d10[10] * _w11[10],
+                                        _d10[11] * _w11[11],
+                                        _d10[12] * _w11[12],
+                                    )
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                            _o[7] + _d12[7],
+                                            _o[8] + _d12[8],
+                                            _o[9] + _d12[9],
+                                            _o[10] + _d12[10],
+                                            _o[11] + _d12[11],
+                                            _o[12] + _d12[12],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_state,
-                                        ), _m11 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_state), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m12 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
                                                     v_s_state,
                                                 )
                                                 _v = (
-                                                    _d5[0] * _m11[0] * _m12[0],
-                                                    _d5[1] * _m11[1] * _m12[1],
-                                                    _d5[2] * _m11[2] * _m12[2],
-                                                    _d5[3] * _m11[3] * _m12[3],
-                                                    _d5[4] * _m11[4] * _m12[4],
-                                                    _d5[5] * _m11[5] * _m12[5],
-                                                    _d5[6] * _m11[6] * _m12[6],
-                                                    _d5[7] * _m11[7] * _m12[7],
-                                                    _d5[8] * _m11[8] * _m12[8],
-                                                    _d5[9] * _m11[9] * _m12[9],
-                                                    _d5[10] * _m11[10] * _m12[10],
-                                                    _d5[11] * _m11[11] * _m12[11],
-                                                    _d5[12] * _m11[12] * _m12[12],
+                                                    _d6[0] * _m13[0] * _m15[0],
+                                                    _d6[1] * _m13[1] * _m15[1],
+                                                    _d6[2] * _m13[2] * _m15[2],
+                                                    _d6[3] * _m13[3] * _m15[3],
+                                                    _d6[4] * _m13[4] * _m15[4],
+                                                    _d6[5] * _m13[5] * _m15[5],
+                                                    _d6[6] * _m13[6] * _m15[6],
+                                                    _d6[7] * _m13[7] * _m15[7],
+                                                    _d6[8] * _m13[8] * _m15[8],
+                                                    _d6[9] * _m13[9] * _m15[9],
+                                                    _d6[10] * _m13[10] * _m15[10],
+                                                    _d6[11] * _m13[11] * _m15[11],
+                                                    _d6[12] * _m13[12] * _m15[12],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3285,13 +4068,39 @@ class View:
         else:
             del store[row]
         # atom store_2
+        _t1 = (v_ss_store_sk, v_s_state)
         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _grp is None:
-            store_2_by_ss_store_sk[v_ss_store_sk] = {(v_ss_store_sk, v_s_state): _p}
+            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                    _o[9] + _p[9],
+                    _o[10] + _p[10],
+                    _o[11] + _p[11],
+                    _o[12] + _p[12],
+                )
+                if _n[0]:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                else:
+                    del store_2_by_ss_store_sk[v_ss_store_sk]
+            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ss_store_sk, v_s_state))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ss_store_sk, v_s_state)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -3309,11 +4118,11 @@ class View:
                     _o[12] + _p[12],
                 )
                 if _n[0]:
-                    _grp[(v_ss_store_sk, v_s_state)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ss_store_sk, v_s_state)]
-                    if not _grp:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = next(iter(_grp.items()))
         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
         if _o is None:
             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -3337,140 +4146,167 @@ class View:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
             else:
                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-        _g3 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
-        if _g3:
-            for v_ss_item_sk, _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+        _g4 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+        if _g4:
+            for v_ss_item_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
+                _t5 = (v_ss_item_sk, v_ss_store_sk)
                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                 if _grp is None:
-                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                        (v_ss_item_sk, v_ss_store_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                    if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                    else:
+                    n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
-                            _o[7] + _d2[7],
-                            _o[8] + _d2[8],
-                            _o[9] + _d2[9],
-                            _o[10] + _d2[10],
-                            _o[11] + _d2[11],
-                            _o[12] + _d2[12],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                            _o[9] + _d3[9],
+                            _o[10] + _d3[10],
+                            _o[11] + _d3[11],
+                            _o[12] + _d3[12],
                         )
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del n1_by_ss_item_sk[v_ss_item_sk]
+                            del n1_by_ss_item_sk[v_ss_item_sk]
+                    else:
+                        n1_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                            _o[9] + _d3[9],
+                            _o[10] + _d3[10],
+                            _o[11] + _d3[11],
+                            _o[12] + _d3[12],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                 if _o is None:
-                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
-                        _o[7] + _d2[7],
-                        _o[8] + _d2[8],
-                        _o[9] + _d2[9],
-                        _o[10] + _d2[10],
-                        _o[11] + _d2[11],
-                        _o[12] + _d2[12],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
+                        _o[7] + _d3[7],
+                        _o[8] + _d3[8],
+                        _o[9] + _d3[9],
+                        _o[10] + _d3[10],
+                        _o[11] + _d3[11],
+                        _o[12] + _d3[12],
                     )
                     if _n[0]:
                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                     else:
                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
-                        _d2[7] * _w4[7],
-                        _d2[8] * _w4[8],
-                        _d2[9] * _w4[9],
-                        _d2[10] * _w4[10],
-                        _d2[11] * _w4[11],
-                        _d2[12] * _w4[12],
+                _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
+                        _d3[6] * _w6[6],
+                        _d3[7] * _w6[7],
+                        _d3[8] * _w6[8],
+                        _d3[9] * _w6[9],
+                        _d3[10] * _w6[10],
+                        _d3[11] * _w6[11],
+                        _d3[12] * _w6[12],
                     )
                     _o = n0_root.get(v_ss_item_sk)
                     if _o is None:
-                        n0_root[v_ss_item_sk] = _d5
+                        n0_root[v_ss_item_sk] = _d7
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
-                            _o[6] + _d5[6],
-                            _o[7] + _d5[7],
-                            _o[8] + _d5[8],
-                            _o[9] + _d5[9],
-                            _o[10] + _d5[10],
-                            _o[11] + _d5[11],
-                            _o[12] + _d5[12],
+                            _o[0] + _d7[0],
+                            _o[1] + _d7[1],
+                            _o[2] + _d7[2],
+                            _o[3] + _d7[3],
+                            _o[4] + _d7[4],
+                            _o[5] + _d7[5],
+                            _o[6] + _d7[6],
+                            _o[7] + _d7[7],
+                            _o[8] + _d7[8],
+                            _o[9] + _d7[9],
+                            _o[10] + _d7[10],
+                            _o[11] + _d7[11],
+                            _o[12] + _d7[12],
                         )
                         if _n[0]:
                             n0_root[v_ss_item_sk] = _n
                         else:
                             del n0_root[v_ss_item_sk]
                     if pending is not None:
-                        _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                        for (
-                            v_ss_item_sk,
-                            v_i_item_id,
-                            v_i_item_desc,
-                        ), _m7 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                        _m8 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                        for (v_ss_item_sk, v_i_item_id, v_i_item_desc), _m9 in (
+                            (_g10,)
+                            if type((_g10 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g10.items()
+                        ):
                             _k = (v_i_item_id, v_i_item_desc, v_s_state)
                             _v = (
-                                _p[0] * _m6[0] * _m7[0],
-                                _p[1] * _m6[1] * _m7[1],
-                                _p[2] * _m6[2] * _m7[2],
-                                _p[3] * _m6[3] * _m7[3],
-                                _p[4] * _m6[4] * _m7[4],
-                                _p[5] * _m6[5] * _m7[5],
-                                _p[6] * _m6[6] * _m7[6],
-                                _p[7] * _m6[7] * _m7[7],
-                                _p[8] * _m6[8] * _m7[8],
-                                _p[9] * _m6[9] * _m7[9],
-                                _p[10] * _m6[10] * _m7[10],
-                                _p[11] * _m6[11] * _m7[11],
-                                _p[12] * _m6[12] * _m7[12],
+                                _p[0] * _m8[0] * _m9[0],
+                                _p[1] * _m8[1] * _m9[1],
+                                _p[2] * _m8[2] * _m9[2],
+                                _p[3] * _m8[3] * _m9[3],
+                                _p[4] * _m8[4] * _m9[4],
+                                _p[5] * _m8[5] * _m9[5],
+                                _p[6] * _m8[6] * _m9[6],
+                                _p[7] * _m8[7] * _m9[7],
+                                _p[8] * _m8[8] * _m9[8],
+                                _p[9] * _m8[9] * _m9[9],
+                                _p[10] * _m8[10] * _m9[10],
+                                _p[11] * _m8[11] * _m9[11],
+                                _p[12] * _m8[12] * _m9[12],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -3519,15 +4355,39 @@ class View:
         else:
             del store[row]
         # atom item
+        _t1 = (v_ss_item_sk, v_i_item_id, v_i_item_desc)
         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
         if _grp is None:
-            item_by_ss_item_sk[v_ss_item_sk] = {
-                (v_ss_item_sk, v_i_item_id, v_i_item_desc): _p
-            }
+            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                    _o[7] + _p[7],
+                    _o[8] + _p[8],
+                    _o[9] + _p[9],
+                    _o[10] + _p[10],
+                    _o[11] + _p[11],
+                    _o[12] + _p[12],
+                )
+                if _n[0]:
+                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                else:
+                    del item_by_ss_item_sk[v_ss_item_sk]
+            else:
+                item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ss_item_sk, v_i_item_id, v_i_item_desc))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -3545,11 +4405,11 @@ class View:
                     _o[12] + _p[12],
                 )
                 if _n[0]:
-                    _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)]
-                    if not _grp:
-                        del item_by_ss_item_sk[v_ss_item_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
         if _o is None:
             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -3573,69 +4433,74 @@ class View:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
             else:
                 del item_count_by_ss_item_sk[v_ss_item_sk]
-        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
-                _p[5] * _w1[5],
-                _p[6] * _w1[6],
-                _p[7] * _w1[7],
-                _p[8] * _w1[8],
-                _p[9] * _w1[9],
-                _p[10] * _w1[10],
-                _p[11] * _w1[11],
-                _p[12] * _w1[12],
+        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
+                _p[5] * _w2[5],
+                _p[6] * _w2[6],
+                _p[7] * _w2[7],
+                _p[8] * _w2[8],
+                _p[9] * _w2[9],
+                _p[10] * _w2[10],
+                _p[11] * _w2[11],
+                _p[12] * _w2[12],
             )
             _o = n0_root.get(v_ss_item_sk)
             if _o is None:
-                n0_root[v_ss_item_sk] = _d2
+                n0_root[v_ss_item_sk] = _d3
             else:
                 _n = (
-                    _o[0] + _d2[0],
-                    _o[1] + _d2[1],
-                    _o[2] + _d2[2],
-                    _o[3] + _d2[3],
-                    _o[4] + _d2[4],
-                    _o[5] + _d2[5],
-                    _o[6] + _d2[6],
-                    _o[7] + _d2[7],
-                    _o[8] + _d2[8],
-                    _o[9] + _d2[9],
-                    _o[10] + _d2[10],
-                    _o[11] + _d2[11],
-                    _o[12] + _d2[12],
+                    _o[0] + _d3[0],
+                    _o[1] + _d3[1],
+                    _o[2] + _d3[2],
+                    _o[3] + _d3[3],
+                    _o[4] + _d3[4],
+                    _o[5] + _d3[5],
+                    _o[6] + _d3[6],
+                    _o[7] + _d3[7],
+                    _o[8] + _d3[8],
+                    _o[9] + _d3[9],
+                    _o[10] + _d3[10],
+                    _o[11] + _d3[11],
+                    _o[12] + _d3[12],
                 )
                 if _n[0]:
                     n0_root[v_ss_item_sk] = _n
                 else:
                     del n0_root[v_ss_item_sk]
             if pending is not None:
-                for (v_ss_item_sk, v_ss_store_sk), _m3 in self.n1_by_ss_item_sk[
-                    v_ss_item_sk
-                ].items():
-                    _m4 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                    for (v_ss_store_sk, v_s_state), _m5 in self.store_2_by_ss_store_sk[
-                        v_ss_store_sk
-                    ].items():
+                for (v_ss_item_sk, v_ss_store_sk), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])) is tuple
+                    else _g5.items()
+                ):
+                    _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                    for (v_ss_store_sk, v_s_state), _m7 in (
+                        (_g8,)
+                        if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
+                        is tuple
+                        else _g8.items()
+                    ):
                         _k = (v_i_item_id, v_i_item_desc, v_s_state)
                         _v = (
-                            _p[0] * _m4[0] * _m5[0],
-                            _p[1] * _m4[1] * _m5[1],
-                            _p[2] * _m4[2] * _m5[2],
-                            _p[3] * _m4[3] * _m5[3],
-                            _p[4] * _m4[4] * _m5[4],
-                            _p[5] * _m4[5] * _m5[5],
-                            _p[6] * _m4[6] * _m5[6],
-                            _p[7] * _m4[7] * _m5[7],
-                            _p[8] * _m4[8] * _m5[8],
-                            _p[9] * _m4[9] * _m5[9],
-                            _p[10] * _m4[10] * _m5[10],
-                            _p[11] * _m4[11] * _m5[11],
-                            _p[12] * _m4[12] * _m5[12],
+                            _p[0] * _m6[0] * _m7[0],
+                            _p[1] * _m6[1] * _m7[1],
+                            _p[2] * _m6[2] * _m7[2],
+                            _p[3] * _m6[3] * _m7[3],
+                            _p[4] * _m6[4] * _m7[4],
+                            _p[5] * _m6[5] * _m7[5],
+                            _p[6] * _m6[6] * _m7[6],
+                            _p[7] * _m6[7] * _m7[7],
+                            _p[8] * _m6[8] * _m7[8],
+                            _p[9] * _m6[9] * _m7[9],
+                            _p[10] * _m6[10] * _m7[10],
+                            _p[11] * _m6[11] * _m7[11],
+                            _p[12] * _m6[12] * _m7[12],
                         )
                         _o = pending.get(_k)
                         pending[_k] = (
@@ -3798,51 +4663,67 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                        v_ss_ticket_number,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3860,350 +4741,488 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
+                _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                _t5 = (v_ss_store_sk, v_ss_ticket_number)
                 _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                    _t4
                 )
                 if _grp is None:
                     n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
-                else:
-                    _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
-                    if _o is None:
-                        _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
-                    else:
+                        _t4
+                    ] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
-                            _o[7] + _d2[7],
-                            _o[8] + _d2[8],
-                            _o[9] + _d2[9],
-                            _o[10] + _d2[10],
-                            _o[11] + _d2[11],
-                            _o[12] + _d2[12],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                            _o[9] + _d3[9],
+                            _o[10] + _d3[10],
+                            _o[11] + _d3[11],
+                            _o[12] + _d3[12],
                         )
                         if _n[0]:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                            if not _grp:
-                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                    (v_ss_item_sk, v_ss_customer_sk)
-                                ]
-                _w3 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
-                        _d2[7] * _w3[7],
-                        _d2[8] * _w3[8],
-                        _d2[9] * _w3[9],
-                        _d2[10] * _w3[10],
-                        _d2[11] * _w3[11],
-                        _d2[12] * _w3[12],
+                            del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ]
+                    else:
+                        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                            _t4
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                            _o[9] + _d3[9],
+                            _o[10] + _d3[10],
+                            _o[11] + _d3[11],
+                            _o[12] + _d3[12],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
+                        _d3[6] * _w6[6],
+                        _d3[7] * _w6[7],
+                        _d3[8] * _w6[8],
+                        _d3[9] * _w6[9],
+                        _d3[10] * _w6[10],
+                        _d3[11] * _w6[11],
+                        _d3[12] * _w6[12],
                     )
+                    _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t8
                     )
                     if _grp is None:
                         n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {v_ss_store_sk: _d4}
+                            _t8
+                        ] = (v_ss_store_sk, _d7)
+                    elif type(_grp) is tuple:
+                        _e = v_ss_store_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
+                                _o[7] + _d7[7],
+                                _o[8] + _d7[8],
+                                _o[9] + _d7[9],
+                                _o[10] + _d7[10],
+                                _o[11] + _d7[11],
+                                _o[12] + _d7[12],
+                            )
+                            if _n[0]:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ]
+                        else:
+                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                _t8
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d7,
+                            }
                     else:
                         _o = _grp.get(v_ss_store_sk)
                         if _o is None:
-                            _grp[v_ss_store_sk] = _d4
+                            _grp[v_ss_store_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
-                                _o[7] + _d4[7],
-                                _o[8] + _d4[8],
-                                _o[9] + _d4[9],
-                                _o[10] + _d4[10],
-                                _o[11] + _d4[11],
-                                _o[12] + _d4[12],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
+                                _o[7] + _d7[7],
+                                _o[8] + _d7[8],
+                                _o[9] + _d7[9],
+                                _o[10] + _d7[10],
+                                _o[11] + _d7[11],
+                                _o[12] + _d7[12],
                             )
                             if _n[0]:
                                 _grp[v_ss_store_sk] = _n
                             else:
                                 del _grp[v_ss_store_sk]
-                                if not _grp:
-                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _w5 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                if len(_grp) == 1:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t8
                     )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                            _d4[7] * _w5[7],
-                            _d4[8] * _w5[8],
-                            _d4[9] * _w5[9],
-                            _d4[10] * _w5[10],
-                            _d4[11] * _w5[11],
-                            _d4[12] * _w5[12],
+                    if _w9 is not None:
+                        _d10 = (
+                            _d7[0] * _w9[0],
+                            _d7[1] * _w9[1],
+                            _d7[2] * _w9[2],
+                            _d7[3] * _w9[3],
+                            _d7[4] * _w9[4],
+                            _d7[5] * _w9[5],
+                            _d7[6] * _w9[6],
+                            _d7[7] * _w9[7],
+                            _d7[8] * _w9[8],
+                            _d7[9] * _w9[9],
+                            _d7[10] * _w9[10],
+                            _d7[11] * _w9[11],
+                            _d7[12] * _w9[12],
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                        _t11 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t11)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d6
+                            n2[_t11] = _d10
                         else:
                             _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                                _o[4] + _d6[4],
-                                _o[5] + _d6[5],
-                                _o[6] + _d6[6],
-                                _o[7] + _d6[7],
-                                _o[8] + _d6[8],
-                                _o[9] + _d6[9],
-                                _o[10] + _d6[10],
-                                _o[11] + _d6[11],
-                                _o[12] + _d6[12],
+                                _o[0] + _d10[0],
+                                _o[1] + _d10[1],
+                                _o[2] + _d10[2],
+                                _o[3] + _d10[3],
+                                _o[4] + _d10[4],
+                                _o[5] + _d10[5],
+                                _o[6] + _d10[6],
+                                _o[7] + _d10[7],
+                                _o[8] + _d10[8],
+                                _o[9] + _d10[9],
+                                _o[10] + _d10[10],
+                                _o[11] + _d10[11],
+                                _o[12] + _d10[12],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t11] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t11]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d6
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d10,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                    _o[7] + _d10[7],
+                                    _o[8] + _d10[8],
+                                    _o[9] + _d10[9],
+                                    _o[10] + _d10[10],
+                                    _o[11] + _d10[11],
+                                    _o[12] + _d10[12],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d10,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d6
+                                _grp[v_ss_item_sk] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
-                                    _o[7] + _d6[7],
-                                    _o[8] + _d6[8],
-                                    _o[9] + _d6[9],
-                                    _o[10] + _d6[10],
-                                    _o[11] + _d6[11],
-                                    _o[12] + _d6[12],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                    _o[7] + _d10[7],
+                                    _o[8] + _d10[8],
+                                    _o[9] + _d10[9],
+                                    _o[10] + _d10[10],
+                                    _o[11] + _d10[11],
+                                    _o[12] + _d10[12],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
-                                _d6[7] * _w7[7],
-                                _d6[8] * _w7[8],
-                                _d6[9] * _w7[9],
-                                _d6[10] * _w7[10],
-                                _d6[11] * _w7[11],
-                                _d6[12] * _w7[12],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w12 is not None:
+                            _d13 = (
+                                _d10[0] * _w12[0],
+                                _d10[1] * _w12[1],
+                                _d10[2] * _w12[2],
+                                _d10[3] * _w12[3],
+                                _d10[4] * _w12[4],
+                                _d10[5] * _w12[5],
+                                _d10[6] * _w12[6],
+                                _d10[7] * _w12[7],
+                                _d10[8] * _w12[8],
+                                _d10[9] * _w12[9],
+                                _d10[10] * _w12[10],
+                                _d10[11] * _w12[11],
+                                _d10[12] * _w12[12],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d8
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                            elif type(_grp) is tuple:
+                                _e = _t11
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
-                                        _o[9] + _d8[9],
-                                        _o[10] + _d8[10],
-                                        _o[11] + _d8[11],
-                                        _o[12] + _d8[12],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                        _o[7] + _d13[7],
+                                        _o[8] + _d13[8],
+                                        _o[9] + _d13[9],
+                                        _o[10] + _d13[10],
+                                        _o[11] + _d13[11],
+                                        _o[12] + _d13[12],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d13,
+                                    }
+                            else:
+                                _o = _grp.get(_t11)
+                                if _o is None:
+                                    _grp[_t11] = _d13
+                                else:
+                                    _n = (
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                        _o[7] + _d13[7],
+                                        _o[8] + _d13[8],
+                                        _o[9] + _d13[9],
+                                        _o[10] + _d13[10],
+                                        _o[11] + _d13[11],
+                                        _o[12] + _d13[12],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t11] = _n
+                                    else:
+                                        del _grp[_t11]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                             else:
                                 _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
-                                    _o[7] + _d8[7],
-                                    _o[8] + _d8[8],
-                                    _o[9] + _d8[9],
-                                    _o[10] + _d8[10],
-                                    _o[11] + _d8[11],
-                                    _o[12] + _d8[12],
+                                    _o[0] + _d13[0],
+                                    _o[1] + _d13[1],
+                                    _o[2] + _d13[2],
+                                    _o[3] + _d13[3],
+                                    _o[4] + _d13[4],
+                                    _o[5] + _d13[5],
+                                    _o[6] + _d13[6],
+                                    _o[7] + _d13[7],
+                                    _o[8] + _d13[8],
+                                    _o[9] + _d13[9],
+                                    _o[10] + _d13[10],
+                                    _o[11] + _d13[11],
+                                    _o[12] + _d13[12],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
-                                    _d8[7] * _w9[7],
-                                    _d8[8] * _w9[8],
-                                    _d8[9] * _w9[9],
-                                    _d8[10] * _w9[10],
-                                    _d8[11] * _w9[11],
-                                    _d8[12] * _w9[12],
+                            _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w14 is not None:
+                                _d15 = (
+                                    _d13[0] * _w14[0],
+                                    _d13[1] * _w14[1],
+                                    _d13[2] * _w14[2],
+                                    _d13[3] * _w14[3],
+                                    _d13[4] * _w14[4],
+                                    _d13[5] * _w14[5],
+                                    _d13[6] * _w14[6],
+                                    _d13[7] * _w14[7],
+                                    _d13[8] * _w14[8],
+                                    _d13[9] * _w14[9],
+                                    _d13[10] * _w14[10],
+                                    _d13[11] * _w14[11],
+                                    _d13[12] * _w14[12],
                                 )
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d10
+                                    n0_root[v_ss_item_sk] = _d15
                                 else:
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
-                                        _o[7] + _d10[7],
-                                        _o[8] + _d10[8],
-                                        _o[9] + _d10[9],
-                                        _o[10] + _d10[10],
-                                        _o[11] + _d10[11],
-                                        _o[12] + _d10[12],
+                                        _o[0] + _d15[0],
+                                        _o[1] + _d15[1],
+                                        _o[2] + _d15[2],
+                                        _o[3] + _d15[3],
+                                        _o[4] + _d15[4],
+                                        _o[5] + _d15[5],
+                                        _o[6] + _d15[6],
+                                        _o[7] + _d15[7],
+                                        _o[8] + _d15[8],
+                                        _o[9] + _d15[9],
+                                        _o[10] + _d15[10],
+                                        _o[11] + _d15[11],
+                                        _o[12] + _d15[12],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_state,
-                                    ), _m11 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    for (v_ss_store_sk, v_s_state), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m12 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m18 in (
+                                            (_g19,)
+                                            if type(
+                                                (
+                                                    _g19 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g19.items()
+                                        ):
                                             _k = (v_i_item_id, v_i_item_desc, v_s_state)
                                             _v = (
-                                                _d6[0] * _m11[0] * _m12[0],
-                                                _d6[1] * _m11[1] * _m12[1],
-                                                _d6[2] * _m11[2] * _m12[2],
-                                                _d6[3] * _m11[3] * _m12[3],
-                                                _d6[4] * _m11[4] * _m12[4],
-                                                _d6[5] * _m11[5] * _m12[5],
-                                                _d6[6] * _m11[6] * _m12[6],
-                                                _d6[7] * _m11[7] * _m12[7],
-                                                _d6[8] * _m11[8] * _m12[8],
-                                                _d6[9] * _m11[9] * _m12[9],
-                                                _d6[10] * _m11[10] * _m12[10],
-                                                _d6[11] * _m11[11] * _m12[11],
-                                                _d6[12] * _m11[12] * _m12[12],
+                                                _d10[0] * _m16[0] * _m18[0],
+                                                _d10[1] * _m16[1] * _m18[1],
+                                                _d10[2] * _m16[2] * _m18[2],
+                                                _d10[3] * _m16[3] * _m18[3],
+                                                _d10[4] * _m16[4] * _m18[4],
+                                                _d10[5] * _m16[5] * _m18[5],
+                                                _d10[6] * _m16[6] * _m18[6],
+                                                _d10[7] * _m16[7] * _m18[7],
+                                                _d10[8] * _m16[8] * _m18[8],
+                                                _d10[9] * _m16[9] * _m18[9],
+                                                _d10[10] * _m16[10] * _m18[10],
+                                                _d10[11] * _m16[11] * _m18[11],
+                                                _d10[12] * _m16[12] * _m18[12],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -4355,30 +5374,67 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
-                            v_sr_returned_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
-                    or _ZERO
+                or not _entry(
+                    self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
             _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
             if _grp is None:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
-                ] = {
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -4396,226 +5452,220 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
-                        if not _grp:
-                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ]
-            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
-                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
+                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _o is None:
-                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = _d2
+                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
-                        _o[7] + _d2[7],
-                        _o[8] + _d2[8],
-                        _o[9] + _d2[9],
-                        _o[10] + _d2[10],
-                        _o[11] + _d2[11],
-                        _o[12] + _d2[12],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
+                        _o[7] + _d3[7],
+                        _o[8] + _d3[8],
+                        _o[9] + _d3[9],
+                        _o[10] + _d3[10],
+                        _o[11] + _d3[11],
+                        _o[12] + _d3[12],
                     )
                     if _n[0]:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _n
-                    else:
-                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ]
-                _g5 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _g5:
-                    for v_ss_store_sk, _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
-                            _d2[7] * _w3[7],
-                            _d2[8] * _w3[8],
-                            _d2[9] * _w3[9],
-                            _d2[10] * _w3[10],
-                            _d2[11] * _w3[11],
-                            _d2[12] * _w3[12],
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                            _n
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                    else:
+                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    _t1
+                )
+                if _g6:
+                    for v_ss_store_sk, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
+                            _d3[7] * _w4[7],
+                            _d3[8] * _w4[8],
+                            _d3[9] * _w4[9],
+                            _d3[10] * _w4[10],
+                            _d3[11] * _w4[11],
+                            _d3[12] * _w4[12],
+                        )
+                        _t7 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t7)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d4
+                            n2[_t7] = _d5
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
-                                _o[7] + _d4[7],
-                                _o[8] + _d4[8],
-                                _o[9] + _d4[9],
-                                _o[10] + _d4[10],
-                                _o[11] + _d4[11],
-                                _o[12] + _d4[12],
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
+                                _o[7] + _d5[7],
+                                _o[8] + _d5[8],
+                                _o[9] + _d5[9],
+                                _o[10] + _d5[10],
+                                _o[11] + _d5[11],
+                                _o[12] + _d5[12],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t7] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t7]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d4
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d4
+                                _grp[v_ss_item_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
-                                    _o[7] + _d4[7],
-                                    _o[8] + _d4[8],
-                                    _o[9] + _d4[9],
-                                    _o[10] + _d4[10],
-                                    _o[11] + _d4[11],
-                                    _o[12] + _d4[12],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
-                                _d4[7] * _w6[7],
-                                _d4[8] * _w6[8],
-                                _d4[9] * _w6[9],
-                                _d4[10] * _w6[10],
-                                _d4[11] * _w6[11],
-                                _d4[12] * _w6[12],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
+                                _d5[7] * _w8[7],
+                                _d5[8] * _w8[8],
+                                _d5[9] * _w8[9],
+                                _d5[10] * _w8[10],
+                                _d5[11] * _w8[11],
+                                _d5[12] * _w8[12],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d7
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                        _o[7] + _d7[7],
-                                        _o[8] + _d7[8],
-                                        _o[9] + _d7[9],
-                                        _o[10] + _d7[10],
-                                        _o[11] + _d7[11],
-                                        _o[12] + _d7[12],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                        _o[7] + _d9[7],
+                                        _o[8] + _d9[8],
+                                        _o[9] + _d9[9],
+                                        _o[10] + _d9[10],
+                                        _o[11] + _d9[11],
+                                        _o[12] + _d9[12],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
-                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d7
-                            else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                    _o[7] + _d7[7],
-                                    _o[8] + _d7[8],
-                                    _o[9] + _d7[9],
-                                    _o[10] + _d7[10],
-                                    _o[11] + _d7[11],
-                                    _o[12] + _d7[12],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
                                 else:
-                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                    _d7[7] * _w8[7],
-                                    _d7[8] * _w8[8],
-                                    _d7[9] * _w8[9],
-                                    _d7[10] * _w8[10],
-                                    _d7[11] * _w8[11],
-                                    _d7[12] * _w8[12],
-                                )
-                                _o = n0_root.get(v_ss_item_sk)
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d9
+                                    _grp[_t7] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -4633,38 +5683,120 @@ class View:
                                         _o[12] + _d9[12],
                                     )
                                     if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _o is None:
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                    _o[7] + _d9[7],
+                                    _o[8] + _d9[8],
+                                    _o[9] + _d9[9],
+                                    _o[10] + _d9[10],
+                                    _o[11] + _d9[11],
+                                    _o[12] + _d9[12],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                else:
+                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
+                            _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                    _d9[6] * _w10[6],
+                                    _d9[7] * _w10[7],
+                                    _d9[8] * _w10[8],
+                                    _d9[9] * _w10[9],
+                                    _d9[10] * _w10[10],
+                                    _d9[11] * _w10[11],
+                                    _d9[12] * _w10[12],
+                                )
+                                _o = n0_root.get(v_ss_item_sk)
+                                if _o is None:
+                                    n0_root[v_ss_item_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                        _o[6] + _d11[6],
+                                        _o[7] + _d11[7],
+                                        _o[8] + _d11[8],
+                                        _o[9] + _d11[9],
+                                        _o[10] + _d11[10],
+                                        _o[11] + _d11[11],
+                                        _o[12] + _d11[12],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_state,
-                                    ), _m10 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    for (v_ss_store_sk, v_s_state), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m11 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (v_i_item_id, v_i_item_desc, v_s_state)
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0],
-                                                _d4[1] * _m10[1] * _m11[1],
-                                                _d4[2] * _m10[2] * _m11[2],
-                                                _d4[3] * _m10[3] * _m11[3],
-                                                _d4[4] * _m10[4] * _m11[4],
-                                                _d4[5] * _m10[5] * _m11[5],
-                                                _d4[6] * _m10[6] * _m11[6],
-                                                _d4[7] * _m10[7] * _m11[7],
-                                                _d4[8] * _m10[8] * _m11[8],
-                                                _d4[9] * _m10[9] * _m11[9],
-                                                _d4[10] * _m10[10] * _m11[10],
-                                                _d4[11] * _m10[11] * _m11[11],
-                                                _d4[12] * _m10[12] * _m11[12],
+                                                _d5[0] * _m12[0] * _m14[0],
+                                                _d5[1] * _m12[1] * _m14[1],
+                                                _d5[2] * _m12[2] * _m14[2],
+                                                _d5[3] * _m12[3] * _m14[3],
+                                                _d5[4] * _m12[4] * _m14[4],
+                                                _d5[5] * _m12[5] * _m14[5],
+                                                _d5[6] * _m12[6] * _m14[6],
+                                                _d5[7] * _m12[7] * _m14[7],
+                                                _d5[8] * _m12[8] * _m14[8],
+                                                _d5[9] * _m12[9] * _m14[9],
+                                                _d5[10] * _m12[10] * _m14[10],
+                                                _d5[11] * _m12[11] * _m14[11],
+                                                _d5[12] * _m12[12] * _m14[12],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -4809,28 +5941,58 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
-                            v_cs_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_item_sk, v_ss_customer_sk))
-                    or _ZERO
+                or not _entry(
+                    self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
+                        v_cs_sold_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk)
             _grp = catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
                 v_cs_sold_date_sk
             )
             if _grp is None:
                 catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                     v_cs_sold_date_sk
-                ] = {(v_ss_item_sk, v_ss_customer_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ]
+                else:
+                    catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        v_cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -4848,250 +6010,239 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                        if not _grp:
-                            del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ]
-            _w1 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+                            ] = next(iter(_grp.items()))
+            _w2 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
-                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
+                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t1)
                 if _o is None:
-                    n8_count_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = _d2
+                    n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
-                        _o[7] + _d2[7],
-                        _o[8] + _d2[8],
-                        _o[9] + _d2[9],
-                        _o[10] + _d2[10],
-                        _o[11] + _d2[11],
-                        _o[12] + _d2[12],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
+                        _o[7] + _d3[7],
+                        _o[8] + _d3[8],
+                        _o[9] + _d3[9],
+                        _o[10] + _d3[10],
+                        _o[11] + _d3[11],
+                        _o[12] + _d3[12],
                     )
                     if _n[0]:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _n
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _n
                     else:
-                        del n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ]
-                _g5 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                        del n8_count_by_ss_item_sk_ss_customer_sk[_t1]
+                _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                    _t1
                 )
-                if _g5:
-                    for (v_ss_store_sk, v_ss_ticket_number), _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
-                            _d2[7] * _w3[7],
-                            _d2[8] * _w3[8],
-                            _d2[9] * _w3[9],
-                            _d2[10] * _w3[10],
-                            _d2[11] * _w3[11],
-                            _d2[12] * _w3[12],
+                if _g6:
+                    for (v_ss_store_sk, v_ss_ticket_number), _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
+                            _d3[7] * _w4[7],
+                            _d3[8] * _w4[8],
+                            _d3[9] * _w4[9],
+                            _d3[10] * _w4[10],
+                            _d3[11] * _w4[11],
+                            _d3[12] * _w4[12],
                         )
+                        _t7 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t7
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d4
-                            }
+                                _t7
+                            ] = (
+                                v_ss_store_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d4
+                                _grp[v_ss_store_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
-                                    _o[7] + _d4[7],
-                                    _o[8] + _d4[8],
-                                    _o[9] + _d4[9],
-                                    _o[10] + _d4[10],
-                                    _o[11] + _d4[11],
-                                    _o[12] + _d4[12],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                    _o[7] + _d5[7],
+                                    _o[8] + _d5[8],
+                                    _o[9] + _d5[9],
+                                    _o[10] + _d5[10],
+                                    _o[11] + _d5[11],
+                                    _o[12] + _d5[12],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_store_sk] = _n
                                 else:
                                     del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t7
                             )
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
-                                _d4[7] * _w6[7],
-                                _d4[8] * _w6[8],
-                                _d4[9] * _w6[9],
-                                _d4[10] * _w6[10],
-                                _d4[11] * _w6[11],
-                                _d4[12] * _w6[12],
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
+                                _d5[7] * _w8[7],
+                                _d5[8] * _w8[8],
+                                _d5[9] * _w8[9],
+                                _d5[10] * _w8[10],
+                                _d5[11] * _w8[11],
+                                _d5[12] * _w8[12],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t10 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t10)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                n2[_t10] = _d9
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                    _o[7] + _d7[7],
-                                    _o[8] + _d7[8],
-                                    _o[9] + _d7[9],
-                                    _o[10] + _d7[10],
-                                    _o[11] + _d7[11],
-                                    _o[12] + _d7[12],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                    _o[7] + _d9[7],
+                                    _o[8] + _d9[8],
+                                    _o[9] + _d9[9],
+                                    _o[10] + _d9[10],
+                                    _o[11] + _d9[11],
+                                    _o[12] + _d9[12],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t10] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t10]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d9,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                        _o[7] + _d9[7],
+                                        _o[8] + _d9[8],
+                                        _o[9] + _d9[9],
+                                        _o[10] + _d9[10],
+                                        _o[11] + _d9[11],
+                                        _o[12] + _d9[12],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                        _o[7] + _d7[7],
-                                        _o[8] + _d7[8],
-                                        _o[9] + _d7[9],
-                                        _o[10] + _d7[10],
-                                        _o[11] + _d7[11],
-                                        _o[12] + _d7[12],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_ss_item_sk] = _n
-                                    else:
-                                        del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                    _d7[7] * _w8[7],
-                                    _d7[8] * _w8[8],
-                                    _d7[9] * _w8[9],
-                                    _d7[10] * _w8[10],
-                                    _d7[11] * _w8[11],
-                                    _d7[12] * _w8[12],
-                                )
-                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
-                                        _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                            _o[7] + _d9[7],
-                                            _o[8] + _d9[8],
-                                            _o[9] + _d9[9],
-                                            _o[10] + _d9[10],
-                                            _o[11] + _d9[11],
-                                            _o[12] + _d9[12],
-                                        )
-                                        if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                        else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    _grp[v_ss_item_sk] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -5109,82 +6260,203 @@ class View:
                                         _o[12] + _d9[12],
                                     )
                                     if _n[0]:
+                                        _grp[v_ss_item_sk] = _n
+                                    else:
+                                        del _grp[v_ss_item_sk]
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = next(iter(_grp.items()))
+                            _w11 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w11 is not None:
+                                _d12 = (
+                                    _d9[0] * _w11[0],
+                                    _d9[1] * _w11[1],
+                                    _d9[2] * _w11[2],
+                                    _d9[3] * _w11[3],
+                                    _d9[4] * _w11[4],
+                                    _d9[5] * _w11[5],
+                                    _d9[6] * _w11[6],
+                                    _d9[7] * _w11[7],
+                                    _d9[8] * _w11[8],
+                                    _d9[9] * _w11[9],
+                                    _d9[10] * _w11[10],
+                                    _d9[11] * _w11[11],
+                                    _d9[12] * _w11[12],
+                                )
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t10, _d12)
+                                elif type(_grp) is tuple:
+                                    _e = _t10
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                            _o[7] + _d12[7],
+                                            _o[8] + _d12[8],
+                                            _o[9] + _d12[9],
+                                            _o[10] + _d12[10],
+                                            _o[11] + _d12[11],
+                                            _o[12] + _d12[12],
+                                        )
+                                        if _n[0]:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d12,
+                                        }
+                                else:
+                                    _o = _grp.get(_t10)
+                                    if _o is None:
+                                        _grp[_t10] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                            _o[7] + _d12[7],
+                                            _o[8] + _d12[8],
+                                            _o[9] + _d12[9],
+                                            _o[10] + _d12[10],
+                                            _o[11] + _d12[11],
+                                            _o[12] + _d12[12],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t10] = _n
+                                        else:
+                                            del _grp[_t10]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d12
+                                else:
+                                    _n = (
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
+                                        _o[7] + _d12[7],
+                                        _o[8] + _d12[8],
+                                        _o[9] + _d12[9],
+                                        _o[10] + _d12[10],
+                                        _o[11] + _d12[11],
+                                        _o[12] + _d12[12],
+                                    )
+                                    if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
-                                        _d9[7] * _w10[7],
-                                        _d9[8] * _w10[8],
-                                        _d9[9] * _w10[9],
-                                        _d9[10] * _w10[10],
-                                        _d9[11] * _w10[11],
-                                        _d9[12] * _w10[12],
+                                _w13 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w13 is not None:
+                                    _d14 = (
+                                        _d12[0] * _w13[0],
+                                        _d12[1] * _w13[1],
+                                        _d12[2] * _w13[2],
+                                        _d12[3] * _w13[3],
+                                        _d12[4] * _w13[4],
+                                        _d12[5] * _w13[5],
+                                        _d12[6] * _w13[6],
+                                        _d12[7] * _w13[7],
+                                        _d12[8] * _w13[8],
+                                        _d12[9] * _w13[9],
+                                        _d12[10] * _w13[10],
+                                        _d12[11] * _w13[11],
+                                        _d12[12] * _w13[12],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d14
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
-                                            _o[7] + _d11[7],
-                                            _o[8] + _d11[8],
-                                            _o[9] + _d11[9],
-                                            _o[10] + _d11[10],
-                                            _o[11] + _d11[11],
-                                            _o[12] + _d11[12],
+                                            _o[0] + _d14[0],
+                                            _o[1] + _d14[1],
+                                            _o[2] + _d14[2],
+                                            _o[3] + _d14[3],
+                                            _o[4] + _d14[4],
+                                            _o[5] + _d14[5],
+                                            _o[6] + _d14[6],
+                                            _o[7] + _d14[7],
+                                            _o[8] + _d14[8],
+                                            _o[9] + _d14[9],
+                                            _o[10] + _d14[10],
+                                            _o[11] + _d14[11],
+                                            _o[12] + _d14[12],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_state,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_state), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
                                                     v_s_state,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
-                                                    _d7[7] * _m12[7] * _m13[7],
-                                                    _d7[8] * _m12[8] * _m13[8],
-                                                    _d7[9] * _m12[9] * _m13[9],
-                                                    _d7[10] * _m12[10] * _m13[10],
-                                                    _d7[11] * _m12[11] * _m13[11],
-                                                    _d7[12] * _m12[12] * _m13[12],
+                                                    _d9[0] * _m15[0] * _m17[0],
+                                                    _d9[1] * _m15[1] * _m17[1],
+                                                    _d9[2] * _m15[2] * _m17[2],
+                                                    _d9[3] * _m15[3] * _m17[3],
+                                                    _d9[4] * _m15[4] * _m17[4],
+                                                    _d9[5] * _m15[5] * _m17[5],
+                                                    _d9[6] * _m15[6] * _m17[6],
+                                                    _d9[7] * _m15[7] * _m17[7],
+                                                    _d9[8] * _m15[8] * _m17[8],
+                                                    _d9[9] * _m15[9] * _m17[9],
+                                                    _d9[10] * _m15[10] * _m17[10],
+                                                    _d9[11] * _m15[11] * _m17[11],
+                                                    _d9[12] * _m15[12] * _m17[12],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -5400,7 +6672,7 @@ class View:
                     v_ss_customer_sk,
                     v_ss_store_sk,
                     v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -5416,17 +6688,56 @@ class View:
                         _p[11] * _w1[11],
                         _p[12] * _w1[12],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _t5 = (v_ss_store_sk, v_ss_ticket_number)
                     _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                        _t4
                     )
                     if _grp is None:
                         n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
+                            _t4
+                        ] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                                _o[7] + _d2[7],
+                                _o[8] + _d2[8],
+                                _o[9] + _d2[9],
+                                _o[10] + _d2[10],
+                                _o[11] + _d2[11],
+                                _o[12] + _d2[12],
+                            )
+                            if _n[0]:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ]
+                        else:
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -5444,97 +6755,84 @@ class View:
                                 _o[12] + _d2[12],
                             )
                             if _n[0]:
-                                _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                                if not _grp:
-                                    del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                        (v_ss_item_sk, v_ss_customer_sk)
-                                    ]
-                    _w4 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                            _d2[7] * _w4[7],
-                            _d2[8] * _w4[8],
-                            _d2[9] * _w4[9],
-                            _d2[10] * _w4[10],
-                            _d2[11] * _w4[11],
-                            _d2[12] * _w4[12],
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                        _t4
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d2[0] * _w6[0],
+                            _d2[1] * _w6[1],
+                            _d2[2] * _w6[2],
+                            _d2[3] * _w6[3],
+                            _d2[4] * _w6[4],
+                            _d2[5] * _w6[5],
+                            _d2[6] * _w6[6],
+                            _d2[7] * _w6[7],
+                            _d2[8] * _w6[8],
+                            _d2[9] * _w6[9],
+                            _d2[10] * _w6[10],
+                            _d2[11] * _w6[11],
+                            _d2[12] * _w6[12],
                         )
+                        _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t8
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d5
-                            }
+                                _t8
+                            ] = (
+                                v_ss_store_sk,
+                                _d7,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                    _o[7] + _d7[7],
+                                    _o[8] + _d7[8],
+                                    _o[9] + _d7[9],
+                                    _o[10] + _d7[10],
+                                    _o[11] + _d7[11],
+                                    _o[12] + _d7[12],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                    _o[7] + _d5[7],
-                                    _o[8] + _d5[8],
-                                    _o[9] + _d5[9],
-                                    _o[10] + _d5[10],
-                                    _o[11] + _d5[11],
-                                    _o[12] + _d5[12],
-                                )
-                                if _n[0]:
-                                    _grp[v_ss_store_sk] = _n
-                                else:
-                                    del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
-                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            )
-                        )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
-                                _d5[7] * _w6[7],
-                                _d5[8] * _w6[8],
-                                _d5[9] * _w6[9],
-                                _d5[10] * _w6[10],
-                                _d5[11] * _w6[11],
-                                _d5[12] * _w6[12],
-                            )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
-                            if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                _grp[v_ss_store_sk] = _d7
                             else:
                                 _n = (
                                     _o[0] + _d7[0],
@@ -5552,186 +6850,315 @@ class View:
                                     _o[12] + _d7[12],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    _grp[v_ss_store_sk] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del _grp[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w9 = (
+                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
+                            )
+                        )
+                        if _w9 is not None:
+                            _d10 = (
+                                _d7[0] * _w9[0],
+                                _d7[1] * _w9[1],
+                                _d7[2] * _w9[2],
+                                _d7[3] * _w9[3],
+                                _d7[4] * _w9[4],
+                                _d7[5] * _w9[5],
+                                _d7[6] * _w9[6],
+                                _d7[7] * _w9[7],
+                                _d7[8] * _w9[8],
+                                _d7[9] * _w9[9],
+                                _d7[10] * _w9[10],
+                                _d7[11] * _w9[11],
+                                _d7[12] * _w9[12],
+                            )
+                            _t11 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t11)
+                            if _o is None:
+                                n2[_t11] = _d10
+                            else:
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                    _o[7] + _d10[7],
+                                    _o[8] + _d10[8],
+                                    _o[9] + _d10[9],
+                                    _o[10] + _d10[10],
+                                    _o[11] + _d10[11],
+                                    _o[12] + _d10[12],
+                                )
+                                if _n[0]:
+                                    n2[_t11] = _n
+                                else:
+                                    del n2[_t11]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d10,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d10,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
+                                    _grp[v_ss_item_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                        _o[7] + _d7[7],
-                                        _o[8] + _d7[8],
-                                        _o[9] + _d7[9],
-                                        _o[10] + _d7[10],
-                                        _o[11] + _d7[11],
-                                        _o[12] + _d7[12],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                    _d7[7] * _w8[7],
-                                    _d7[8] * _w8[8],
-                                    _d7[9] * _w8[9],
-                                    _d7[10] * _w8[10],
-                                    _d7[11] * _w8[11],
-                                    _d7[12] * _w8[12],
+                                            ] = next(iter(_grp.items()))
+                            _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w12 is not None:
+                                _d13 = (
+                                    _d10[0] * _w12[0],
+                                    _d10[1] * _w12[1],
+                                    _d10[2] * _w12[2],
+                                    _d10[3] * _w12[3],
+                                    _d10[4] * _w12[4],
+                                    _d10[5] * _w12[5],
+                                    _d10[6] * _w12[6],
+                                    _d10[7] * _w12[7],
+                                    _d10[8] * _w12[8],
+                                    _d10[9] * _w12[9],
+                                    _d10[10] * _w12[10],
+                                    _d10[11] * _w12[11],
+                                    _d10[12] * _w12[12],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                elif type(_grp) is tuple:
+                                    _e = _t11
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                            _o[7] + _d9[7],
-                                            _o[8] + _d9[8],
-                                            _o[9] + _d9[9],
-                                            _o[10] + _d9[10],
-                                            _o[11] + _d9[11],
-                                            _o[12] + _d9[12],
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                            _o[7] + _d13[7],
+                                            _o[8] + _d13[8],
+                                            _o[9] + _d13[9],
+                                            _o[10] + _d13[10],
+                                            _o[11] + _d13[11],
+                                            _o[12] + _d13[12],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d13,
+                                        }
+                                else:
+                                    _o = _grp.get(_t11)
+                                    if _o is None:
+                                        _grp[_t11] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                            _o[7] + _d13[7],
+                                            _o[8] + _d13[8],
+                                            _o[9] + _d13[9],
+                                            _o[10] + _d13[10],
+                                            _o[11] + _d13[11],
+                                            _o[12] + _d13[12],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t11] = _n
+                                        else:
+                                            del _grp[_t11]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
-                                        _o[7] + _d9[7],
-                                        _o[8] + _d9[8],
-                                        _o[9] + _d9[9],
-                                        _o[10] + _d9[10],
-                                        _o[11] + _d9[11],
-                                        _o[12] + _d9[12],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                        _o[7] + _d13[7],
+                                        _o[8] + _d13[8],
+                                        _o[9] + _d13[9],
+                                        _o[10] + _d13[10],
+                                        _o[11] + _d13[11],
+                                        _o[12] + _d13[12],
                                     )
                                     if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
-                                        _d9[7] * _w10[7],
-                                        _d9[8] * _w10[8],
-                                        _d9[9] * _w10[9],
-                                        _d9[10] * _w10[10],
-                                        _d9[11] * _w10[11],
-                                        _d9[12] * _w10[12],
+                                _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w14 is not None:
+                                    _d15 = (
+                                        _d13[0] * _w14[0],
+                                        _d13[1] * _w14[1],
+                                        _d13[2] * _w14[2],
+                                        _d13[3] * _w14[3],
+                                        _d13[4] * _w14[4],
+                                        _d13[5] * _w14[5],
+                                        _d13[6] * _w14[6],
+                                        _d13[7] * _w14[7],
+                                        _d13[8] * _w14[8],
+                                        _d13[9] * _w14[9],
+                                        _d13[10] * _w14[10],
+                                        _d13[11] * _w14[11],
+                                        _d13[12] * _w14[12],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d15
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
-                                            _o[7] + _d11[7],
-                                            _o[8] + _d11[8],
-                                            _o[9] + _d11[9],
-                                            _o[10] + _d11[10],
-                                            _o[11] + _d11[11],
-                                            _o[12] + _d11[12],
+                                            _o[0] + _d15[0],
+                                            _o[1] + _d15[1],
+                                            _o[2] + _d15[2],
+                                            _o[3] + _d15[3],
+                                            _o[4] + _d15[4],
+                                            _o[5] + _d15[5],
+                                            _o[6] + _d15[6],
+                                            _o[7] + _d15[7],
+                                            _o[8] + _d15[8],
+                                            _o[9] + _d15[9],
+                                            _o[10] + _d15[10],
+                                            _o[11] + _d15[11],
+                                            _o[12] + _d15[12],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_state,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_state), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
                                                     v_s_state,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
-                                                    _d7[7] * _m12[7] * _m13[7],
-                                                    _d7[8] * _m12[8] * _m13[8],
-                                                    _d7[9] * _m12[9] * _m13[9],
-                                                    _d7[10] * _m12[10] * _m13[10],
-                                                    _d7[11] * _m12[11] * _m13[11],
-                                                    _d7[12] * _m12[12] * _m13[12],
+                                                    _d10[0] * _m16[0] * _m18[0],
+                                                    _d10[1] * _m16[1] * _m18[1],
+                                                    _d10[2] * _m16[2] * _m18[2],
+                                                    _d10[3] * _m16[3] * _m18[3],
+                                                    _d10[4] * _m16[4] * _m18[4],
+                                                    _d10[5] * _m16[5] * _m18[5],
+                                                    _d10[6] * _m16[6] * _m18[6],
+                                                    _d10[7] * _m16[7] * _m18[7],
+                                                    _d10[8] * _m16[8] * _m18[8],
+                                                    _d10[9] * _m16[9] * _m18[9],
+                                                    _d10[10] * _m16[10] * _m18[10],
+                                                    _d10[11] * _m16[11] * _m18[11],
+                                                    _d10[12] * _m16[12] * _m18[12],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -5791,7 +7218,9 @@ class View:
                 v_cs_sold_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_customer_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -5807,13 +7236,10 @@ class View:
                         _p[11] * _w1[11],
                         _p[12] * _w1[12],
                     )
-                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
                     if _o is None:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _d2
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -5831,200 +7257,194 @@ class View:
                             _o[12] + _d2[12],
                         )
                         if _n[0]:
-                            n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ] = _n
+                            n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _n
                         else:
-                            del n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ]
-                    _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                            del n8_count_by_ss_item_sk_ss_customer_sk[_t4]
+                    _g7 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                        _t4
                     )
-                    if _g6:
-                        for (v_ss_store_sk, v_ss_ticket_number), _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
-                                _d2[7] * _w4[7],
-                                _d2[8] * _w4[8],
-                                _d2[9] * _w4[9],
-                                _d2[10] * _w4[10],
-                                _d2[11] * _w4[11],
-                                _d2[12] * _w4[12],
+                    if _g7:
+                        for (v_ss_store_sk, v_ss_ticket_number), _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
+                                _d2[7] * _w5[7],
+                                _d2[8] * _w5[8],
+                                _d2[9] * _w5[9],
+                                _d2[10] * _w5[10],
+                                _d2[11] * _w5[11],
+                                _d2[12] * _w5[12],
                             )
+                            _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                             _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t8
                             )
                             if _grp is None:
                                 n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = {
-                                    v_ss_store_sk: _d5
-                                }
+                                    _t8
+                                ] = (
+                                    v_ss_store_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_store_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
+                                    )
+                                    if _n[0]:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ]
+                                else:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_store_sk)
                                 if _o is None:
-                                    _grp[v_ss_store_sk] = _d5
+                                    _grp[v_ss_store_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
-                                        _o[7] + _d5[7],
-                                        _o[8] + _d5[8],
-                                        _o[9] + _d5[9],
-                                        _o[10] + _d5[10],
-                                        _o[11] + _d5[11],
-                                        _o[12] + _d5[12],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_store_sk] = _n
                                     else:
                                         del _grp[v_ss_store_sk]
-                                        if not _grp:
-                                            del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                                (
-                                                    v_ss_item_sk,
-                                                    v_ss_customer_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                            _w7 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                        if len(_grp) == 1:
+                                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                _t8
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
                             )
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
-                                    _d5[7] * _w7[7],
-                                    _d5[8] * _w7[8],
-                                    _d5[9] * _w7[9],
-                                    _d5[10] * _w7[10],
-                                    _d5[11] * _w7[11],
-                                    _d5[12] * _w7[12],
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
+                                    _d6[7] * _w9[7],
+                                    _d6[8] * _w9[8],
+                                    _d6[9] * _w9[9],
+                                    _d6[10] * _w9[10],
+                                    _d6[11] * _w9[11],
+                                    _d6[12] * _w9[12],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _t11 = (v_ss_item_sk, v_ss_store_sk)
+                                _o = n2.get(_t11)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d8
+                                    n2[_t11] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
-                                        _o[9] + _d8[9],
-                                        _o[10] + _d8[10],
-                                        _o[11] + _d8[11],
-                                        _o[12] + _d8[12],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t11] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t11]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d8
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d10,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
+                                            _o[9] + _d10[9],
+                                            _o[10] + _d10[10],
+                                            _o[11] + _d10[11],
+                                            _o[12] + _d10[12],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d8
-                                    else:
-                                        _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                            _o[7] + _d8[7],
-                                            _o[8] + _d8[8],
-                                            _o[9] + _d8[9],
-                                            _o[10] + _d8[10],
-                                            _o[11] + _d8[11],
-                                            _o[12] + _d8[12],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ]
-                                _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                        _d8[7] * _w9[7],
-                                        _d8[8] * _w9[8],
-                                        _d8[9] * _w9[9],
-                                        _d8[10] * _w9[10],
-                                        _d8[11] * _w9[11],
-                                        _d8[12] * _w9[12],
-                                    )
-                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d10
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d10
-                                        else:
-                                            _n = (
-                                                _o[0] + _d10[0],
-                                                _o[1] + _d10[1],
-                                                _o[2] + _d10[2],
-                                                _o[3] + _d10[3],
-                                                _o[4] + _d10[4],
-                                                _o[5] + _d10[5],
-                                                _o[6] + _d10[6],
-                                                _o[7] + _d10[7],
-                                                _o[8] + _d10[8],
-                                                _o[9] + _d10[9],
-                                                _o[10] + _d10[10],
-                                                _o[11] + _d10[11],
-                                                _o[12] + _d10[12],
-                                            )
-                                            if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                            else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
-                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                        _grp[v_ss_item_sk] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -6042,82 +7462,203 @@ class View:
                                             _o[12] + _d10[12],
                                         )
                                         if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = next(iter(_grp.items()))
+                                _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w12 is not None:
+                                    _d13 = (
+                                        _d10[0] * _w12[0],
+                                        _d10[1] * _w12[1],
+                                        _d10[2] * _w12[2],
+                                        _d10[3] * _w12[3],
+                                        _d10[4] * _w12[4],
+                                        _d10[5] * _w12[5],
+                                        _d10[6] * _w12[6],
+                                        _d10[7] * _w12[7],
+                                        _d10[8] * _w12[8],
+                                        _d10[9] * _w12[9],
+                                        _d10[10] * _w12[10],
+                                        _d10[11] * _w12[11],
+                                        _d10[12] * _w12[12],
+                                    )
+                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _grp is None:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                    elif type(_grp) is tuple:
+                                        _e = _t11
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                                _o[7] + _d13[7],
+                                                _o[8] + _d13[8],
+                                                _o[9] + _d13[9],
+                                                _o[10] + _d13[10],
+                                                _o[11] + _d13[11],
+                                                _o[12] + _d13[12],
+                                            )
+                                            if _n[0]:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d13,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t11)
+                                        if _o is None:
+                                            _grp[_t11] = _d13
+                                        else:
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                                _o[7] + _d13[7],
+                                                _o[8] + _d13[8],
+                                                _o[9] + _d13[9],
+                                                _o[10] + _d13[10],
+                                                _o[11] + _d13[11],
+                                                _o[12] + _d13[12],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t11] = _n
+                                            else:
+                                                del _grp[_t11]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
+                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                            _o[7] + _d13[7],
+                                            _o[8] + _d13[8],
+                                            _o[9] + _d13[9],
+                                            _o[10] + _d13[10],
+                                            _o[11] + _d13[11],
+                                            _o[12] + _d13[12],
+                                        )
+                                        if _n[0]:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w11 is not None:
-                                        _d12 = (
-                                            _d10[0] * _w11[0],
-                                            _d10[1] * _w11[1],
-                                            _d10[2] * _w11[2],
-                                            _d10[3] * _w11[3],
-                                            _d10[4] * _w11[4],
-                                            _d10[5] * _w11[5],
-                                            _d10[6] * _w11[6],
-                                            _d10[7] * _w11[7],
-                                            _d10[8] * _w11[8],
-                                            _d10[9] * _w11[9],
-                                            _d10[10] * _w11[10],
-                                            _d10[11] * _w11[11],
-                                            _d10[12] * _w11[12],
+                                    _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w14 is not None:
+                                        _d15 = (
+                                            _d13[0] * _w14[0],
+                                            _d13[1] * _w14[1],
+                                            _d13[2] * _w14[2],
+                                            _d13[3] * _w14[3],
+                                            _d13[4] * _w14[4],
+                                            _d13[5] * _w14[5],
+                                            _d13[6] * _w14[6],
+                                            _d13[7] * _w14[7],
+                                            _d13[8] * _w14[8],
+                                            _d13[9] * _w14[9],
+                                            _d13[10] * _w14[10],
+                                            _d13[11] * _w14[11],
+                                            _d13[12] * _w14[12],
                                         )
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d12
+                                            n0_root[v_ss_item_sk] = _d15
                                         else:
                                             _n = (
-                                                _o[0] + _d12[0],
-                                                _o[1] + _d12[1],
-                                                _o[2] + _d12[2],
-                                                _o[3] + _d12[3],
-                                                _o[4] + _d12[4],
-                                                _o[5] + _d12[5],
-                                                _o[6] + _d12[6],
-                                                _o[7] + _d12[7],
-                                                _o[8] + _d12[8],
-                                                _o[9] + _d12[9],
-                                                _o[10] + _d12[10],
-                                                _o[11] + _d12[11],
-                                                _o[12] + _d12[12],
+                                                _o[0] + _d15[0],
+                                                _o[1] + _d15[1],
+                                                _o[2] + _d15[2],
+                                                _o[3] + _d15[3],
+                                                _o[4] + _d15[4],
+                                                _o[5] + _d15[5],
+                                                _o[6] + _d15[6],
+                                                _o[7] + _d15[7],
+                                                _o[8] + _d15[8],
+                                                _o[9] + _d15[9],
+                                                _o[10] + _d15[10],
+                                                _o[11] + _d15[11],
+                                                _o[12] + _d15[12],
                                             )
                                             if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_state,
-                                            ), _m13 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            for (v_ss_store_sk, v_s_state), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
                                                     v_i_item_desc,
-                                                ), _m14 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     _k = (
                                                         v_i_item_id,
                                                         v_i_item_desc,
                                                         v_s_state,
                                                     )
                                                     _v = (
-                                                        _d8[0] * _m13[0] * _m14[0],
-                                                        _d8[1] * _m13[1] * _m14[1],
-                                                        _d8[2] * _m13[2] * _m14[2],
-                                                        _d8[3] * _m13[3] * _m14[3],
-                                                        _d8[4] * _m13[4] * _m14[4],
-                                                        _d8[5] * _m13[5] * _m14[5],
-                                                        _d8[6] * _m13[6] * _m14[6],
-                                                        _d8[7] * _m13[7] * _m14[7],
-                                                        _d8[8] * _m13[8] * _m14[8],
-                                                        _d8[9] * _m13[9] * _m14[9],
-                                                        _d8[10] * _m13[10] * _m14[10],
-                                                        _d8[11] * _m13[11] * _m14[11],
-                                                        _d8[12] * _m13[12] * _m14[12],
+                                                        _d10[0] * _m16[0] * _m18[0],
+                                                        _d10[1] * _m16[1] * _m18[1],
+                                                        _d10[2] * _m16[2] * _m18[2],
+                                                        _d10[3] * _m16[3] * _m18[3],
+                                                        _d10[4] * _m16[4] * _m18[4],
+                                                        _d10[5] * _m16[5] * _m18[5],
+                                                        _d10[6] * _m16[6] * _m18[6],
+                                                        _d10[7] * _m16[7] * _m18[7],
+                                                        _d10[8] * _m16[8] * _m18[8],
+                                                        _d10[9] * _m16[9] * _m18[9],
+                                                        _d10[10] * _m16[10] * _m18[10],
+                                                        _d10[11] * _m16[11] * _m18[11],
+                                                        _d10[12] * _m16[12] * _m18[12],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -6179,11 +7720,9 @@ class View:
                 v_sr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_ss_item_sk,
-                    v_ss_customer_sk,
-                    v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -6199,13 +7738,14 @@ class View:
                         _p[11] * _w1[11],
                         _p[12] * _w1[12],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t4
                     )
                     if _o is None:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d2
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _d2
+                        )
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -6224,179 +7764,178 @@ class View:
                         )
                         if _n[0]:
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ] = _n
                         else:
                             del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ]
-                    _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _g7 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t4
                     )
-                    if _g6:
-                        for v_ss_store_sk, _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
-                                _d2[7] * _w4[7],
-                                _d2[8] * _w4[8],
-                                _d2[9] * _w4[9],
-                                _d2[10] * _w4[10],
-                                _d2[11] * _w4[11],
-                                _d2[12] * _w4[12],
+                    if _g7:
+                        for v_ss_store_sk, _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
+                                _d2[7] * _w5[7],
+                                _d2[8] * _w5[8],
+                                _d2[9] * _w5[9],
+                                _d2[10] * _w5[10],
+                                _d2[11] * _w5[11],
+                                _d2[12] * _w5[12],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t8 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t8)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d5
+                                n2[_t8] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                    _o[7] + _d5[7],
-                                    _o[8] + _d5[8],
-                                    _o[9] + _d5[9],
-                                    _o[10] + _d5[10],
-                                    _o[11] + _d5[11],
-                                    _o[12] + _d5[12],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                    _o[7] + _d6[7],
+                                    _o[8] + _d6[8],
+                                    _o[9] + _d6[9],
+                                    _o[10] + _d6[10],
+                                    _o[11] + _d6[11],
+                                    _o[12] + _d6[12],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t8] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t8]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d5
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d5
+                                    _grp[v_ss_item_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
-                                        _o[7] + _d5[7],
-                                        _o[8] + _d5[8],
-                                        _o[9] + _d5[9],
-                                        _o[10] + _d5[10],
-                                        _o[11] + _d5[11],
-                                        _o[12] + _d5[12],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                        _o[9] + _d6[9],
+                                        _o[10] + _d6[10],
+                                        _o[11] + _d6[11],
+                                        _o[12] + _d6[12],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
-                                    _d5[7] * _w7[7],
-                                    _d5[8] * _w7[8],
-                                    _d5[9] * _w7[9],
-                                    _d5[10] * _w7[10],
-                                    _d5[11] * _w7[11],
-                                    _d5[12] * _w7[12],
+                                            ] = next(iter(_grp.items()))
+                            _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
+                                    _d6[7] * _w9[7],
+                                    _d6[8] * _w9[8],
+                                    _d6[9] * _w9[9],
+                                    _d6[10] * _w9[10],
+                                    _d6[11] * _w9[11],
+                                    _d6[12] * _w9[12],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d8
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t8, _d10)
+                                elif type(_grp) is tuple:
+                                    _e = _t8
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                            _o[7] + _d8[7],
-                                            _o[8] + _d8[8],
-                                            _o[9] + _d8[9],
-                                            _o[10] + _d8[10],
-                                            _o[11] + _d8[11],
-                                            _o[12] + _d8[12],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
+                                            _o[9] + _d10[9],
+                                            _o[10] + _d10[10],
+                                            _o[11] + _d10[11],
+                                            _o[12] + _d10[12],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
-                                else:
-                                    _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                        _o[7] + _d8[7],
-                                        _o[8] + _d8[8],
-                                        _o[9] + _d8[9],
-                                        _o[10] + _d8[10],
-                                        _o[11] + _d8[11],
-                                        _o[12] + _d8[12],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
                                     else:
-                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                        _d8[7] * _w9[7],
-                                        _d8[8] * _w9[8],
-                                        _d8[9] * _w9[9],
-                                        _d8[10] * _w9[10],
-                                        _d8[11] * _w9[11],
-                                        _d8[12] * _w9[12],
-                                    )
-                                    _o = n0_root.get(v_ss_item_sk)
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
+                                else:
+                                    _o = _grp.get(_t8)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d10
+                                        _grp[_t8] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -6414,42 +7953,124 @@ class View:
                                             _o[12] + _d10[12],
                                         )
                                         if _n[0]:
+                                            _grp[_t8] = _n
+                                        else:
+                                            del _grp[_t8]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                else:
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                        _o[7] + _d10[7],
+                                        _o[8] + _d10[8],
+                                        _o[9] + _d10[9],
+                                        _o[10] + _d10[10],
+                                        _o[11] + _d10[11],
+                                        _o[12] + _d10[12],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
+                                        _d10[5] * _w11[5],
+                                        _d10[6] * _w11[6],
+                                        _d10[7] * _w11[7],
+                                        _d10[8] * _w11[8],
+                                        _d10[9] * _w11[9],
+                                        _d10[10] * _w11[10],
+                                        _d10[11] * _w11[11],
+                                        _d10[12] * _w11[12],
+                                    )
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                            _o[7] + _d12[7],
+                                            _o[8] + _d12[8],
+                                            _o[9] + _d12[9],
+                                            _o[10] + _d12[10],
+                                            _o[11] + _d12[11],
+                                            _o[12] + _d12[12],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_store_sk,
-                                            v_s_state,
-                                        ), _m11 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        for (v_ss_store_sk, v_s_state), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m12 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
                                                     v_s_state,
                                                 )
                                                 _v = (
-                                                    _d5[0] * _m11[0] * _m12[0],
-                                                    _d5[1] * _m11[1] * _m12[1],
-                                                    _d5[2] * _m11[2] * _m12[2],
-                                                    _d5[3] * _m11[3] * _m12[3],
-                                                    _d5[4] * _m11[4] * _m12[4],
-                                                    _d5[5] * _m11[5] * _m12[5],
-                                                    _d5[6] * _m11[6] * _m12[6],
-                                                    _d5[7] * _m11[7] * _m12[7],
-                                                    _d5[8] * _m11[8] * _m12[8],
-                                                    _d5[9] * _m11[9] * _m12[9],
-                                                    _d5[10] * _m11[10] * _m12[10],
-                                                    _d5[11] * _m11[11] * _m12[11],
-                                                    _d5[12] * _m11[12] * _m12[12],
+                                                    _d6[0] * _m13[0] * _m15[0],
+                                                    _d6[1] * _m13[1] * _m15[1],
+                                                    _d6[2] * _m13[2] * _m15[2],
+                                                    _d6[3] * _m13[3] * _m15[3],
+                                                    _d6[4] * _m13[4] * _m15[4],
+                                                    _d6[5] * _m13[5] * _m15[5],
+                                                    _d6[6] * _m13[6] * _m15[6],
+                                                    _d6[7] * _m13[7] * _m15[7],
+                                                    _d6[8] * _m13[8] * _m15[8],
+                                                    _d6[9] * _m13[9] * _m15[9],
+                                                    _d6[10] * _m13[10] * _m15[10],
+                                                    _d6[11] * _m13[11] * _m15[11],
+                                                    _d6[12] * _m13[12] * _m15[12],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -6540,21 +8161,46 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                        (v_ss_store_sk, v_s_state)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                    (v_ss_store_sk, v_s_state),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_store_sk, v_s_state)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {(v_ss_store_sk, v_s_state): _p}
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_store_sk, v_s_state))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_store_sk, v_s_state)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -6572,11 +8218,13 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[(v_ss_store_sk, v_s_state)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_store_sk, v_s_state)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6600,140 +8248,169 @@ class View:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _g3 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
-            if _g3:
-                for v_ss_item_sk, _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
-                        _p[7] * _w1[7],
-                        _p[8] * _w1[8],
-                        _p[9] * _w1[9],
-                        _p[10] * _w1[10],
-                        _p[11] * _w1[11],
-                        _p[12] * _w1[12],
+            _g4 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g4:
+                for v_ss_item_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
+                        _p[7] * _w2[7],
+                        _p[8] * _w2[8],
+                        _p[9] * _w2[9],
+                        _p[10] * _w2[10],
+                        _p[11] * _w2[11],
+                        _p[12] * _w2[12],
                     )
+                    _t5 = (v_ss_item_sk, v_ss_store_sk)
                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_item_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                        else:
+                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
-                                _o[7] + _d2[7],
-                                _o[8] + _d2[8],
-                                _o[9] + _d2[9],
-                                _o[10] + _d2[10],
-                                _o[11] + _d2[11],
-                                _o[12] + _d2[12],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                                _o[7] + _d3[7],
+                                _o[8] + _d3[8],
+                                _o[9] + _d3[9],
+                                _o[10] + _d3[10],
+                                _o[11] + _d3[11],
+                                _o[12] + _d3[12],
                             )
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                del n1_by_ss_item_sk[v_ss_item_sk]
+                        else:
+                            n1_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                                _o[7] + _d3[7],
+                                _o[8] + _d3[8],
+                                _o[9] + _d3[9],
+                                _o[10] + _d3[10],
+                                _o[11] + _d3[11],
+                                _o[12] + _d3[12],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _o is None:
-                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
-                            _o[7] + _d2[7],
-                            _o[8] + _d2[8],
-                            _o[9] + _d2[9],
-                            _o[10] + _d2[10],
-                            _o[11] + _d2[11],
-                            _o[12] + _d2[12],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                            _o[7] + _d3[7],
+                            _o[8] + _d3[8],
+                            _o[9] + _d3[9],
+                            _o[10] + _d3[10],
+                            _o[11] + _d3[11],
+                            _o[12] + _d3[12],
                         )
                         if _n[0]:
                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                         else:
                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                            _d2[7] * _w4[7],
-                            _d2[8] * _w4[8],
-                            _d2[9] * _w4[9],
-                            _d2[10] * _w4[10],
-                            _d2[11] * _w4[11],
-                            _d2[12] * _w4[12],
+                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d3[0] * _w6[0],
+                            _d3[1] * _w6[1],
+                            _d3[2] * _w6[2],
+                            _d3[3] * _w6[3],
+                            _d3[4] * _w6[4],
+                            _d3[5] * _w6[5],
+                            _d3[6] * _w6[6],
+                            _d3[7] * _w6[7],
+                            _d3[8] * _w6[8],
+                            _d3[9] * _w6[9],
+                            _d3[10] * _w6[10],
+                            _d3[11] * _w6[11],
+                            _d3[12] * _w6[12],
                         )
                         _o = n0_root.get(v_ss_item_sk)
                         if _o is None:
-                            n0_root[v_ss_item_sk] = _d5
+                            n0_root[v_ss_item_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
-                                _o[7] + _d5[7],
-                                _o[8] + _d5[8],
-                                _o[9] + _d5[9],
-                                _o[10] + _d5[10],
-                                _o[11] + _d5[11],
-                                _o[12] + _d5[12],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
+                                _o[7] + _d7[7],
+                                _o[8] + _d7[8],
+                                _o[9] + _d7[9],
+                                _o[10] + _d7[10],
+                                _o[11] + _d7[11],
+                                _o[12] + _d7[12],
                             )
                             if _n[0]:
                                 n0_root[v_ss_item_sk] = _n
                             else:
                                 del n0_root[v_ss_item_sk]
                         if pending is not None:
-                            _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                            for (
-                                v_ss_item_sk,
-                                v_i_item_id,
-                                v_i_item_desc,
-                            ), _m7 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                            _m8 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                            for (v_ss_item_sk, v_i_item_id, v_i_item_desc), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_i_item_id, v_i_item_desc, v_s_state)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
-                                    _p[3] * _m6[3] * _m7[3],
-                                    _p[4] * _m6[4] * _m7[4],
-                                    _p[5] * _m6[5] * _m7[5],
-                                    _p[6] * _m6[6] * _m7[6],
-                                    _p[7] * _m6[7] * _m7[7],
-                                    _p[8] * _m6[8] * _m7[8],
-                                    _p[9] * _m6[9] * _m7[9],
-                                    _p[10] * _m6[10] * _m7[10],
-                                    _p[11] * _m6[11] * _m7[11],
-                                    _p[12] * _m6[12] * _m7[12],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
+                                    _p[3] * _m8[3] * _m9[3],
+                                    _p[4] * _m8[4] * _m9[4],
+                                    _p[5] * _m8[5] * _m9[5],
+                                    _p[6] * _m8[6] * _m9[6],
+                                    _p[7] * _m8[7] * _m9[7],
+                                    _p[8] * _m8[8] * _m9[8],
+                                    _p[9] * _m8[9] * _m9[9],
+                                    _p[10] * _m8[10] * _m9[10],
+                                    _p[11] * _m8[11] * _m9[11],
+                                    _p[12] * _m8[12] * _m9[12],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -6822,23 +8499,46 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
-                        (v_ss_item_sk, v_i_item_id, v_i_item_desc)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                    (v_ss_item_sk, v_i_item_id, v_i_item_desc),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_i_item_id, v_i_item_desc)
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {
-                    (v_ss_item_sk, v_i_item_id, v_i_item_desc): _p
-                }
+                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                        _o[7] + _p[7],
+                        _o[8] + _p[8],
+                        _o[9] + _p[9],
+                        _o[10] + _p[10],
+                        _o[11] + _p[11],
+                        _o[12] + _p[12],
+                    )
+                    if _n[0]:
+                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_i_item_id, v_i_item_desc))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -6856,11 +8556,11 @@ class View:
                         _o[12] + _p[12],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -6884,70 +8584,74 @@ class View:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
                     del item_count_by_ss_item_sk[v_ss_item_sk]
-            _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
-                    _p[7] * _w1[7],
-                    _p[8] * _w1[8],
-                    _p[9] * _w1[9],
-                    _p[10] * _w1[10],
-                    _p[11] * _w1[11],
-                    _p[12] * _w1[12],
+            _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                    _p[7] * _w2[7],
+                    _p[8] * _w2[8],
+                    _p[9] * _w2[9],
+                    _p[10] * _w2[10],
+                    _p[11] * _w2[11],
+                    _p[12] * _w2[12],
                 )
                 _o = n0_root.get(v_ss_item_sk)
                 if _o is None:
-                    n0_root[v_ss_item_sk] = _d2
+                    n0_root[v_ss_item_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
-                        _o[7] + _d2[7],
-                        _o[8] + _d2[8],
-                        _o[9] + _d2[9],
-                        _o[10] + _d2[10],
-                        _o[11] + _d2[11],
-                        _o[12] + _d2[12],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
+                        _o[7] + _d3[7],
+                        _o[8] + _d3[8],
+                        _o[9] + _d3[9],
+                        _o[10] + _d3[10],
+                        _o[11] + _d3[11],
+                        _o[12] + _d3[12],
                     )
                     if _n[0]:
                         n0_root[v_ss_item_sk] = _n
                     else:
                         del n0_root[v_ss_item_sk]
                 if pending is not None:
-                    for (v_ss_item_sk, v_ss_store_sk), _m3 in self.n1_by_ss_item_sk[
-                        v_ss_item_sk
-                    ].items():
-                        _m4 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                        for (
-                            v_ss_store_sk,
-                            v_s_state,
-                        ), _m5 in self.store_2_by_ss_store_sk[v_ss_store_sk].items():
+                    for (v_ss_item_sk, v_ss_store_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                        for (v_ss_store_sk, v_s_state), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_i_item_id, v_i_item_desc, v_s_state)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
-                                _p[3] * _m4[3] * _m5[3],
-                                _p[4] * _m4[4] * _m5[4],
-                                _p[5] * _m4[5] * _m5[5],
-                                _p[6] * _m4[6] * _m5[6],
-                                _p[7] * _m4[7] * _m5[7],
-                                _p[8] * _m4[8] * _m5[8],
-                                _p[9] * _m4[9] * _m5[9],
-                                _p[10] * _m4[10] * _m5[10],
-                                _p[11] * _m4[11] * _m5[11],
-                                _p[12] * _m4[12] * _m5[12],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
+                                _p[3] * _m6[3] * _m7[3],
+                                _p[4] * _m6[4] * _m7[4],
+                                _p[5] * _m6[5] * _m7[5],
+                                _p[6] * _m6[6] * _m7[6],
+                                _p[7] * _m6[7] * _m7[7],
+                                _p[8] * _m6[8] * _m7[8],
+                                _p[9] * _m6[9] * _m7[9],
+                                _p[10] * _m6[10] * _m7[10],
+                                _p[11] * _m6[11] * _m7[11],
+                                _p[12] * _m6[12] * _m7[12],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -6980,7 +8684,7 @@ class View:
         _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ss_item_sk, v_ss_store_sk))
+        _m3 = _entry(_g2, (v_ss_item_sk, v_ss_store_sk))
         if _m3 is None:
             return None
         _m4 = self.n2.get((v_ss_item_sk, v_ss_store_sk))
@@ -6989,13 +8693,13 @@ class View:
         _g5 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_ss_store_sk, v_s_state))
+        _m6 = _entry(_g5, (v_ss_store_sk, v_s_state))
         if _m6 is None:
             return None
         _g7 = self.item_by_ss_item_sk.get(v_ss_item_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_ss_item_sk, v_i_item_id, v_i_item_desc))
+        _m8 = _entry(_g7, (v_ss_item_sk, v_i_item_id, v_i_item_desc))
         if _m8 is None:
             return None
         return (

@@ -40,6 +40,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -216,6 +230,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -350,7 +376,7 @@ def _make_derived1():
         COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6")
         QUERY_ID = "9584aa1b5e36fc58"
         LAYOUT_ID = (
-            "8d6e6358527f474e"  # the state's layout: snapshots restore only here
+            "c85dd971f50ad405"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -542,9 +568,27 @@ def _make_derived1():
                     v_cs_sold_date_sk
                 )
                 if _grp is None:
-                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                        v_cs_item_sk: _p
-                    }
+                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                        v_cs_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_cs_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+                    else:
+                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cs_item_sk)
                     if _o is None:
@@ -555,10 +599,10 @@ def _make_derived1():
                             _grp[v_cs_item_sk] = _n
                         else:
                             del _grp[v_cs_item_sk]
-                            if not _grp:
-                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -581,49 +625,24 @@ def _make_derived1():
                             v_i_current_price,
                             v_i_class,
                             v_i_category,
-                        ), _w3 in _g5.items():
+                        ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                            _o = n0_root.get(
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
+                            _t6 = (
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_class,
+                                v_i_category,
                             )
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _d4
+                                n0_root[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ]
+                                    del n0_root[_t6]
                             if pending is not None:
                                 _k = (
                                     v_i_item_id,
@@ -675,111 +694,74 @@ def _make_derived1():
                 del store[row]
             # atom item
             if keep_item:
+                _t1 = (
+                    v_i_item_id,
+                    v_i_item_desc,
+                    v_i_current_price,
+                    v_i_class,
+                    v_i_category,
+                )
                 _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
                     v_cs_item_sk
                 )
                 if _grp is None:
                     item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                         v_cs_item_sk
-                    ] = {
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                v_cs_item_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                v_cs_item_sk
+                            ]
+                    else:
+                        item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                            v_cs_item_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
-                            if not _grp:
-                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                                     v_cs_item_sk
-                                ]
-                _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
-                    )
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        ] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (
                             v_i_item_id,
@@ -788,7 +770,7 @@ def _make_derived1():
                             v_i_class,
                             v_i_current_price,
                         )
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -844,7 +826,9 @@ def _make_derived1():
                         del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
                 _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _g3:
-                    for v_cs_item_sk, _w1 in _g3.items():
+                    for v_cs_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _o is None:
@@ -865,31 +849,22 @@ def _make_derived1():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w4 in _g6.items():
+                            ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                                 _d5 = (
                                     _d2[0] * _w4[0],
                                     _d2[1] * _w4[1],
                                     _d2[2] * _w4[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t7 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t7)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d5
+                                    n0_root[_t7] = _d5
                                 else:
                                     _n = (
                                         _o[0] + _d5[0],
@@ -897,25 +872,9 @@ def _make_derived1():
                                         _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t7] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -1003,14 +962,12 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
-                                v_cs_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_cs_item_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        ),
+                        v_cs_item_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
@@ -1018,9 +975,27 @@ def _make_derived1():
                     v_cs_sold_date_sk
                 )
                 if _grp is None:
-                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                        v_cs_item_sk: _p
-                    }
+                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                        v_cs_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_cs_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+                    else:
+                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cs_item_sk)
                     if _o is None:
@@ -1031,10 +1006,10 @@ def _make_derived1():
                             _grp[v_cs_item_sk] = _n
                         else:
                             del _grp[v_cs_item_sk]
-                            if not _grp:
-                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1057,49 +1032,24 @@ def _make_derived1():
                             v_i_current_price,
                             v_i_class,
                             v_i_category,
-                        ), _w3 in _g5.items():
+                        ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                            _o = n0_root.get(
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
+                            _t6 = (
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_class,
+                                v_i_category,
                             )
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _d4
+                                n0_root[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ]
+                                    del n0_root[_t6]
                             if pending is not None:
                                 _k = (
                                     v_i_item_id,
@@ -1190,130 +1140,89 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
+                            v_cs_item_sk
+                        ),
                         (
-                            self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
-                                v_cs_item_sk
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        )
-                        or _ZERO
+                            v_i_item_id,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_class,
+                            v_i_category,
+                        ),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (
+                    v_i_item_id,
+                    v_i_item_desc,
+                    v_i_current_price,
+                    v_i_class,
+                    v_i_category,
+                )
                 _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
                     v_cs_item_sk
                 )
                 if _grp is None:
                     item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                         v_cs_item_sk
-                    ] = {
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                v_cs_item_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                v_cs_item_sk
+                            ]
+                    else:
+                        item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                            v_cs_item_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
-                            if not _grp:
-                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                                     v_cs_item_sk
-                                ]
-                _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get(
-                        (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_class,
-                            v_i_category,
-                        )
-                    )
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        ] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (
                             v_i_item_id,
@@ -1322,7 +1231,7 @@ def _make_derived1():
                             v_i_class,
                             v_i_current_price,
                         )
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -1408,7 +1317,9 @@ def _make_derived1():
                         del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
                 _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _g3:
-                    for v_cs_item_sk, _w1 in _g3.items():
+                    for v_cs_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _o is None:
@@ -1429,31 +1340,22 @@ def _make_derived1():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w4 in _g6.items():
+                            ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                                 _d5 = (
                                     _d2[0] * _w4[0],
                                     _d2[1] * _w4[1],
                                     _d2[2] * _w4[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t7 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t7)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d5
+                                    n0_root[_t7] = _d5
                                 else:
                                     _n = (
                                         _o[0] + _d5[0],
@@ -1461,25 +1363,9 @@ def _make_derived1():
                                         _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t7] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -1804,6 +1690,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -1938,7 +1836,7 @@ def _make_derived2():
             COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6")
             QUERY_ID = "9584aa1b5e36fc58"
             LAYOUT_ID = (
-                "8d6e6358527f474e"  # the state's layout: snapshots restore only here
+                "c85dd971f50ad405"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2141,7 +2039,24 @@ def _make_derived2():
                     if _grp is None:
                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {v_cs_item_sk: _p}
+                        ] = (v_cs_item_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_cs_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_cs_item_sk)
                         if _o is None:
@@ -2152,10 +2067,10 @@ def _make_derived2():
                                 _grp[v_cs_item_sk] = _n
                             else:
                                 del _grp[v_cs_item_sk]
-                                if not _grp:
-                                    del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -2178,31 +2093,22 @@ def _make_derived2():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w3 in _g5.items():
+                            ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                                 _d4 = (
                                     _d2[0] * _w3[0],
                                     _d2[1] * _w3[1],
                                     _d2[2] * _w3[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t6 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t6)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d4
+                                    n0_root[_t6] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -2210,25 +2116,9 @@ def _make_derived2():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t6] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t6]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -2284,111 +2174,74 @@ def _make_derived2():
                     del store[row]
                 # atom item
                 if keep_item:
+                    _t1 = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_class,
+                        v_i_category,
+                    )
                     _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
                         v_cs_item_sk
                     )
                     if _grp is None:
                         item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                             v_cs_item_sk
-                        ] = {
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ]
+                        else:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                v_cs_item_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
-                                if not _grp:
-                                    del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                                         v_cs_item_sk
-                                    ]
-                    _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (
                                 v_i_item_id,
@@ -2397,7 +2250,7 @@ def _make_derived2():
                                 v_i_class,
                                 v_i_current_price,
                             )
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -2457,7 +2310,9 @@ def _make_derived2():
                         v_cs_sold_date_sk
                     )
                     if _g3:
-                        for v_cs_item_sk, _w1 in _g3.items():
+                        for v_cs_item_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                             if _o is None:
@@ -2478,31 +2333,24 @@ def _make_derived2():
                                     v_i_current_price,
                                     v_i_class,
                                     v_i_category,
-                                ), _w4 in _g6.items():
+                                ), _w4 in (
+                                    (_g6,) if type(_g6) is tuple else _g6.items()
+                                ):
                                     _d5 = (
                                         _d2[0] * _w4[0],
                                         _d2[1] * _w4[1],
                                         _d2[2] * _w4[2],
                                     )
-                                    _o = n0_root.get(
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
+                                    _t7 = (
+                                        v_i_item_id,
+                                        v_i_item_desc,
+                                        v_i_current_price,
+                                        v_i_class,
+                                        v_i_category,
                                     )
+                                    _o = n0_root.get(_t7)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _d5
+                                        n0_root[_t7] = _d5
                                     else:
                                         _n = (
                                             _o[0] + _d5[0],
@@ -2510,25 +2358,9 @@ def _make_derived2():
                                             _o[2] + _d5[2],
                                         )
                                         if _n[0]:
-                                            n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ] = _n
+                                            n0_root[_t7] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ]
+                                            del n0_root[_t7]
                                     if pending is not None:
                                         _k = (
                                             v_i_item_id,
@@ -2622,14 +2454,12 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
-                                    v_cs_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get(v_cs_item_sk)
-                            or _ZERO
+                        or not _entry(
+                            self.catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            ),
+                            v_cs_item_sk,
+                            _ZERO,
                         )[0]
                     ):
                         continue
@@ -2639,7 +2469,24 @@ def _make_derived2():
                     if _grp is None:
                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {v_cs_item_sk: _p}
+                        ] = (v_cs_item_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_cs_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_cs_item_sk)
                         if _o is None:
@@ -2650,10 +2497,10 @@ def _make_derived2():
                                 _grp[v_cs_item_sk] = _n
                             else:
                                 del _grp[v_cs_item_sk]
-                                if not _grp:
-                                    del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -2676,31 +2523,22 @@ def _make_derived2():
                                 v_i_current_price,
                                 v_i_class,
                                 v_i_category,
-                            ), _w3 in _g5.items():
+                            ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                                 _d4 = (
                                     _d2[0] * _w3[0],
                                     _d2[1] * _w3[1],
                                     _d2[2] * _w3[2],
                                 )
-                                _o = n0_root.get(
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
+                                _t6 = (
+                                    v_i_item_id,
+                                    v_i_item_desc,
+                                    v_i_current_price,
+                                    v_i_class,
+                                    v_i_category,
                                 )
+                                _o = n0_root.get(_t6)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _d4
+                                    n0_root[_t6] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -2708,25 +2546,9 @@ def _make_derived2():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _n
+                                        n0_root[_t6] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ]
+                                        del n0_root[_t6]
                                 if pending is not None:
                                     _k = (
                                         v_i_item_id,
@@ -2823,130 +2645,89 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
+                                v_cs_item_sk
+                            ),
                             (
-                                self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
-                                    v_cs_item_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            )
-                            or _ZERO
+                                v_i_item_id,
+                                v_i_item_desc,
+                                v_i_current_price,
+                                v_i_class,
+                                v_i_category,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_class,
+                        v_i_category,
+                    )
                     _grp = item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk.get(
                         v_cs_item_sk
                     )
                     if _grp is None:
                         item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                             v_cs_item_sk
-                        ] = {
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ]
+                        else:
+                            item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                v_cs_item_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
-                                if not _grp:
-                                    del item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_cs_item_sk[
                                         v_cs_item_sk
-                                    ]
-                    _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get(
-                            (
-                                v_i_item_id,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_class,
-                                v_i_category,
-                            )
-                        )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_i_item_id,
-                                    v_i_item_desc,
-                                    v_i_current_price,
-                                    v_i_class,
-                                    v_i_category,
-                                )
-                            ] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_i_item_id,
-                                        v_i_item_desc,
-                                        v_i_current_price,
-                                        v_i_class,
-                                        v_i_category,
-                                    )
-                                ]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (
                                 v_i_item_id,
@@ -2955,7 +2736,7 @@ def _make_derived2():
                                 v_i_class,
                                 v_i_current_price,
                             )
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -3045,7 +2826,9 @@ def _make_derived2():
                         v_cs_sold_date_sk
                     )
                     if _g3:
-                        for v_cs_item_sk, _w1 in _g3.items():
+                        for v_cs_item_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                             if _o is None:
@@ -3066,31 +2849,24 @@ def _make_derived2():
                                     v_i_current_price,
                                     v_i_class,
                                     v_i_category,
-                                ), _w4 in _g6.items():
+                                ), _w4 in (
+                                    (_g6,) if type(_g6) is tuple else _g6.items()
+                                ):
                                     _d5 = (
                                         _d2[0] * _w4[0],
                                         _d2[1] * _w4[1],
                                         _d2[2] * _w4[2],
                                     )
-                                    _o = n0_root.get(
-                                        (
-                                            v_i_item_id,
-                                            v_i_item_desc,
-                                            v_i_current_price,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
+                                    _t7 = (
+                                        v_i_item_id,
+                                        v_i_item_desc,
+                                        v_i_current_price,
+                                        v_i_class,
+                                        v_i_category,
                                     )
+                                    _o = n0_root.get(_t7)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                                v_i_class,
-                                                v_i_category,
-                                            )
-                                        ] = _d5
+                                        n0_root[_t7] = _d5
                                     else:
                                         _n = (
                                             _o[0] + _d5[0],
@@ -3098,25 +2874,9 @@ def _make_derived2():
                                             _o[2] + _d5[2],
                                         )
                                         if _n[0]:
-                                            n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ] = _n
+                                            n0_root[_t7] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_i_item_id,
-                                                    v_i_item_desc,
-                                                    v_i_current_price,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                )
-                                            ]
+                                            del n0_root[_t7]
                                     if pending is not None:
                                         _k = (
                                             v_i_item_id,
@@ -3461,7 +3221,7 @@ def _make_derived2():
         COLUMNS = ("__c4", "__w1")
         QUERY_ID = "63541fd2a78c5c94"
         LAYOUT_ID = (
-            "99f474149c665eda"  # the state's layout: snapshots restore only here
+            "13d45f0a010bc0de"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3925,7 +3685,7 @@ class View:
         "revenueratio",
     )
     QUERY_ID = "70102103003e0eb3"
-    LAYOUT_ID = "44ea46384f5d29a6"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "acfc4261ca9637cf"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4073,7 +3833,7 @@ class View:
         if len(row) != 6:
             raise ViewError(_arity_message("derived1", 6, row))
         v___c1, v___c2, v___c3, v___c4, v___c5, v___c6 = row
-        if d < 0 and self.windowed_by___c4.get(v___c4, _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.windowed_by___c4.get(v___c4), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         n0_root = self.n0_root
@@ -4084,7 +3844,18 @@ class View:
         _p = d
         _grp = windowed_by___c4.get(v___c4)
         if _grp is None:
-            windowed_by___c4[v___c4] = {row: _p}
+            windowed_by___c4[v___c4] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    windowed_by___c4[v___c4] = (_grp[0], _n)
+                else:
+                    del windowed_by___c4[v___c4]
+            else:
+                windowed_by___c4[v___c4] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4095,8 +3866,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del windowed_by___c4[v___c4]
+                    if len(_grp) == 1:
+                        windowed_by___c4[v___c4] = next(iter(_grp.items()))
         _o = windowed_count_by___c4.get(v___c4)
         if _o is None:
             windowed_count_by___c4[v___c4] = _p
@@ -4119,7 +3890,11 @@ class View:
                 else:
                     del n0_root[v___c4]
             if pending is not None:
-                for (v___c4, v___w1), _m3 in self.partition1_by___c4[v___c4].items():
+                for (v___c4, v___w1), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.partition1_by___c4[v___c4])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         v___c1,
                         v___c2,
@@ -4140,10 +3915,7 @@ class View:
         if len(row) != 2:
             raise ViewError(_arity_message("derived2", 2, row))
         v___c4, v___w1 = row
-        if (
-            d < 0
-            and self.partition1_by___c4.get(v___c4, _EMPTY).get(row, _ZERO) + d < 0
-        ):
+        if d < 0 and _entry(self.partition1_by___c4.get(v___c4), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         n0_root = self.n0_root
@@ -4154,7 +3926,18 @@ class View:
         _p = d
         _grp = partition1_by___c4.get(v___c4)
         if _grp is None:
-            partition1_by___c4[v___c4] = {row: _p}
+            partition1_by___c4[v___c4] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    partition1_by___c4[v___c4] = (_grp[0], _n)
+                else:
+                    del partition1_by___c4[v___c4]
+            else:
+                partition1_by___c4[v___c4] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4165,8 +3948,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del partition1_by___c4[v___c4]
+                    if len(_grp) == 1:
+                        partition1_by___c4[v___c4] = next(iter(_grp.items()))
         _o = partition1_count_by___c4.get(v___c4)
         if _o is None:
             partition1_count_by___c4[v___c4] = _p
@@ -4189,14 +3972,11 @@ class View:
                 else:
                     del n0_root[v___c4]
             if pending is not None:
-                for (
-                    v___c1,
-                    v___c2,
-                    v___c3,
-                    v___c4,
-                    v___c5,
-                    v___c6,
-                ), _m3 in self.windowed_by___c4[v___c4].items():
+                for (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.windowed_by___c4[v___c4])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         v___c1,
                         v___c2,
@@ -4284,13 +4064,13 @@ class View:
         _g2 = self.windowed_by___c4.get(v___c4)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v___c1, v___c2, v___c3, v___c4, v___c5, v___c6))
+        _m3 = _entry(_g2, (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6))
         if _m3 is None:
             return None
         _g4 = self.partition1_by___c4.get(v___c4)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v___c4, v___w1))
+        _m5 = _entry(_g4, (v___c4, v___w1))
         if _m5 is None:
             return None
         return _m3 * _m5

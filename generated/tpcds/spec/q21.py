@@ -225,6 +225,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -345,7 +357,7 @@ def _make_derived1():
         COLUMNS = ("w_warehouse_name", "i_item_id", "inv_before", "inv_after")
         QUERY_ID = "432cc41979897fce"
         LAYOUT_ID = (
-            "d32dbef8eff786f3"  # the state's layout: snapshots restore only here
+            "67877fba39127a61"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -528,9 +540,13 @@ def _make_derived1():
                 )
             if (
                 d < 0
-                and self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
-                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk), _EMPTY
-                ).get(row, _ZERO)
+                and _entry(
+                    self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
+                        (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 + d
                 < 0
             ):
@@ -554,13 +570,27 @@ def _make_derived1():
             )
             # atom inventory
             _p = d
-            _grp = inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
-                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-            )
+            _t1 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+            _grp = inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(_t1)
             if _grp is None:
-                inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                ] = {row: _p}
+                inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1]
+                else:
+                    inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -571,137 +601,210 @@ def _make_derived1():
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            ]
+                        if len(_grp) == 1:
+                            inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                _t1
+                            ] = next(iter(_grp.items()))
+            _t2 = (v_inv_date_sk, v_inv_item_sk)
             _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
                 v_inv_warehouse_sk
             )
             if _grp is None:
                 inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                     v_inv_warehouse_sk
-                ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+                ] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                            v_inv_warehouse_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                            v_inv_warehouse_sk
+                        ]
+                else:
+                    inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                        v_inv_warehouse_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                        if not _grp:
-                            del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                                 v_inv_warehouse_sk
-                            ]
-            _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n2_by_inv_date_sk_inv_item_sk.get((v_inv_date_sk, v_inv_item_sk))
+                            ] = next(iter(_grp.items()))
+            _w3 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
+                _grp = n2_by_inv_date_sk_inv_item_sk.get(_t2)
                 if _grp is None:
-                    n2_by_inv_date_sk_inv_item_sk[(v_inv_date_sk, v_inv_item_sk)] = {
-                        (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
-                    if _o is None:
-                        _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n2_by_inv_date_sk_inv_item_sk[_t2] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
-                                _n
-                            )
+                            n2_by_inv_date_sk_inv_item_sk[_t2] = (_grp[0], _n)
                         else:
-                            del _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)]
-                            if not _grp:
-                                del n2_by_inv_date_sk_inv_item_sk[
-                                    (v_inv_date_sk, v_inv_item_sk)
-                                ]
+                            del n2_by_inv_date_sk_inv_item_sk[_t2]
+                    else:
+                        n2_by_inv_date_sk_inv_item_sk[_t2] = {_grp[0]: _grp[1], _e: _d4}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n2_by_inv_date_sk_inv_item_sk[_t2] = next(
+                                    iter(_grp.items())
+                                )
                 _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                 if _grp is None:
-                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {v_inv_date_sk: _d2}
+                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (v_inv_date_sk, _d4)
+                elif type(_grp) is tuple:
+                    _e = v_inv_date_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
+                        if _n:
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (_grp[0], _n)
+                        else:
+                            del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                    else:
+                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
                 else:
                     _o = _grp.get(v_inv_date_sk)
                     if _o is None:
-                        _grp[v_inv_date_sk] = _d2
+                        _grp[v_inv_date_sk] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
                             _grp[v_inv_date_sk] = _n
                         else:
                             del _grp[v_inv_date_sk]
-                            if not _grp:
-                                del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
-                _w3 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                            if len(_grp) == 1:
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        n1_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_inv_item_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
-                        if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_item_sk)] = _d4
-                        else:
-                            _n = _o + _d4
+                        n1_by_inv_date_sk[v_inv_date_sk] = (_t2, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d6
                             if _n:
-                                _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                                if not _grp:
-                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                                del n1_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _d6
+                        else:
+                            _n = _o + _d6
+                            if _n:
+                                _grp[_t2] = _n
+                            else:
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
-                        n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
+                        n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del n1_count_by_inv_date_sk[v_inv_date_sk]
-                    _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w7 is not None:
+                        _d8 = _d6 * _w7
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d6
+                            n0_root[v_inv_date_sk] = _d8
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d8
                             if _n:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_warehouse_sk,
-                                v_w_warehouse_name,
-                            ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                v_inv_warehouse_sk
-                            ].items():
-                                for (
-                                    v_inv_item_sk,
-                                    v_i_item_id,
-                                ), _m8 in self.item_by_inv_item_sk[
-                                    v_inv_item_sk
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_date,
-                                    ), _m9 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                            for (v_inv_warehouse_sk, v_w_warehouse_name), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.warehouse_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
+                                for (v_inv_item_sk, v_i_item_id), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.item_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_date), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_i_item_id,
                                             v_d_date,
                                             v_inv_quantity_on_hand,
                                         )
-                                        _v = _p * _m7 * _m8 * _m9
+                                        _v = _p * _m9 * _m11 * _m13
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -740,23 +843,41 @@ def _make_derived1():
                 del store[row]
             # atom warehouse
             _p = d
+            _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
             _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
             if _grp is None:
-                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                    (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                }
+                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                else:
+                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                        if not _grp:
-                            del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
             if _o is None:
                 warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -766,95 +887,135 @@ def _make_derived1():
                     warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                 else:
                     del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-            _g3 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+            _g4 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
                 v_inv_warehouse_sk
             )
-            if _g3:
-                for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n2_by_inv_date_sk_inv_item_sk.get(
-                        (v_inv_date_sk, v_inv_item_sk)
-                    )
+            if _g4:
+                for (v_inv_date_sk, v_inv_item_sk), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = _p * _w2
+                    _t5 = (v_inv_date_sk, v_inv_item_sk)
+                    _t6 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                    _grp = n2_by_inv_date_sk_inv_item_sk.get(_t5)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_item_sk[
-                            (v_inv_date_sk, v_inv_item_sk)
-                        ] = {(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
-                                _d2
-                            )
-                        else:
-                            _n = _o + _d2
+                        n2_by_inv_date_sk_inv_item_sk[_t5] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _n
+                                n2_by_inv_date_sk_inv_item_sk[_t5] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ]
-                                if not _grp:
-                                    del n2_by_inv_date_sk_inv_item_sk[
-                                        (v_inv_date_sk, v_inv_item_sk)
-                                    ]
+                                del n2_by_inv_date_sk_inv_item_sk[_t5]
+                        else:
+                            n2_by_inv_date_sk_inv_item_sk[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n2_by_inv_date_sk_inv_item_sk[_t5] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                     if _grp is None:
-                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                            v_inv_date_sk: _d2
-                        }
+                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                            v_inv_date_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_date_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                        else:
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
-                            _grp[v_inv_date_sk] = _d2
+                            _grp[v_inv_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_inv_date_sk] = _n
                             else:
                                 del _grp[v_inv_date_sk]
-                                if not _grp:
-                                    del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
-                    _w4 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                                if len(_grp) == 1:
+                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w7 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w7 is not None:
+                        _d8 = _d3 * _w7
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_item_sk): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_item_sk)] = _d5
-                            else:
-                                _n = _o + _d5
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d8
                                 if _n:
-                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d8
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d8
                             if _n:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w6 is not None:
-                            _d7 = _d5 * _w6
+                        _w9 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w9 is not None:
+                            _d10 = _d8 * _w9
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d7
+                                n0_root[v_inv_date_sk] = _d10
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d10
                                 if _n:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
@@ -865,28 +1026,53 @@ def _make_derived1():
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
                                     v_inv_quantity_on_hand,
-                                ), _m8 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ].items():
-                                    for (
-                                        v_inv_item_sk,
-                                        v_i_item_id,
-                                    ), _m9 in self.item_by_inv_item_sk[
-                                        v_inv_item_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_date,
-                                        ), _m10 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                                (
+                                                    v_inv_date_sk,
+                                                    v_inv_item_sk,
+                                                    v_inv_warehouse_sk,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_inv_item_sk, v_i_item_id), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.item_by_inv_item_sk[
+                                                    v_inv_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_date), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_i_item_id,
                                                 v_d_date,
                                                 v_inv_quantity_on_hand,
                                             )
-                                            _v = _p * _m8 * _m9 * _m10
+                                            _v = _p * _m11 * _m13 * _m15
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -925,23 +1111,35 @@ def _make_derived1():
             # atom item
             if keep_item:
                 _p = d
+                _t1 = (v_inv_item_sk, v_i_item_id)
                 _grp = item_by_inv_item_sk.get(v_inv_item_sk)
                 if _grp is None:
-                    item_by_inv_item_sk[v_inv_item_sk] = {
-                        (v_inv_item_sk, v_i_item_id): _p
-                    }
+                    item_by_inv_item_sk[v_inv_item_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            item_by_inv_item_sk[v_inv_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_by_inv_item_sk[v_inv_item_sk]
+                    else:
+                        item_by_inv_item_sk[v_inv_item_sk] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_inv_item_sk, v_i_item_id))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_item_sk, v_i_item_id)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_inv_item_sk, v_i_item_id)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_item_sk, v_i_item_id)]
-                            if not _grp:
-                                del item_by_inv_item_sk[v_inv_item_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_by_inv_item_sk[v_inv_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = item_count_by_inv_item_sk.get(v_inv_item_sk)
                 if _o is None:
                     item_count_by_inv_item_sk[v_inv_item_sk] = _p
@@ -951,44 +1149,61 @@ def _make_derived1():
                         item_count_by_inv_item_sk[v_inv_item_sk] = _n
                     else:
                         del item_count_by_inv_item_sk[v_inv_item_sk]
-                _g3 = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
-                if _g3:
-                    for v_inv_date_sk, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
+                if _g4:
+                    for v_inv_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_inv_date_sk, v_inv_item_sk)
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_item_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_item_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w6 is not None:
+                            _d7 = _d3 * _w6
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d5
+                                n0_root[v_inv_date_sk] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
@@ -998,40 +1213,73 @@ def _make_derived1():
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m6 in self.n2_by_inv_date_sk_inv_item_sk[
-                                    (v_inv_date_sk, v_inv_item_sk)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_inv_date_sk_inv_item_sk[
+                                                (v_inv_date_sk, v_inv_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_inv_date_sk,
                                         v_inv_item_sk,
                                         v_inv_warehouse_sk,
                                         v_inv_quantity_on_hand,
-                                    ), _m7 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                                    (
+                                                        v_inv_date_sk,
+                                                        v_inv_item_sk,
+                                                        v_inv_warehouse_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_inv_warehouse_sk,
                                             v_w_warehouse_name,
-                                        ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                            v_inv_warehouse_sk
-                                        ].items():
-                                            for (
-                                                v_inv_date_sk,
-                                                v_d_date,
-                                            ), _m9 in self.date_dim_by_inv_date_sk[
-                                                v_inv_date_sk
-                                            ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.warehouse_by_inv_warehouse_sk[
+                                                        v_inv_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for (v_inv_date_sk, v_d_date), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.date_dim_by_inv_date_sk[
+                                                            v_inv_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_i_item_id,
                                                     v_d_date,
                                                     v_inv_quantity_on_hand,
                                                 )
-                                                _v = _p * _m7 * _m8 * _m9
+                                                _v = _p * _m10 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1068,23 +1316,38 @@ def _make_derived1():
             # atom date_dim
             if keep_date_dim:
                 _p = d
+                _t1 = (v_inv_date_sk, v_d_date)
                 _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                 if _grp is None:
-                    date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                        (v_inv_date_sk, v_d_date): _p
-                    }
+                    date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                        else:
+                            del date_dim_by_inv_date_sk[v_inv_date_sk]
+                    else:
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_inv_date_sk, v_d_date))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_date_sk, v_d_date)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_inv_date_sk, v_d_date)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_date_sk, v_d_date)]
-                            if not _grp:
-                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                 if _o is None:
                     date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -1094,57 +1357,96 @@ def _make_derived1():
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                     else:
                         del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_inv_date_sk)
                     if _o is None:
-                        n0_root[v_inv_date_sk] = _d2
+                        n0_root[v_inv_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_inv_date_sk] = _n
                         else:
                             del n0_root[v_inv_date_sk]
                     if pending is not None:
-                        for (
-                            v_inv_date_sk,
-                            v_inv_item_sk,
-                        ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                        for (v_inv_date_sk, v_inv_item_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             for (
                                 v_inv_date_sk,
                                 v_inv_item_sk,
                                 v_inv_warehouse_sk,
-                            ), _m4 in self.n2_by_inv_date_sk_inv_item_sk[
-                                (v_inv_date_sk, v_inv_item_sk)
-                            ].items():
+                            ), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.n2_by_inv_date_sk_inv_item_sk[
+                                            (v_inv_date_sk, v_inv_item_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
                                     v_inv_quantity_on_hand,
-                                ), _m5 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                                (
+                                                    v_inv_date_sk,
+                                                    v_inv_item_sk,
+                                                    v_inv_warehouse_sk,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m6 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_item_sk,
-                                            v_i_item_id,
-                                        ), _m7 in self.item_by_inv_item_sk[
-                                            v_inv_item_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_inv_item_sk, v_i_item_id), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.item_by_inv_item_sk[
+                                                        v_inv_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_i_item_id,
                                                 v_d_date,
                                                 v_inv_quantity_on_hand,
                                             )
-                                            _v = _p * _m5 * _m6 * _m7
+                                            _v = _p * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1196,9 +1498,13 @@ def _make_derived1():
                 sums0[_k] = _p if _o is None else _o + _p
                 c = counts.get(row)
                 counts[row] = (
-                    self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
-                        (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk), _EMPTY
-                    ).get(row, _ZERO)
+                    _entry(
+                        self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
+                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        ),
+                        row,
+                        _ZERO,
+                    )
                     if c is None
                     else c
                 ) + d
@@ -1235,24 +1541,40 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
-                            or _EMPTY
-                        ).get(row)
-                        or _ZERO
+                    or not _entry(
+                        self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
+                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        ),
+                        row,
+                        _ZERO,
                     )
                 ):
                     continue
-                _grp = inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
-                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                )
+                _t1 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                _grp = inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(_t1)
                 if _grp is None:
-                    inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                        (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                    ] = {row: _p}
+                    inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = (
+                        row,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = row
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                _t1
+                            ] = (_grp[0], _n)
+                        else:
+                            del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                _t1
+                            ]
+                    else:
+                        inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(row)
                     if _o is None:
@@ -1263,147 +1585,219 @@ def _make_derived1():
                             _grp[row] = _n
                         else:
                             del _grp[row]
-                            if not _grp:
-                                del inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ]
+                            if len(_grp) == 1:
+                                inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                    _t1
+                                ] = next(iter(_grp.items()))
+                _t2 = (v_inv_date_sk, v_inv_item_sk)
                 _grp = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
                     v_inv_warehouse_sk
                 )
                 if _grp is None:
                     inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                         v_inv_warehouse_sk
-                    ] = {(v_inv_date_sk, v_inv_item_sk): _p}
+                    ] = (_t2, _p)
+                elif type(_grp) is tuple:
+                    _e = _t2
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                                v_inv_warehouse_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                                v_inv_warehouse_sk
+                            ]
+                    else:
+                        inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                            v_inv_warehouse_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
+                    _o = _grp.get(_t2)
                     if _o is None:
-                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _p
+                        _grp[_t2] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                            _grp[_t2] = _n
                         else:
-                            del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                            if not _grp:
-                                del inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
+                            del _grp[_t2]
+                            if len(_grp) == 1:
+                                inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk[
                                     v_inv_warehouse_sk
-                                ]
-                _w1 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _grp = n2_by_inv_date_sk_inv_item_sk.get(
-                        (v_inv_date_sk, v_inv_item_sk)
-                    )
+                                ] = next(iter(_grp.items()))
+                _w3 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _w3 is not None:
+                    _d4 = _p * _w3
+                    _grp = n2_by_inv_date_sk_inv_item_sk.get(_t2)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_item_sk[
-                            (v_inv_date_sk, v_inv_item_sk)
-                        ] = {(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
-                                _d2
-                            )
-                        else:
-                            _n = _o + _d2
+                        n2_by_inv_date_sk_inv_item_sk[_t2] = (_t1, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
                             if _n:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _n
+                                n2_by_inv_date_sk_inv_item_sk[_t2] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ]
-                                if not _grp:
-                                    del n2_by_inv_date_sk_inv_item_sk[
-                                        (v_inv_date_sk, v_inv_item_sk)
-                                    ]
+                                del n2_by_inv_date_sk_inv_item_sk[_t2]
+                        else:
+                            n2_by_inv_date_sk_inv_item_sk[_t2] = {
+                                _grp[0]: _grp[1],
+                                _e: _d4,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n2_by_inv_date_sk_inv_item_sk[_t2] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                     if _grp is None:
-                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                            v_inv_date_sk: _d2
-                        }
+                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                            v_inv_date_sk,
+                            _d4,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_date_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
+                            if _n:
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                        else:
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d4,
+                            }
                     else:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
-                            _grp[v_inv_date_sk] = _d2
+                            _grp[v_inv_date_sk] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
                                 _grp[v_inv_date_sk] = _n
                             else:
                                 del _grp[v_inv_date_sk]
-                                if not _grp:
-                                    del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
-                    _w3 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w5 is not None:
+                        _d6 = _d4 * _w5
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_item_sk): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_item_sk)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t2, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d6
                                 if _n:
-                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t2)
+                            if _o is None:
+                                _grp[_t2] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    _grp[_t2] = _n
+                                else:
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d6
                             if _n:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w7 is not None:
+                            _d8 = _d6 * _w7
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d6
+                                n0_root[v_inv_date_sk] = _d8
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d8
                                 if _n:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
                                     del n0_root[v_inv_date_sk]
                             if pending is not None:
-                                for (
-                                    v_inv_warehouse_sk,
-                                    v_w_warehouse_name,
-                                ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                    v_inv_warehouse_sk
-                                ].items():
-                                    for (
-                                        v_inv_item_sk,
-                                        v_i_item_id,
-                                    ), _m8 in self.item_by_inv_item_sk[
-                                        v_inv_item_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_date,
-                                        ), _m9 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                for (v_inv_warehouse_sk, v_w_warehouse_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                v_inv_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_inv_item_sk, v_i_item_id), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.item_by_inv_item_sk[
+                                                    v_inv_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_date), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_i_item_id,
                                                 v_d_date,
                                                 v_inv_quantity_on_hand,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9
+                                            _v = _p * _m9 * _m11 * _m13
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1464,32 +1858,48 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                            or _EMPTY
-                        ).get((v_inv_warehouse_sk, v_w_warehouse_name))
-                        or _ZERO
+                    or not _entry(
+                        self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk),
+                        (v_inv_warehouse_sk, v_w_warehouse_name),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                 _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                        (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                    }
+                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                    else:
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                            if not _grp:
-                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    next(iter(_grp.items()))
+                                )
                 _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -1499,105 +1909,135 @@ def _make_derived1():
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                     else:
                         del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                _g3 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
+                _g4 = inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk.get(
                     v_inv_warehouse_sk
                 )
-                if _g3:
-                    for (v_inv_date_sk, v_inv_item_sk), _w1 in _g3.items():
-                        _d2 = _p * _w1
-                        _grp = n2_by_inv_date_sk_inv_item_sk.get(
-                            (v_inv_date_sk, v_inv_item_sk)
-                        )
+                if _g4:
+                    for (v_inv_date_sk, v_inv_item_sk), _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_inv_date_sk, v_inv_item_sk)
+                        _t6 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_item_sk.get(_t5)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_item_sk[
-                                (v_inv_date_sk, v_inv_item_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                            n2_by_inv_date_sk_inv_item_sk[_t5] = (_t6, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_inv_date_sk_inv_item_sk[_t5] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del n2_by_inv_date_sk_inv_item_sk[_t5]
+                            else:
+                                n2_by_inv_date_sk_inv_item_sk[_t5] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_item_sk[_t5] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_item_sk[
-                                            (v_inv_date_sk, v_inv_item_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                v_inv_date_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
+                                if _n:
+                                    n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                            else:
+                                n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
-                                _grp[v_inv_date_sk] = _d2
+                                _grp[v_inv_date_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
-                        _w4 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w7 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                        if _w7 is not None:
+                            _d8 = _d3 * _w7
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_item_sk): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d8)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d8
                                     if _n:
-                                        _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d8
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d8
                                 if _n:
                                     n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                                 else:
                                     del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
+                            _w9 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w9 is not None:
+                                _d10 = _d8 * _w9
                                 _o = n0_root.get(v_inv_date_sk)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d7
+                                    n0_root[v_inv_date_sk] = _d10
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d10
                                     if _n:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
@@ -1608,32 +2048,53 @@ def _make_derived1():
                                         v_inv_item_sk,
                                         v_inv_warehouse_sk,
                                         v_inv_quantity_on_hand,
-                                    ), _m8 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                                    (
+                                                        v_inv_date_sk,
+                                                        v_inv_item_sk,
+                                                        v_inv_warehouse_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
-                                        for (
-                                            v_inv_item_sk,
-                                            v_i_item_id,
-                                        ), _m9 in self.item_by_inv_item_sk[
-                                            v_inv_item_sk
-                                        ].items():
-                                            for (
-                                                v_inv_date_sk,
-                                                v_d_date,
-                                            ), _m10 in self.date_dim_by_inv_date_sk[
-                                                v_inv_date_sk
-                                            ].items():
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_inv_item_sk, v_i_item_id), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.item_by_inv_item_sk[
+                                                        v_inv_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
+                                            for (v_inv_date_sk, v_d_date), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.date_dim_by_inv_date_sk[
+                                                            v_inv_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_i_item_id,
                                                     v_d_date,
                                                     v_inv_quantity_on_hand,
                                                 )
-                                                _v = _p * _m8 * _m9 * _m10
+                                                _v = _p * _m11 * _m13 * _m15
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1696,31 +2157,42 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.item_by_inv_item_sk.get(v_inv_item_sk) or _EMPTY).get(
-                            (v_inv_item_sk, v_i_item_id)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.item_by_inv_item_sk.get(v_inv_item_sk),
+                        (v_inv_item_sk, v_i_item_id),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_inv_item_sk, v_i_item_id)
                 _grp = item_by_inv_item_sk.get(v_inv_item_sk)
                 if _grp is None:
-                    item_by_inv_item_sk[v_inv_item_sk] = {
-                        (v_inv_item_sk, v_i_item_id): _p
-                    }
+                    item_by_inv_item_sk[v_inv_item_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            item_by_inv_item_sk[v_inv_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_by_inv_item_sk[v_inv_item_sk]
+                    else:
+                        item_by_inv_item_sk[v_inv_item_sk] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_inv_item_sk, v_i_item_id))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_item_sk, v_i_item_id)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_inv_item_sk, v_i_item_id)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_item_sk, v_i_item_id)]
-                            if not _grp:
-                                del item_by_inv_item_sk[v_inv_item_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_by_inv_item_sk[v_inv_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = item_count_by_inv_item_sk.get(v_inv_item_sk)
                 if _o is None:
                     item_count_by_inv_item_sk[v_inv_item_sk] = _p
@@ -1730,44 +2202,61 @@ def _make_derived1():
                         item_count_by_inv_item_sk[v_inv_item_sk] = _n
                     else:
                         del item_count_by_inv_item_sk[v_inv_item_sk]
-                _g3 = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
-                if _g3:
-                    for v_inv_date_sk, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = n2_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
+                if _g4:
+                    for v_inv_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_inv_date_sk, v_inv_item_sk)
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_item_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_item_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_item_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_inv_date_sk, v_inv_item_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_item_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w6 is not None:
+                            _d7 = _d3 * _w6
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d5
+                                n0_root[v_inv_date_sk] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
@@ -1777,40 +2266,73 @@ def _make_derived1():
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m6 in self.n2_by_inv_date_sk_inv_item_sk[
-                                    (v_inv_date_sk, v_inv_item_sk)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_inv_date_sk_inv_item_sk[
+                                                (v_inv_date_sk, v_inv_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_inv_date_sk,
                                         v_inv_item_sk,
                                         v_inv_warehouse_sk,
                                         v_inv_quantity_on_hand,
-                                    ), _m7 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                                    (
+                                                        v_inv_date_sk,
+                                                        v_inv_item_sk,
+                                                        v_inv_warehouse_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_inv_warehouse_sk,
                                             v_w_warehouse_name,
-                                        ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                            v_inv_warehouse_sk
-                                        ].items():
-                                            for (
-                                                v_inv_date_sk,
-                                                v_d_date,
-                                            ), _m9 in self.date_dim_by_inv_date_sk[
-                                                v_inv_date_sk
-                                            ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.warehouse_by_inv_warehouse_sk[
+                                                        v_inv_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for (v_inv_date_sk, v_d_date), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.date_dim_by_inv_date_sk[
+                                                            v_inv_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_i_item_id,
                                                     v_d_date,
                                                     v_inv_quantity_on_hand,
                                                 )
-                                                _v = _p * _m7 * _m8 * _m9
+                                                _v = _p * _m10 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1869,31 +2391,45 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.date_dim_by_inv_date_sk.get(v_inv_date_sk) or _EMPTY).get(
-                            (v_inv_date_sk, v_d_date)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.date_dim_by_inv_date_sk.get(v_inv_date_sk),
+                        (v_inv_date_sk, v_d_date),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_inv_date_sk, v_d_date)
                 _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                 if _grp is None:
-                    date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                        (v_inv_date_sk, v_d_date): _p
-                    }
+                    date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                        else:
+                            del date_dim_by_inv_date_sk[v_inv_date_sk]
+                    else:
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_inv_date_sk, v_d_date))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_date_sk, v_d_date)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_inv_date_sk, v_d_date)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_date_sk, v_d_date)]
-                            if not _grp:
-                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                 if _o is None:
                     date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -1903,57 +2439,96 @@ def _make_derived1():
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                     else:
                         del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_inv_date_sk)
                     if _o is None:
-                        n0_root[v_inv_date_sk] = _d2
+                        n0_root[v_inv_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_inv_date_sk] = _n
                         else:
                             del n0_root[v_inv_date_sk]
                     if pending is not None:
-                        for (
-                            v_inv_date_sk,
-                            v_inv_item_sk,
-                        ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                        for (v_inv_date_sk, v_inv_item_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             for (
                                 v_inv_date_sk,
                                 v_inv_item_sk,
                                 v_inv_warehouse_sk,
-                            ), _m4 in self.n2_by_inv_date_sk_inv_item_sk[
-                                (v_inv_date_sk, v_inv_item_sk)
-                            ].items():
+                            ), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.n2_by_inv_date_sk_inv_item_sk[
+                                            (v_inv_date_sk, v_inv_item_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
                                     v_inv_quantity_on_hand,
-                                ), _m5 in self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk[
+                                                (
+                                                    v_inv_date_sk,
+                                                    v_inv_item_sk,
+                                                    v_inv_warehouse_sk,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m6 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_item_sk,
-                                            v_i_item_id,
-                                        ), _m7 in self.item_by_inv_item_sk[
-                                            v_inv_item_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_inv_item_sk, v_i_item_id), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.item_by_inv_item_sk[
+                                                        v_inv_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_i_item_id,
                                                 v_d_date,
                                                 v_inv_quantity_on_hand,
                                             )
-                                            _v = _p * _m5 * _m6 * _m7
+                                            _v = _p * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1974,13 +2549,13 @@ def _make_derived1():
             _g2 = self.n1_by_inv_date_sk.get(v_inv_date_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_inv_date_sk, v_inv_item_sk))
+            _m3 = _entry(_g2, (v_inv_date_sk, v_inv_item_sk))
             if _m3 is None:
                 return None
             _g4 = self.n2_by_inv_date_sk_inv_item_sk.get((v_inv_date_sk, v_inv_item_sk))
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
+            _m5 = _entry(_g4, (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
             if _m5 is None:
                 return None
             _g6 = self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk.get(
@@ -1988,32 +2563,33 @@ def _make_derived1():
             )
             if _g6 is None:
                 return None
-            _m7 = _g6.get(
+            _m7 = _entry(
+                _g6,
                 (
                     v_inv_date_sk,
                     v_inv_item_sk,
                     v_inv_warehouse_sk,
                     v_inv_quantity_on_hand,
-                )
+                ),
             )
             if _m7 is None:
                 return None
             _g8 = self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
             if _g8 is None:
                 return None
-            _m9 = _g8.get((v_inv_warehouse_sk, v_w_warehouse_name))
+            _m9 = _entry(_g8, (v_inv_warehouse_sk, v_w_warehouse_name))
             if _m9 is None:
                 return None
             _g10 = self.item_by_inv_item_sk.get(v_inv_item_sk)
             if _g10 is None:
                 return None
-            _m11 = _g10.get((v_inv_item_sk, v_i_item_id))
+            _m11 = _entry(_g10, (v_inv_item_sk, v_i_item_id))
             if _m11 is None:
                 return None
             _g12 = self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
             if _g12 is None:
                 return None
-            _m13 = _g12.get((v_inv_date_sk, v_d_date))
+            _m13 = _entry(_g12, (v_inv_date_sk, v_d_date))
             if _m13 is None:
                 return None
             return _m7 * _m9 * _m11 * _m13
@@ -2304,7 +2880,7 @@ class View:
     }
     COLUMNS = ("w_warehouse_name", "i_item_id", "inv_before", "inv_after")
     QUERY_ID = "0ed58ae870f250c1"
-    LAYOUT_ID = "78b5cce98976ac62"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "91e67a058714fb86"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

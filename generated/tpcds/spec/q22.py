@@ -224,6 +224,22 @@ def _make_derived1():
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
+
+                    def _entry(group, entry, default=None):
+                        """The payload of `entry` in an index group (None: no group), `default`
+                        if absent. A group of one entry is kept inline as the pair (entry,
+                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        container the cyclic GC tracks; several entries are a dict."""
+                        if group is None:
+                            return default
+                        if type(group) is tuple:
+                            return (
+                                group[1]
+                                if group[0] is entry or group[0] == entry
+                                else default
+                            )
+                        return group.get(entry, default)
+
                     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                     def _arity_message(relation, arity, row):
@@ -335,7 +351,7 @@ def _make_derived1():
                             "qoh",
                         )
                         QUERY_ID = "00bed10f5a76bb51"
-                        LAYOUT_ID = "0ccaecec7b8f7e3c"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "dfc1b9df837c64b7"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -563,9 +579,27 @@ def _make_derived1():
                                 v_inv_date_sk
                             )
                             if _grp is None:
-                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                                    v_inv_item_sk: _p
-                                }
+                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                    v_inv_item_sk,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_inv_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ]
+                                else:
+                                    inventory_inv_item_sk_by_inv_date_sk[
+                                        v_inv_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_inv_item_sk)
                                 if _o is None:
@@ -576,10 +610,10 @@ def _make_derived1():
                                         _grp[v_inv_item_sk] = _n
                                     else:
                                         del _grp[v_inv_item_sk]
-                                        if not _grp:
-                                            del inventory_inv_item_sk_by_inv_date_sk[
+                                        if len(_grp) == 1:
+                                            inventory_inv_item_sk_by_inv_date_sk[
                                                 v_inv_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _w1 is not None:
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -605,29 +639,23 @@ def _make_derived1():
                                         v_i_class,
                                         v_i_category,
                                         v_i_product_name,
-                                    ), _w3 in _g5.items():
+                                    ), _w3 in (
+                                        (_g5,) if type(_g5) is tuple else _g5.items()
+                                    ):
                                         _d4 = (
                                             _d2[0] * _w3[0],
                                             _d2[1] * _w3[1],
                                             _d2[2] * _w3[2],
                                         )
-                                        _o = n0_root.get(
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
+                                        _t6 = (
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
                                         )
+                                        _o = n0_root.get(_t6)
                                         if _o is None:
-                                            n0_root[
-                                                (
-                                                    v_i_brand,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                    v_i_product_name,
-                                                )
-                                            ] = _d4
+                                            n0_root[_t6] = _d4
                                         else:
                                             _n = (
                                                 _o[0] + _d4[0],
@@ -635,23 +663,9 @@ def _make_derived1():
                                                 _o[2] + _d4[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_category,
-                                                        v_i_product_name,
-                                                    )
-                                                ] = _n
+                                                n0_root[_t6] = _n
                                             else:
-                                                del n0_root[
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_category,
-                                                        v_i_product_name,
-                                                    )
-                                                ]
+                                                del n0_root[_t6]
                                         if pending is not None:
                                             _k = (
                                                 v_i_product_name,
@@ -725,7 +739,9 @@ def _make_derived1():
                                     v_inv_date_sk
                                 )
                                 if _g3:
-                                    for v_inv_item_sk, _w1 in _g3.items():
+                                    for v_inv_item_sk, _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = (
                                             _p[0] * _w1[0],
                                             _p[1] * _w1[1],
@@ -757,29 +773,25 @@ def _make_derived1():
                                                 v_i_class,
                                                 v_i_category,
                                                 v_i_product_name,
-                                            ), _w4 in _g6.items():
+                                            ), _w4 in (
+                                                (_g6,)
+                                                if type(_g6) is tuple
+                                                else _g6.items()
+                                            ):
                                                 _d5 = (
                                                     _d2[0] * _w4[0],
                                                     _d2[1] * _w4[1],
                                                     _d2[2] * _w4[2],
                                                 )
-                                                _o = n0_root.get(
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_category,
-                                                        v_i_product_name,
-                                                    )
+                                                _t7 = (
+                                                    v_i_brand,
+                                                    v_i_class,
+                                                    v_i_category,
+                                                    v_i_product_name,
                                                 )
+                                                _o = n0_root.get(_t7)
                                                 if _o is None:
-                                                    n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_category,
-                                                            v_i_product_name,
-                                                        )
-                                                    ] = _d5
+                                                    n0_root[_t7] = _d5
                                                 else:
                                                     _n = (
                                                         _o[0] + _d5[0],
@@ -787,23 +799,9 @@ def _make_derived1():
                                                         _o[2] + _d5[2],
                                                     )
                                                     if _n[0]:
-                                                        n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_category,
-                                                                v_i_product_name,
-                                                            )
-                                                        ] = _n
+                                                        n0_root[_t7] = _n
                                                     else:
-                                                        del n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_category,
-                                                                v_i_product_name,
-                                                            )
-                                                        ]
+                                                        del n0_root[_t7]
                                                 if pending is not None:
                                                     _k = (
                                                         v_i_product_name,
@@ -852,106 +850,72 @@ def _make_derived1():
                             else:
                                 del store[row]
                             # atom item
+                            _t1 = (v_i_brand, v_i_class, v_i_category, v_i_product_name)
                             _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
                                 v_inv_item_sk
                             )
                             if _grp is None:
                                 item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                                     v_inv_item_sk
-                                ] = {
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    ): _p
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
+                                ] = (
+                                    _t1,
+                                    _p,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _p
+                                    else:
+                                        del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ]
+                                else:
+                                    item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                                                 v_inv_item_sk
-                                            ]
-                            _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                                _o = n0_root.get(
-                                    (
-                                        v_i_brand,
-                                        v_i_class,
-                                        v_i_category,
-                                        v_i_product_name,
-                                    )
-                                )
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    ] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (
                                         v_i_product_name,
@@ -959,7 +923,7 @@ def _make_derived1():
                                         v_i_class,
                                         v_i_category,
                                     )
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -1053,14 +1017,12 @@ def _make_derived1():
                                 # it is what float sums leave of rows inserted and deleted again)
                                 if not _p[0] and (
                                     _p == _ZERO
-                                    or not (
-                                        (
-                                            self.inventory_inv_item_sk_by_inv_date_sk.get(
-                                                v_inv_date_sk
-                                            )
-                                            or _EMPTY
-                                        ).get(v_inv_item_sk)
-                                        or _ZERO
+                                    or not _entry(
+                                        self.inventory_inv_item_sk_by_inv_date_sk.get(
+                                            v_inv_date_sk
+                                        ),
+                                        v_inv_item_sk,
+                                        _ZERO,
                                     )[0]
                                 ):
                                     continue
@@ -1070,7 +1032,28 @@ def _make_derived1():
                                 if _grp is None:
                                     inventory_inv_item_sk_by_inv_date_sk[
                                         v_inv_date_sk
-                                    ] = {v_inv_item_sk: _p}
+                                    ] = (v_inv_item_sk, _p)
+                                elif type(_grp) is tuple:
+                                    _e = v_inv_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            inventory_inv_item_sk_by_inv_date_sk[
+                                                v_inv_date_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del inventory_inv_item_sk_by_inv_date_sk[
+                                                v_inv_date_sk
+                                            ]
+                                    else:
+                                        inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ] = {_grp[0]: _grp[1], _e: _p}
                                 else:
                                     _o = _grp.get(v_inv_item_sk)
                                     if _o is None:
@@ -1085,10 +1068,10 @@ def _make_derived1():
                                             _grp[v_inv_item_sk] = _n
                                         else:
                                             del _grp[v_inv_item_sk]
-                                            if not _grp:
-                                                del inventory_inv_item_sk_by_inv_date_sk[
+                                            if len(_grp) == 1:
+                                                inventory_inv_item_sk_by_inv_date_sk[
                                                     v_inv_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -1118,29 +1101,25 @@ def _make_derived1():
                                             v_i_class,
                                             v_i_category,
                                             v_i_product_name,
-                                        ), _w3 in _g5.items():
+                                        ), _w3 in (
+                                            (_g5,)
+                                            if type(_g5) is tuple
+                                            else _g5.items()
+                                        ):
                                             _d4 = (
                                                 _d2[0] * _w3[0],
                                                 _d2[1] * _w3[1],
                                                 _d2[2] * _w3[2],
                                             )
-                                            _o = n0_root.get(
-                                                (
-                                                    v_i_brand,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                    v_i_product_name,
-                                                )
+                                            _t6 = (
+                                                v_i_brand,
+                                                v_i_class,
+                                                v_i_category,
+                                                v_i_product_name,
                                             )
+                                            _o = n0_root.get(_t6)
                                             if _o is None:
-                                                n0_root[
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_category,
-                                                        v_i_product_name,
-                                                    )
-                                                ] = _d4
+                                                n0_root[_t6] = _d4
                                             else:
                                                 _n = (
                                                     _o[0] + _d4[0],
@@ -1148,23 +1127,9 @@ def _make_derived1():
                                                     _o[2] + _d4[2],
                                                 )
                                                 if _n[0]:
-                                                    n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_category,
-                                                            v_i_product_name,
-                                                        )
-                                                    ] = _n
+                                                    n0_root[_t6] = _n
                                                 else:
-                                                    del n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_category,
-                                                            v_i_product_name,
-                                                        )
-                                                    ]
+                                                    del n0_root[_t6]
                                             if pending is not None:
                                                 _k = (
                                                     v_i_product_name,
@@ -1278,7 +1243,9 @@ def _make_derived1():
                                     v_inv_date_sk
                                 )
                                 if _g3:
-                                    for v_inv_item_sk, _w1 in _g3.items():
+                                    for v_inv_item_sk, _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = (
                                             _p[0] * _w1[0],
                                             _p[1] * _w1[1],
@@ -1310,29 +1277,25 @@ def _make_derived1():
                                                 v_i_class,
                                                 v_i_category,
                                                 v_i_product_name,
-                                            ), _w4 in _g6.items():
+                                            ), _w4 in (
+                                                (_g6,)
+                                                if type(_g6) is tuple
+                                                else _g6.items()
+                                            ):
                                                 _d5 = (
                                                     _d2[0] * _w4[0],
                                                     _d2[1] * _w4[1],
                                                     _d2[2] * _w4[2],
                                                 )
-                                                _o = n0_root.get(
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_category,
-                                                        v_i_product_name,
-                                                    )
+                                                _t7 = (
+                                                    v_i_brand,
+                                                    v_i_class,
+                                                    v_i_category,
+                                                    v_i_product_name,
                                                 )
+                                                _o = n0_root.get(_t7)
                                                 if _o is None:
-                                                    n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_category,
-                                                            v_i_product_name,
-                                                        )
-                                                    ] = _d5
+                                                    n0_root[_t7] = _d5
                                                 else:
                                                     _n = (
                                                         _o[0] + _d5[0],
@@ -1340,23 +1303,9 @@ def _make_derived1():
                                                         _o[2] + _d5[2],
                                                     )
                                                     if _n[0]:
-                                                        n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_category,
-                                                                v_i_product_name,
-                                                            )
-                                                        ] = _n
+                                                        n0_root[_t7] = _n
                                                     else:
-                                                        del n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_category,
-                                                                v_i_product_name,
-                                                            )
-                                                        ]
+                                                        del n0_root[_t7]
                                                 if pending is not None:
                                                     _k = (
                                                         v_i_product_name,
@@ -1447,56 +1396,67 @@ def _make_derived1():
                                 # it is what float sums leave of rows inserted and deleted again)
                                 if not _p[0] and (
                                     _p == _ZERO
-                                    or not (
+                                    or not _entry(
+                                        self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
+                                            v_inv_item_sk
+                                        ),
                                         (
-                                            self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
-                                                v_inv_item_sk
-                                            )
-                                            or _EMPTY
-                                        ).get(
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        )
-                                        or _ZERO
+                                            v_i_brand,
+                                            v_i_class,
+                                            v_i_category,
+                                            v_i_product_name,
+                                        ),
+                                        _ZERO,
                                     )[0]
                                 ):
                                     continue
+                                _t1 = (
+                                    v_i_brand,
+                                    v_i_class,
+                                    v_i_category,
+                                    v_i_product_name,
+                                )
                                 _grp = item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk.get(
                                     v_inv_item_sk
                                 )
                                 if _grp is None:
                                     item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ] = {
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        ): _p
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
+                                    ] = (
+                                        _t1,
+                                        _p,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
                                             )
-                                        ] = _p
+                                        else:
+                                            del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ]
+                                    else:
+                                        item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _p,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _p
                                     else:
                                         _n = (
                                             _o[0] + _p[0],
@@ -1504,75 +1464,35 @@ def _make_derived1():
                                             _o[2] + _p[2],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_i_brand,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                    v_i_product_name,
-                                                )
-                                            ] = _n
+                                            _grp[_t1] = _n
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_i_brand,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                    v_i_product_name,
-                                                )
-                                            ]
-                                            if not _grp:
-                                                del item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk[
                                                     v_inv_item_sk
-                                                ]
-                                _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                                if _w2 is not None:
+                                    _d3 = (
+                                        _p[0] * _w2[0],
+                                        _p[1] * _w2[1],
+                                        _p[2] * _w2[2],
                                     )
-                                    _o = n0_root.get(
-                                        (
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                            v_i_product_name,
-                                        )
-                                    )
+                                    _o = n0_root.get(_t1)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_i_brand,
-                                                v_i_class,
-                                                v_i_category,
-                                                v_i_product_name,
-                                            )
-                                        ] = _d2
+                                        n0_root[_t1] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
-                                            n0_root[
-                                                (
-                                                    v_i_brand,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                    v_i_product_name,
-                                                )
-                                            ] = _n
+                                            n0_root[_t1] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_i_brand,
-                                                    v_i_class,
-                                                    v_i_category,
-                                                    v_i_product_name,
-                                                )
-                                            ]
+                                            del n0_root[_t1]
                                     if pending is not None:
                                         _k = (
                                             v_i_product_name,
@@ -1580,7 +1500,7 @@ def _make_derived1():
                                             v_i_class,
                                             v_i_category,
                                         )
-                                        _v = _d2
+                                        _v = _d3
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -1835,6 +1755,22 @@ def _make_derived1():
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
+
+                    def _entry(group, entry, default=None):
+                        """The payload of `entry` in an index group (None: no group), `default`
+                        if absent. A group of one entry is kept inline as the pair (entry,
+                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        container the cyclic GC tracks; several entries are a dict."""
+                        if group is None:
+                            return default
+                        if type(group) is tuple:
+                            return (
+                                group[1]
+                                if group[0] is entry or group[0] == entry
+                                else default
+                            )
+                        return group.get(entry, default)
+
                     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                     def _arity_message(relation, arity, row):
@@ -1946,7 +1882,7 @@ def _make_derived1():
                             "qoh",
                         )
                         QUERY_ID = "ebce6b482cd08d81"
-                        LAYOUT_ID = "cd57690d4ccd6fb1"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "8f06a5cd109e646c"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -2172,9 +2108,27 @@ def _make_derived1():
                                 v_inv_date_sk
                             )
                             if _grp is None:
-                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                                    v_inv_item_sk: _p
-                                }
+                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                    v_inv_item_sk,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_inv_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ]
+                                else:
+                                    inventory_inv_item_sk_by_inv_date_sk[
+                                        v_inv_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_inv_item_sk)
                                 if _o is None:
@@ -2185,10 +2139,10 @@ def _make_derived1():
                                         _grp[v_inv_item_sk] = _n
                                     else:
                                         del _grp[v_inv_item_sk]
-                                        if not _grp:
-                                            del inventory_inv_item_sk_by_inv_date_sk[
+                                        if len(_grp) == 1:
+                                            inventory_inv_item_sk_by_inv_date_sk[
                                                 v_inv_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _w1 is not None:
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -2213,19 +2167,18 @@ def _make_derived1():
                                         v_i_brand,
                                         v_i_class,
                                         v_i_product_name,
-                                    ), _w3 in _g5.items():
+                                    ), _w3 in (
+                                        (_g5,) if type(_g5) is tuple else _g5.items()
+                                    ):
                                         _d4 = (
                                             _d2[0] * _w3[0],
                                             _d2[1] * _w3[1],
                                             _d2[2] * _w3[2],
                                         )
-                                        _o = n0_root.get(
-                                            (v_i_brand, v_i_class, v_i_product_name)
-                                        )
+                                        _t6 = (v_i_brand, v_i_class, v_i_product_name)
+                                        _o = n0_root.get(_t6)
                                         if _o is None:
-                                            n0_root[
-                                                (v_i_brand, v_i_class, v_i_product_name)
-                                            ] = _d4
+                                            n0_root[_t6] = _d4
                                         else:
                                             _n = (
                                                 _o[0] + _d4[0],
@@ -2233,21 +2186,9 @@ def _make_derived1():
                                                 _o[2] + _d4[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_product_name,
-                                                    )
-                                                ] = _n
+                                                n0_root[_t6] = _n
                                             else:
-                                                del n0_root[
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_product_name,
-                                                    )
-                                                ]
+                                                del n0_root[_t6]
                                         if pending is not None:
                                             _k = (
                                                 v_i_product_name,
@@ -2320,7 +2261,9 @@ def _make_derived1():
                                     v_inv_date_sk
                                 )
                                 if _g3:
-                                    for v_inv_item_sk, _w1 in _g3.items():
+                                    for v_inv_item_sk, _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = (
                                             _p[0] * _w1[0],
                                             _p[1] * _w1[1],
@@ -2351,27 +2294,24 @@ def _make_derived1():
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_product_name,
-                                            ), _w4 in _g6.items():
+                                            ), _w4 in (
+                                                (_g6,)
+                                                if type(_g6) is tuple
+                                                else _g6.items()
+                                            ):
                                                 _d5 = (
                                                     _d2[0] * _w4[0],
                                                     _d2[1] * _w4[1],
                                                     _d2[2] * _w4[2],
                                                 )
-                                                _o = n0_root.get(
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_product_name,
-                                                    )
+                                                _t7 = (
+                                                    v_i_brand,
+                                                    v_i_class,
+                                                    v_i_product_name,
                                                 )
+                                                _o = n0_root.get(_t7)
                                                 if _o is None:
-                                                    n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_product_name,
-                                                        )
-                                                    ] = _d5
+                                                    n0_root[_t7] = _d5
                                                 else:
                                                     _n = (
                                                         _o[0] + _d5[0],
@@ -2379,21 +2319,9 @@ def _make_derived1():
                                                         _o[2] + _d5[2],
                                                     )
                                                     if _n[0]:
-                                                        n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_product_name,
-                                                            )
-                                                        ] = _n
+                                                        n0_root[_t7] = _n
                                                     else:
-                                                        del n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_product_name,
-                                                            )
-                                                        ]
+                                                        del n0_root[_t7]
                                                 if pending is not None:
                                                     _k = (
                                                         v_i_product_name,
@@ -2440,6 +2368,7 @@ def _make_derived1():
                             else:
                                 del store[row]
                             # atom item
+                            _t1 = (v_i_brand, v_i_class, v_i_product_name)
                             _grp = (
                                 item_i_brand_i_class_i_product_name_by_inv_item_sk.get(
                                     v_inv_item_sk
@@ -2448,52 +2377,62 @@ def _make_derived1():
                             if _grp is None:
                                 item_i_brand_i_class_i_product_name_by_inv_item_sk[
                                     v_inv_item_sk
-                                ] = {(v_i_brand, v_i_class, v_i_product_name): _p}
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ]
+                                else:
+                                    item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
-                                _o = _grp.get((v_i_brand, v_i_class, v_i_product_name))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_i_brand, v_i_class, v_i_product_name)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[
-                                            (v_i_brand, v_i_class, v_i_product_name)
-                                        ] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[
-                                            (v_i_brand, v_i_class, v_i_product_name)
-                                        ]
-                                        if not _grp:
-                                            del item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_i_brand_i_class_i_product_name_by_inv_item_sk[
                                                 v_inv_item_sk
-                                            ]
-                            _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                                _o = n0_root.get(
-                                    (v_i_brand, v_i_class, v_i_product_name)
-                                )
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[
-                                        (v_i_brand, v_i_class, v_i_product_name)
-                                    ] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        n0_root[
-                                            (v_i_brand, v_i_class, v_i_product_name)
-                                        ] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[
-                                            (v_i_brand, v_i_class, v_i_product_name)
-                                        ]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_i_product_name, v_i_brand, v_i_class)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -2587,14 +2526,12 @@ def _make_derived1():
                                 # it is what float sums leave of rows inserted and deleted again)
                                 if not _p[0] and (
                                     _p == _ZERO
-                                    or not (
-                                        (
-                                            self.inventory_inv_item_sk_by_inv_date_sk.get(
-                                                v_inv_date_sk
-                                            )
-                                            or _EMPTY
-                                        ).get(v_inv_item_sk)
-                                        or _ZERO
+                                    or not _entry(
+                                        self.inventory_inv_item_sk_by_inv_date_sk.get(
+                                            v_inv_date_sk
+                                        ),
+                                        v_inv_item_sk,
+                                        _ZERO,
                                     )[0]
                                 ):
                                     continue
@@ -2604,7 +2541,28 @@ def _make_derived1():
                                 if _grp is None:
                                     inventory_inv_item_sk_by_inv_date_sk[
                                         v_inv_date_sk
-                                    ] = {v_inv_item_sk: _p}
+                                    ] = (v_inv_item_sk, _p)
+                                elif type(_grp) is tuple:
+                                    _e = v_inv_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            inventory_inv_item_sk_by_inv_date_sk[
+                                                v_inv_date_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del inventory_inv_item_sk_by_inv_date_sk[
+                                                v_inv_date_sk
+                                            ]
+                                    else:
+                                        inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ] = {_grp[0]: _grp[1], _e: _p}
                                 else:
                                     _o = _grp.get(v_inv_item_sk)
                                     if _o is None:
@@ -2619,10 +2577,10 @@ def _make_derived1():
                                             _grp[v_inv_item_sk] = _n
                                         else:
                                             del _grp[v_inv_item_sk]
-                                            if not _grp:
-                                                del inventory_inv_item_sk_by_inv_date_sk[
+                                            if len(_grp) == 1:
+                                                inventory_inv_item_sk_by_inv_date_sk[
                                                     v_inv_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                                 if _w1 is not None:
                                     _d2 = (
@@ -2651,23 +2609,24 @@ def _make_derived1():
                                             v_i_brand,
                                             v_i_class,
                                             v_i_product_name,
-                                        ), _w3 in _g5.items():
+                                        ), _w3 in (
+                                            (_g5,)
+                                            if type(_g5) is tuple
+                                            else _g5.items()
+                                        ):
                                             _d4 = (
                                                 _d2[0] * _w3[0],
                                                 _d2[1] * _w3[1],
                                                 _d2[2] * _w3[2],
                                             )
-                                            _o = n0_root.get(
-                                                (v_i_brand, v_i_class, v_i_product_name)
+                                            _t6 = (
+                                                v_i_brand,
+                                                v_i_class,
+                                                v_i_product_name,
                                             )
+                                            _o = n0_root.get(_t6)
                                             if _o is None:
-                                                n0_root[
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_product_name,
-                                                    )
-                                                ] = _d4
+                                                n0_root[_t6] = _d4
                                             else:
                                                 _n = (
                                                     _o[0] + _d4[0],
@@ -2675,21 +2634,9 @@ def _make_derived1():
                                                     _o[2] + _d4[2],
                                                 )
                                                 if _n[0]:
-                                                    n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_product_name,
-                                                        )
-                                                    ] = _n
+                                                    n0_root[_t6] = _n
                                                 else:
-                                                    del n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_product_name,
-                                                        )
-                                                    ]
+                                                    del n0_root[_t6]
                                             if pending is not None:
                                                 _k = (
                                                     v_i_product_name,
@@ -2802,7 +2749,9 @@ def _make_derived1():
                                     v_inv_date_sk
                                 )
                                 if _g3:
-                                    for v_inv_item_sk, _w1 in _g3.items():
+                                    for v_inv_item_sk, _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = (
                                             _p[0] * _w1[0],
                                             _p[1] * _w1[1],
@@ -2833,27 +2782,24 @@ def _make_derived1():
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_product_name,
-                                            ), _w4 in _g6.items():
+                                            ), _w4 in (
+                                                (_g6,)
+                                                if type(_g6) is tuple
+                                                else _g6.items()
+                                            ):
                                                 _d5 = (
                                                     _d2[0] * _w4[0],
                                                     _d2[1] * _w4[1],
                                                     _d2[2] * _w4[2],
                                                 )
-                                                _o = n0_root.get(
-                                                    (
-                                                        v_i_brand,
-                                                        v_i_class,
-                                                        v_i_product_name,
-                                                    )
+                                                _t7 = (
+                                                    v_i_brand,
+                                                    v_i_class,
+                                                    v_i_product_name,
                                                 )
+                                                _o = n0_root.get(_t7)
                                                 if _o is None:
-                                                    n0_root[
-                                                        (
-                                                            v_i_brand,
-                                                            v_i_class,
-                                                            v_i_product_name,
-                                                        )
-                                                    ] = _d5
+                                                    n0_root[_t7] = _d5
                                                 else:
                                                     _n = (
                                                         _o[0] + _d5[0],
@@ -2861,21 +2807,9 @@ def _make_derived1():
                                                         _o[2] + _d5[2],
                                                     )
                                                     if _n[0]:
-                                                        n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_product_name,
-                                                            )
-                                                        ] = _n
+                                                        n0_root[_t7] = _n
                                                     else:
-                                                        del n0_root[
-                                                            (
-                                                                v_i_brand,
-                                                                v_i_class,
-                                                                v_i_product_name,
-                                                            )
-                                                        ]
+                                                        del n0_root[_t7]
                                                 if pending is not None:
                                                     _k = (
                                                         v_i_product_name,
@@ -2962,32 +2896,54 @@ def _make_derived1():
                                 # it is what float sums leave of rows inserted and deleted again)
                                 if not _p[0] and (
                                     _p == _ZERO
-                                    or not (
-                                        (
-                                            self.item_i_brand_i_class_i_product_name_by_inv_item_sk.get(
-                                                v_inv_item_sk
-                                            )
-                                            or _EMPTY
-                                        ).get((v_i_brand, v_i_class, v_i_product_name))
-                                        or _ZERO
+                                    or not _entry(
+                                        self.item_i_brand_i_class_i_product_name_by_inv_item_sk.get(
+                                            v_inv_item_sk
+                                        ),
+                                        (v_i_brand, v_i_class, v_i_product_name),
+                                        _ZERO,
                                     )[0]
                                 ):
                                     continue
+                                _t1 = (v_i_brand, v_i_class, v_i_product_name)
                                 _grp = item_i_brand_i_class_i_product_name_by_inv_item_sk.get(
                                     v_inv_item_sk
                                 )
                                 if _grp is None:
                                     item_i_brand_i_class_i_product_name_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ] = {(v_i_brand, v_i_class, v_i_product_name): _p}
+                                    ] = (_t1, _p)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _p[0],
+                                            _o[1] + _p[1],
+                                            _o[2] + _p[2],
+                                        )
+                                        if _n[0]:
+                                            item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                                v_inv_item_sk
+                                            ]
+                                    else:
+                                        item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _p,
+                                        }
                                 else:
-                                    _o = _grp.get(
-                                        (v_i_brand, v_i_class, v_i_product_name)
-                                    )
+                                    _o = _grp.get(_t1)
                                     if _o is None:
-                                        _grp[
-                                            (v_i_brand, v_i_class, v_i_product_name)
-                                        ] = _p
+                                        _grp[_t1] = _p
                                     else:
                                         _n = (
                                             _o[0] + _p[0],
@@ -2995,48 +2951,38 @@ def _make_derived1():
                                             _o[2] + _p[2],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (v_i_brand, v_i_class, v_i_product_name)
-                                            ] = _n
+                                            _grp[_t1] = _n
                                         else:
-                                            del _grp[
-                                                (v_i_brand, v_i_class, v_i_product_name)
-                                            ]
-                                            if not _grp:
-                                                del item_i_brand_i_class_i_product_name_by_inv_item_sk[
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                item_i_brand_i_class_i_product_name_by_inv_item_sk[
                                                     v_inv_item_sk
-                                                ]
-                                _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                                if _w1 is not None:
-                                    _d2 = (
-                                        _p[0] * _w1[0],
-                                        _p[1] * _w1[1],
-                                        _p[2] * _w1[2],
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                                if _w2 is not None:
+                                    _d3 = (
+                                        _p[0] * _w2[0],
+                                        _p[1] * _w2[1],
+                                        _p[2] * _w2[2],
                                     )
-                                    _o = n0_root.get(
-                                        (v_i_brand, v_i_class, v_i_product_name)
-                                    )
+                                    _o = n0_root.get(_t1)
                                     if _o is None:
-                                        n0_root[
-                                            (v_i_brand, v_i_class, v_i_product_name)
-                                        ] = _d2
+                                        n0_root[_t1] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
-                                            n0_root[
-                                                (v_i_brand, v_i_class, v_i_product_name)
-                                            ] = _n
+                                            n0_root[_t1] = _n
                                         else:
-                                            del n0_root[
-                                                (v_i_brand, v_i_class, v_i_product_name)
-                                            ]
+                                            del n0_root[_t1]
                                     if pending is not None:
                                         _k = (v_i_product_name, v_i_brand, v_i_class)
-                                        _v = _d2
+                                        _v = _d3
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -3337,6 +3283,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -3450,7 +3412,7 @@ def _make_derived1():
                         "qoh",
                     )
                     QUERY_ID = "d23593733d9a5406"
-                    LAYOUT_ID = "ae6a979b59df9a2f"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "b9d726e33204e93d"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3658,9 +3620,28 @@ def _make_derived1():
                         # atom inventory
                         _grp = inventory_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                                v_inv_item_sk: _p
-                            }
+                            inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                v_inv_item_sk,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    inventory_inv_item_sk_by_inv_date_sk[
+                                        v_inv_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del inventory_inv_item_sk_by_inv_date_sk[
+                                        v_inv_date_sk
+                                    ]
+                            else:
+                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_inv_item_sk)
                             if _o is None:
@@ -3671,10 +3652,10 @@ def _make_derived1():
                                     _grp[v_inv_item_sk] = _n
                                 else:
                                     del _grp[v_inv_item_sk]
-                                    if not _grp:
-                                        del inventory_inv_item_sk_by_inv_date_sk[
+                                    if len(_grp) == 1:
+                                        inventory_inv_item_sk_by_inv_date_sk[
                                             v_inv_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _w1 is not None:
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -3691,15 +3672,18 @@ def _make_derived1():
                                 v_inv_item_sk
                             )
                             if _g5:
-                                for (v_i_brand, v_i_product_name), _w3 in _g5.items():
+                                for (v_i_brand, v_i_product_name), _w3 in (
+                                    (_g5,) if type(_g5) is tuple else _g5.items()
+                                ):
                                     _d4 = (
                                         _d2[0] * _w3[0],
                                         _d2[1] * _w3[1],
                                         _d2[2] * _w3[2],
                                     )
-                                    _o = n0_root.get((v_i_brand, v_i_product_name))
+                                    _t6 = (v_i_brand, v_i_product_name)
+                                    _o = n0_root.get(_t6)
                                     if _o is None:
-                                        n0_root[(v_i_brand, v_i_product_name)] = _d4
+                                        n0_root[_t6] = _d4
                                     else:
                                         _n = (
                                             _o[0] + _d4[0],
@@ -3707,9 +3691,9 @@ def _make_derived1():
                                             _o[2] + _d4[2],
                                         )
                                         if _n[0]:
-                                            n0_root[(v_i_brand, v_i_product_name)] = _n
+                                            n0_root[_t6] = _n
                                         else:
-                                            del n0_root[(v_i_brand, v_i_product_name)]
+                                            del n0_root[_t6]
                                     if pending is not None:
                                         _k = (v_i_product_name, v_i_brand)
                                         _v = _d4
@@ -3776,7 +3760,9 @@ def _make_derived1():
                                 v_inv_date_sk
                             )
                             if _g3:
-                                for v_inv_item_sk, _w1 in _g3.items():
+                                for v_inv_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -3801,22 +3787,20 @@ def _make_derived1():
                                         )
                                     )
                                     if _g6:
-                                        for (
-                                            v_i_brand,
-                                            v_i_product_name,
-                                        ), _w4 in _g6.items():
+                                        for (v_i_brand, v_i_product_name), _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
                                                 _d2[2] * _w4[2],
                                             )
-                                            _o = n0_root.get(
-                                                (v_i_brand, v_i_product_name)
-                                            )
+                                            _t7 = (v_i_brand, v_i_product_name)
+                                            _o = n0_root.get(_t7)
                                             if _o is None:
-                                                n0_root[
-                                                    (v_i_brand, v_i_product_name)
-                                                ] = _d5
+                                                n0_root[_t7] = _d5
                                             else:
                                                 _n = (
                                                     _o[0] + _d5[0],
@@ -3824,13 +3808,9 @@ def _make_derived1():
                                                     _o[2] + _d5[2],
                                                 )
                                                 if _n[0]:
-                                                    n0_root[
-                                                        (v_i_brand, v_i_product_name)
-                                                    ] = _n
+                                                    n0_root[_t7] = _n
                                                 else:
-                                                    del n0_root[
-                                                        (v_i_brand, v_i_product_name)
-                                                    ]
+                                                    del n0_root[_t7]
                                             if pending is not None:
                                                 _k = (v_i_product_name, v_i_brand)
                                                 _v = _d5
@@ -3872,42 +3852,60 @@ def _make_derived1():
                         else:
                             del store[row]
                         # atom item
+                        _t1 = (v_i_brand, v_i_product_name)
                         _grp = item_i_brand_i_product_name_by_inv_item_sk.get(
                             v_inv_item_sk
                         )
                         if _grp is None:
                             item_i_brand_i_product_name_by_inv_item_sk[
                                 v_inv_item_sk
-                            ] = {(v_i_brand, v_i_product_name): _p}
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_i_brand_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del item_i_brand_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ]
+                            else:
+                                item_i_brand_i_product_name_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_i_brand, v_i_product_name))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_i_brand, v_i_product_name)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_i_brand, v_i_product_name)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_i_brand, v_i_product_name)]
-                                    if not _grp:
-                                        del item_i_brand_i_product_name_by_inv_item_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_i_brand_i_product_name_by_inv_item_sk[
                                             v_inv_item_sk
-                                        ]
-                        _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n0_root.get((v_i_brand, v_i_product_name))
+                                        ] = next(iter(_grp.items()))
+                        _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _o = n0_root.get(_t1)
                             if _o is None:
-                                n0_root[(v_i_brand, v_i_product_name)] = _d2
+                                n0_root[_t1] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    n0_root[(v_i_brand, v_i_product_name)] = _n
+                                    n0_root[_t1] = _n
                                 else:
-                                    del n0_root[(v_i_brand, v_i_product_name)]
+                                    del n0_root[_t1]
                             if pending is not None:
                                 _k = (v_i_product_name, v_i_brand)
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -3995,14 +3993,12 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p[0] and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.inventory_inv_item_sk_by_inv_date_sk.get(
-                                            v_inv_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get(v_inv_item_sk)
-                                    or _ZERO
+                                or not _entry(
+                                    self.inventory_inv_item_sk_by_inv_date_sk.get(
+                                        v_inv_date_sk
+                                    ),
+                                    v_inv_item_sk,
+                                    _ZERO,
                                 )[0]
                             ):
                                 continue
@@ -4010,9 +4006,27 @@ def _make_derived1():
                                 v_inv_date_sk
                             )
                             if _grp is None:
-                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                                    v_inv_item_sk: _p
-                                }
+                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                    v_inv_item_sk,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_inv_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del inventory_inv_item_sk_by_inv_date_sk[
+                                            v_inv_date_sk
+                                        ]
+                                else:
+                                    inventory_inv_item_sk_by_inv_date_sk[
+                                        v_inv_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_inv_item_sk)
                                 if _o is None:
@@ -4023,10 +4037,10 @@ def _make_derived1():
                                         _grp[v_inv_item_sk] = _n
                                     else:
                                         del _grp[v_inv_item_sk]
-                                        if not _grp:
-                                            del inventory_inv_item_sk_by_inv_date_sk[
+                                        if len(_grp) == 1:
+                                            inventory_inv_item_sk_by_inv_date_sk[
                                                 v_inv_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _w1 is not None:
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -4047,18 +4061,18 @@ def _make_derived1():
                                     v_inv_item_sk
                                 )
                                 if _g5:
-                                    for (
-                                        v_i_brand,
-                                        v_i_product_name,
-                                    ), _w3 in _g5.items():
+                                    for (v_i_brand, v_i_product_name), _w3 in (
+                                        (_g5,) if type(_g5) is tuple else _g5.items()
+                                    ):
                                         _d4 = (
                                             _d2[0] * _w3[0],
                                             _d2[1] * _w3[1],
                                             _d2[2] * _w3[2],
                                         )
-                                        _o = n0_root.get((v_i_brand, v_i_product_name))
+                                        _t6 = (v_i_brand, v_i_product_name)
+                                        _o = n0_root.get(_t6)
                                         if _o is None:
-                                            n0_root[(v_i_brand, v_i_product_name)] = _d4
+                                            n0_root[_t6] = _d4
                                         else:
                                             _n = (
                                                 _o[0] + _d4[0],
@@ -4066,13 +4080,9 @@ def _make_derived1():
                                                 _o[2] + _d4[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (v_i_brand, v_i_product_name)
-                                                ] = _n
+                                                n0_root[_t6] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_i_brand, v_i_product_name)
-                                                ]
+                                                del n0_root[_t6]
                                         if pending is not None:
                                             _k = (v_i_product_name, v_i_brand)
                                             _v = _d4
@@ -4171,7 +4181,9 @@ def _make_derived1():
                                 v_inv_date_sk
                             )
                             if _g3:
-                                for v_inv_item_sk, _w1 in _g3.items():
+                                for v_inv_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -4196,22 +4208,20 @@ def _make_derived1():
                                         )
                                     )
                                     if _g6:
-                                        for (
-                                            v_i_brand,
-                                            v_i_product_name,
-                                        ), _w4 in _g6.items():
+                                        for (v_i_brand, v_i_product_name), _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
                                                 _d2[2] * _w4[2],
                                             )
-                                            _o = n0_root.get(
-                                                (v_i_brand, v_i_product_name)
-                                            )
+                                            _t7 = (v_i_brand, v_i_product_name)
+                                            _o = n0_root.get(_t7)
                                             if _o is None:
-                                                n0_root[
-                                                    (v_i_brand, v_i_product_name)
-                                                ] = _d5
+                                                n0_root[_t7] = _d5
                                             else:
                                                 _n = (
                                                     _o[0] + _d5[0],
@@ -4219,13 +4229,9 @@ def _make_derived1():
                                                     _o[2] + _d5[2],
                                                 )
                                                 if _n[0]:
-                                                    n0_root[
-                                                        (v_i_brand, v_i_product_name)
-                                                    ] = _n
+                                                    n0_root[_t7] = _n
                                                 else:
-                                                    del n0_root[
-                                                        (v_i_brand, v_i_product_name)
-                                                    ]
+                                                    del n0_root[_t7]
                                             if pending is not None:
                                                 _k = (v_i_product_name, v_i_brand)
                                                 _v = _d5
@@ -4295,57 +4301,73 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p[0] and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.item_i_brand_i_product_name_by_inv_item_sk.get(
-                                            v_inv_item_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_i_brand, v_i_product_name))
-                                    or _ZERO
+                                or not _entry(
+                                    self.item_i_brand_i_product_name_by_inv_item_sk.get(
+                                        v_inv_item_sk
+                                    ),
+                                    (v_i_brand, v_i_product_name),
+                                    _ZERO,
                                 )[0]
                             ):
                                 continue
+                            _t1 = (v_i_brand, v_i_product_name)
                             _grp = item_i_brand_i_product_name_by_inv_item_sk.get(
                                 v_inv_item_sk
                             )
                             if _grp is None:
                                 item_i_brand_i_product_name_by_inv_item_sk[
                                     v_inv_item_sk
-                                ] = {(v_i_brand, v_i_product_name): _p}
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_brand_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del item_i_brand_i_product_name_by_inv_item_sk[
+                                            v_inv_item_sk
+                                        ]
+                                else:
+                                    item_i_brand_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
-                                _o = _grp.get((v_i_brand, v_i_product_name))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_i_brand, v_i_product_name)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_i_brand, v_i_product_name)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_i_brand, v_i_product_name)]
-                                        if not _grp:
-                                            del item_i_brand_i_product_name_by_inv_item_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_i_brand_i_product_name_by_inv_item_sk[
                                                 v_inv_item_sk
-                                            ]
-                            _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                                _o = n0_root.get((v_i_brand, v_i_product_name))
+                                            ] = next(iter(_grp.items()))
+                            _w2 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_i_brand, v_i_product_name)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        n0_root[(v_i_brand, v_i_product_name)] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[(v_i_brand, v_i_product_name)]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_i_product_name, v_i_brand)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -4624,6 +4646,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -4727,7 +4763,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
                 QUERY_ID = "e1be32a1ab4a6493"
-                LAYOUT_ID = "27e3e0e31b513bd8"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "3c7e90ce9274432d"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4923,9 +4959,27 @@ def _make_derived1():
                     # atom inventory
                     _grp = inventory_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                            v_inv_item_sk: _p
-                        }
+                        inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                            v_inv_item_sk,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_inv_item_sk)
                         if _o is None:
@@ -4936,10 +4990,10 @@ def _make_derived1():
                                 _grp[v_inv_item_sk] = _n
                             else:
                                 del _grp[v_inv_item_sk]
-                                if not _grp:
-                                    del inventory_inv_item_sk_by_inv_date_sk[
+                                if len(_grp) == 1:
+                                    inventory_inv_item_sk_by_inv_date_sk[
                                         v_inv_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -4954,7 +5008,9 @@ def _make_derived1():
                                 del n3_count_by_inv_item_sk[v_inv_item_sk]
                         _g5 = item_i_product_name_by_inv_item_sk.get(v_inv_item_sk)
                         if _g5:
-                            for v_i_product_name, _w3 in _g5.items():
+                            for v_i_product_name, _w3 in (
+                                (_g5,) if type(_g5) is tuple else _g5.items()
+                            ):
                                 _d4 = (
                                     _d2[0] * _w3[0],
                                     _d2[1] * _w3[1],
@@ -5035,7 +5091,9 @@ def _make_derived1():
                                 del date_dim_count_by_inv_date_sk[v_inv_date_sk]
                         _g3 = inventory_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                         if _g3:
-                            for v_inv_item_sk, _w1 in _g3.items():
+                            for v_inv_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                                 if _o is None:
@@ -5054,7 +5112,9 @@ def _make_derived1():
                                     v_inv_item_sk
                                 )
                                 if _g6:
-                                    for v_i_product_name, _w4 in _g6.items():
+                                    for v_i_product_name, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -5115,9 +5175,27 @@ def _make_derived1():
                     # atom item
                     _grp = item_i_product_name_by_inv_item_sk.get(v_inv_item_sk)
                     if _grp is None:
-                        item_i_product_name_by_inv_item_sk[v_inv_item_sk] = {
-                            v_i_product_name: _p
-                        }
+                        item_i_product_name_by_inv_item_sk[v_inv_item_sk] = (
+                            v_i_product_name,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_i_product_name
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_i_product_name_by_inv_item_sk[v_inv_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del item_i_product_name_by_inv_item_sk[v_inv_item_sk]
+                        else:
+                            item_i_product_name_by_inv_item_sk[v_inv_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_i_product_name)
                         if _o is None:
@@ -5128,10 +5206,10 @@ def _make_derived1():
                                 _grp[v_i_product_name] = _n
                             else:
                                 del _grp[v_i_product_name]
-                                if not _grp:
-                                    del item_i_product_name_by_inv_item_sk[
+                                if len(_grp) == 1:
+                                    item_i_product_name_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -5226,22 +5304,39 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.inventory_inv_item_sk_by_inv_date_sk.get(
-                                        v_inv_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get(v_inv_item_sk)
-                                or _ZERO
+                            or not _entry(
+                                self.inventory_inv_item_sk_by_inv_date_sk.get(
+                                    v_inv_date_sk
+                                ),
+                                v_inv_item_sk,
+                                _ZERO,
                             )[0]
                         ):
                             continue
                         _grp = inventory_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
-                                v_inv_item_sk: _p
-                            }
+                            inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                                v_inv_item_sk,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    inventory_inv_item_sk_by_inv_date_sk[
+                                        v_inv_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del inventory_inv_item_sk_by_inv_date_sk[
+                                        v_inv_date_sk
+                                    ]
+                            else:
+                                inventory_inv_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_inv_item_sk)
                             if _o is None:
@@ -5252,10 +5347,10 @@ def _make_derived1():
                                     _grp[v_inv_item_sk] = _n
                                 else:
                                     del _grp[v_inv_item_sk]
-                                    if not _grp:
-                                        del inventory_inv_item_sk_by_inv_date_sk[
+                                    if len(_grp) == 1:
+                                        inventory_inv_item_sk_by_inv_date_sk[
                                             v_inv_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _w1 is not None:
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -5270,7 +5365,9 @@ def _make_derived1():
                                     del n3_count_by_inv_item_sk[v_inv_item_sk]
                             _g5 = item_i_product_name_by_inv_item_sk.get(v_inv_item_sk)
                             if _g5:
-                                for v_i_product_name, _w3 in _g5.items():
+                                for v_i_product_name, _w3 in (
+                                    (_g5,) if type(_g5) is tuple else _g5.items()
+                                ):
                                     _d4 = (
                                         _d2[0] * _w3[0],
                                         _d2[1] * _w3[1],
@@ -5381,7 +5478,9 @@ def _make_derived1():
                                 del date_dim_count_by_inv_date_sk[v_inv_date_sk]
                         _g3 = inventory_inv_item_sk_by_inv_date_sk.get(v_inv_date_sk)
                         if _g3:
-                            for v_inv_item_sk, _w1 in _g3.items():
+                            for v_inv_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _o = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                                 if _o is None:
@@ -5400,7 +5499,9 @@ def _make_derived1():
                                     v_inv_item_sk
                                 )
                                 if _g6:
-                                    for v_i_product_name, _w4 in _g6.items():
+                                    for v_i_product_name, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -5485,22 +5586,39 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.item_i_product_name_by_inv_item_sk.get(
-                                        v_inv_item_sk
-                                    )
-                                    or _EMPTY
-                                ).get(v_i_product_name)
-                                or _ZERO
+                            or not _entry(
+                                self.item_i_product_name_by_inv_item_sk.get(
+                                    v_inv_item_sk
+                                ),
+                                v_i_product_name,
+                                _ZERO,
                             )[0]
                         ):
                             continue
                         _grp = item_i_product_name_by_inv_item_sk.get(v_inv_item_sk)
                         if _grp is None:
-                            item_i_product_name_by_inv_item_sk[v_inv_item_sk] = {
-                                v_i_product_name: _p
-                            }
+                            item_i_product_name_by_inv_item_sk[v_inv_item_sk] = (
+                                v_i_product_name,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_product_name
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del item_i_product_name_by_inv_item_sk[
+                                        v_inv_item_sk
+                                    ]
+                            else:
+                                item_i_product_name_by_inv_item_sk[v_inv_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_i_product_name)
                             if _o is None:
@@ -5511,10 +5629,10 @@ def _make_derived1():
                                     _grp[v_i_product_name] = _n
                                 else:
                                     del _grp[v_i_product_name]
-                                    if not _grp:
-                                        del item_i_product_name_by_inv_item_sk[
+                                    if len(_grp) == 1:
+                                        item_i_product_name_by_inv_item_sk[
                                             v_inv_item_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w1 = n3_count_by_inv_item_sk.get(v_inv_item_sk)
                         if _w1 is not None:
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -5795,6 +5913,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -5899,7 +6029,7 @@ def _make_derived1():
             COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
             QUERY_ID = "3b89707fcbc0fea5"
             LAYOUT_ID = (
-                "7573746f219335ce"  # the state's layout: snapshots restore only here
+                "bffbae6687dc8876"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6092,9 +6222,27 @@ def _make_derived1():
                 # atom inventory
                 _grp = inventory_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                 if _grp is None:
-                    inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                        v_inv_date_sk: _p
-                    }
+                    inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                        v_inv_date_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_inv_date_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                    else:
+                        inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_inv_date_sk)
                     if _o is None:
@@ -6105,8 +6253,10 @@ def _make_derived1():
                             _grp[v_inv_date_sk] = _n
                         else:
                             del _grp[v_inv_date_sk]
-                            if not _grp:
-                                del inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                            if len(_grp) == 1:
+                                inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                    next(iter(_grp.items()))
+                                )
                 _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -6241,7 +6391,9 @@ def _make_derived1():
                         del item_count_by_inv_item_sk[v_inv_item_sk]
                 _g3 = inventory_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                 if _g3:
-                    for v_inv_date_sk, _w1 in _g3.items():
+                    for v_inv_date_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n2_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
@@ -6342,22 +6494,38 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.inventory_inv_date_sk_by_inv_item_sk.get(
-                                    v_inv_item_sk
-                                )
-                                or _EMPTY
-                            ).get(v_inv_date_sk)
-                            or _ZERO
+                        or not _entry(
+                            self.inventory_inv_date_sk_by_inv_item_sk.get(
+                                v_inv_item_sk
+                            ),
+                            v_inv_date_sk,
+                            _ZERO,
                         )[0]
                     ):
                         continue
                     _grp = inventory_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                     if _grp is None:
-                        inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
-                            v_inv_date_sk: _p
-                        }
+                        inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                            v_inv_date_sk,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_date_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk]
+                        else:
+                            inventory_inv_date_sk_by_inv_item_sk[v_inv_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
@@ -6368,10 +6536,10 @@ def _make_derived1():
                                 _grp[v_inv_date_sk] = _n
                             else:
                                 del _grp[v_inv_date_sk]
-                                if not _grp:
-                                    del inventory_inv_date_sk_by_inv_item_sk[
+                                if len(_grp) == 1:
+                                    inventory_inv_date_sk_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -6567,7 +6735,9 @@ def _make_derived1():
                             del item_count_by_inv_item_sk[v_inv_item_sk]
                     _g3 = inventory_inv_date_sk_by_inv_item_sk.get(v_inv_item_sk)
                     if _g3:
-                        for v_inv_date_sk, _w1 in _g3.items():
+                        for v_inv_date_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _o = n2_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _o is None:
@@ -6898,7 +7068,7 @@ class View:
     }
     COLUMNS = ("i_product_name", "i_brand", "i_class", "i_category", "qoh")
     QUERY_ID = "c2ec4217f06d0c90"
-    LAYOUT_ID = "96f7f273af358b62"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b403dc981b35d33f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -237,6 +237,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -480,7 +492,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "8ac3a1a6d37a2b4c"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -1355,6 +1367,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                         def _arity_message(relation, arity, row):
@@ -1476,7 +1505,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "0176bdb998793796"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -1742,7 +1771,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -1757,10 +1813,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -1973,7 +2031,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -2144,14 +2206,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                    v_ss_sold_date_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_ss_customer_sk)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                                                v_ss_sold_date_sk
+                                            ),
+                                            v_ss_customer_sk,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -2161,7 +2221,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -2176,10 +2263,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -2489,7 +2578,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -2805,7 +2898,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "0efd81576dbe8af0"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3327,7 +3420,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "21584b022d24306e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3532,15 +3625,16 @@ def _make_derived1():
                         # atom having
                         if keep_having:
                             _p = d
-                            _o = having_root.get((v_c_customer_sk, v_ssales))
+                            _t1 = (v_c_customer_sk, v_ssales)
+                            _o = having_root.get(_t1)
                             if _o is None:
-                                having_root[(v_c_customer_sk, v_ssales)] = _p
+                                having_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    having_root[(v_c_customer_sk, v_ssales)] = _n
+                                    having_root[_t1] = _n
                                 else:
-                                    del having_root[(v_c_customer_sk, v_ssales)]
+                                    del having_root[_t1]
                             if pending is not None:
                                 _k = (v_c_customer_sk, v_ssales)
                                 _v = _p
@@ -3622,15 +3716,16 @@ def _make_derived1():
                         _p = d
                         pending = self._pending
                         having_root = self.having_root
-                        _o = having_root.get((v_c_customer_sk, v_ssales))
+                        _t1 = (v_c_customer_sk, v_ssales)
+                        _o = having_root.get(_t1)
                         if _o is None:
-                            having_root[(v_c_customer_sk, v_ssales)] = _p
+                            having_root[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                having_root[(v_c_customer_sk, v_ssales)] = _n
+                                having_root[_t1] = _n
                             else:
-                                del having_root[(v_c_customer_sk, v_ssales)]
+                                del having_root[_t1]
                         if pending is not None:
                             _k = (v_c_customer_sk, v_ssales)
                             _v = _p
@@ -3901,7 +3996,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b0d4f9f580e4a58b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4320,6 +4415,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -4446,7 +4557,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "cc752d10679eb556"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4650,22 +4761,40 @@ def _make_derived1():
                         # atom store_sales
                         if keep_store_sales:
                             _p = d
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -4676,68 +4805,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -4780,25 +4938,45 @@ def _make_derived1():
                         # atom date_dim
                         if keep_date_dim:
                             _p = d
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -4816,68 +4994,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -4913,23 +5111,38 @@ def _make_derived1():
                             del store[row]
                         # atom item
                         _p = d
+                        _t1 = (v_ss_item_sk, v_group1)
                         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_item_sk, v_group1): _p
-                            }
+                            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_group1))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_group1)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_item_sk, v_group1)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_item_sk, v_group1)]
-                                    if not _grp:
-                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_ss_item_sk[v_ss_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
                             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -4939,34 +5152,44 @@ def _make_derived1():
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del item_count_by_ss_item_sk[v_ss_item_sk]
-                        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_item_sk)
                             if _o is None:
-                                n0_root[v_ss_item_sk] = _d2
+                                n0_root[v_ss_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_item_sk] = _n
                                 else:
                                     del n0_root[v_ss_item_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
-                                    _m4 = self.store_sales[
+                                for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.store_sales[
                                         (v_ss_sold_date_sk, v_ss_item_sk)
                                     ]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_group1, v_ss_item_sk, v_d_date)
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m7
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -5035,22 +5258,40 @@ def _make_derived1():
                                 )
                             ):
                                 continue
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -5061,68 +5302,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -5189,36 +5459,54 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.date_dim_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_sold_date_sk, v_d_date))
-                                    or _ZERO
+                                or not _entry(
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_sold_date_sk, v_d_date),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -5236,68 +5524,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -5357,32 +5665,45 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.item_by_ss_item_sk.get(v_ss_item_sk)
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_group1))
-                                    or _ZERO
+                                or not _entry(
+                                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                                    (v_ss_item_sk, v_group1),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_group1)
                             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                item_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_group1): _p
-                                }
+                                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                    else:
+                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_group1))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_group1)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_group1)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_group1)]
-                                        if not _grp:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -5392,36 +5713,44 @@ def _make_derived1():
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del item_count_by_ss_item_sk[v_ss_item_sk]
-                            _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d2
+                                    n0_root[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                    ), _m3 in self.n1_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
-                                        _m4 = self.store_sales[
+                                    for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                        (_g5,)
+                                        if type(
+                                            (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                        )
+                                        is tuple
+                                        else _g5.items()
+                                    ):
+                                        _m6 = self.store_sales[
                                             (v_ss_sold_date_sk, v_ss_item_sk)
                                         ]
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                            (_g8,)
+                                            if type(
+                                                (
+                                                    _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g8.items()
+                                        ):
                                             _k = (v_group1, v_ss_item_sk, v_d_date)
-                                            _v = _p * _m4 * _m5
+                                            _v = _p * _m6 * _m7
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -5435,7 +5764,7 @@ def _make_derived1():
                         _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
                         if _g2 is None:
                             return None
-                        _m3 = _g2.get((v_ss_sold_date_sk, v_ss_item_sk))
+                        _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_item_sk))
                         if _m3 is None:
                             return None
                         _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
@@ -5444,13 +5773,13 @@ def _make_derived1():
                         _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _g5 is None:
                             return None
-                        _m6 = _g5.get((v_ss_sold_date_sk, v_d_date))
+                        _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_date))
                         if _m6 is None:
                             return None
                         _g7 = self.item_by_ss_item_sk.get(v_ss_item_sk)
                         if _g7 is None:
                             return None
-                        _m8 = _g7.get((v_ss_item_sk, v_group1))
+                        _m8 = _entry(_g7, (v_ss_item_sk, v_group1))
                         if _m8 is None:
                             return None
                         return _m4 * _m6 * _m8
@@ -5738,7 +6067,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "f8da49af1c1e6068"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6234,7 +6563,7 @@ def _make_derived1():
             COLUMNS = ("sales",)
             QUERY_ID = "ff5fa68cf04eea17"
             LAYOUT_ID = (
-                "3f7ac16e5371010e"  # the state's layout: snapshots restore only here
+                "e0024034aa57a351"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6435,17 +6764,20 @@ def _make_derived1():
                         v_cs_bill_customer_sk
                     )
                     if _g3:
-                        for (v_cs_quantity, v_cs_list_price), _w1 in _g3.items():
+                        for (v_cs_quantity, v_cs_list_price), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = _p * _w1
-                            _o = n0_root.get((v_cs_quantity, v_cs_list_price))
+                            _t4 = (v_cs_quantity, v_cs_list_price)
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_cs_quantity, v_cs_list_price)] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    n0_root[(v_cs_quantity, v_cs_list_price)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_cs_quantity, v_cs_list_price)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     (
@@ -6505,8 +6837,9 @@ def _make_derived1():
                             v_cs_bill_customer_sk,
                             v_cs_quantity,
                             v_cs_list_price,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (v_cs_quantity, v_cs_list_price)
                             _grp = (
                                 n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
@@ -6515,35 +6848,57 @@ def _make_derived1():
                             if _grp is None:
                                 n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ] = {(v_cs_quantity, v_cs_list_price): _d2}
+                                ] = (_t4, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                else:
+                                    n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
-                                _o = _grp.get((v_cs_quantity, v_cs_list_price))
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[(v_cs_quantity, v_cs_list_price)] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[(v_cs_quantity, v_cs_list_price)] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[(v_cs_quantity, v_cs_list_price)]
-                                        if not _grp:
-                                            del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
                                                 v_cs_bill_customer_sk
-                                            ]
-                            _w4 = in1_count_by_cs_bill_customer_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = in1_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
-                                _o = n0_root.get((v_cs_quantity, v_cs_list_price))
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[(v_cs_quantity, v_cs_list_price)] = _d5
+                                    n0_root[_t4] = _d6
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d6
                                     if _n:
-                                        n0_root[(v_cs_quantity, v_cs_list_price)] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[(v_cs_quantity, v_cs_list_price)]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (
                                         (
@@ -6553,7 +6908,7 @@ def _make_derived1():
                                             else (v_cs_quantity * v_cs_list_price)
                                         ),
                                     )
-                                    _v = _d5
+                                    _v = _d6
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -6612,115 +6967,118 @@ def _make_derived1():
                 # atom catalog_sales
                 if keep_catalog_sales:
                     _p = d
+                    _t1 = (
+                        v_cs_bill_customer_sk,
+                        v_cs_item_sk,
+                        v_cs_quantity,
+                        v_cs_list_price,
+                    )
                     _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {
-                            (
-                                v_cs_bill_customer_sk,
-                                v_cs_item_sk,
-                                v_cs_quantity,
-                                v_cs_list_price,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_cs_bill_customer_sk,
-                                v_cs_item_sk,
-                                v_cs_quantity,
-                                v_cs_list_price,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_cs_bill_customer_sk,
-                                    v_cs_item_sk,
-                                    v_cs_quantity,
-                                    v_cs_list_price,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_item_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_item_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (v_cs_bill_customer_sk, v_cs_quantity, v_cs_list_price)
                         _grp = n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk.get(
                             v_cs_item_sk
                         )
                         if _grp is None:
                             n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                 v_cs_item_sk
-                            ] = {
-                                (
-                                    v_cs_bill_customer_sk,
-                                    v_cs_quantity,
-                                    v_cs_list_price,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cs_bill_customer_sk, v_cs_quantity, v_cs_list_price)
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_cs_bill_customer_sk,
-                                            v_cs_quantity,
-                                            v_cs_list_price,
-                                        )
-                                    ] = _n
+                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cs_bill_customer_sk,
-                                            v_cs_quantity,
-                                            v_cs_list_price,
-                                        )
+                                    del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
                                     ]
-                                    if not _grp:
-                                        del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                            else:
+                                n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                             v_cs_item_sk
-                                        ]
-                        _w3 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_cs_quantity, v_cs_list_price)
                             _grp = (
                                 n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
@@ -6729,35 +7087,57 @@ def _make_derived1():
                             if _grp is None:
                                 n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ] = {(v_cs_quantity, v_cs_list_price): _d4}
-                            else:
-                                _o = _grp.get((v_cs_quantity, v_cs_list_price))
-                                if _o is None:
-                                    _grp[(v_cs_quantity, v_cs_list_price)] = _d4
-                                else:
-                                    _n = _o + _d4
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[(v_cs_quantity, v_cs_list_price)] = _n
+                                        n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_cs_quantity, v_cs_list_price)]
-                                        if not _grp:
-                                            del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
-                                                v_cs_bill_customer_sk
-                                            ]
-                            _w5 = in1_count_by_cs_bill_customer_sk.get(
-                                v_cs_bill_customer_sk
-                            )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
-                                _o = n0_root.get((v_cs_quantity, v_cs_list_price))
+                                        del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                else:
+                                    n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[(v_cs_quantity, v_cs_list_price)] = _d6
+                                    _grp[_t7] = _d6
                                 else:
                                     _n = _o + _d6
                                     if _n:
-                                        n0_root[(v_cs_quantity, v_cs_list_price)] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del n0_root[(v_cs_quantity, v_cs_list_price)]
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = in1_count_by_cs_bill_customer_sk.get(
+                                v_cs_bill_customer_sk
+                            )
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
+                                _o = n0_root.get(_t7)
+                                if _o is None:
+                                    n0_root[_t7] = _d9
+                                else:
+                                    _n = _o + _d9
+                                    if _n:
+                                        n0_root[_t7] = _n
+                                    else:
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         (
@@ -6767,7 +7147,7 @@ def _make_derived1():
                                             else (v_cs_quantity * v_cs_list_price)
                                         ),
                                     )
-                                    _v = _d6
+                                    _v = _d9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -6833,101 +7213,126 @@ def _make_derived1():
                             v_cs_item_sk,
                             v_cs_quantity,
                             v_cs_list_price,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (
+                                v_cs_bill_customer_sk,
+                                v_cs_quantity,
+                                v_cs_list_price,
+                            )
                             _grp = n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk.get(
                                 v_cs_item_sk
                             )
                             if _grp is None:
                                 n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                     v_cs_item_sk
-                                ] = {
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    )
+                                ] = (
+                                    _t4,
+                                    _d2,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cs_bill_customer_sk,
-                                            v_cs_quantity,
-                                            v_cs_list_price,
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ]
+                                else:
+                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_cs_bill_customer_sk,
-                                                v_cs_quantity,
-                                                v_cs_list_price,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cs_bill_customer_sk,
-                                                v_cs_quantity,
-                                                v_cs_list_price,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                                 v_cs_item_sk
-                                            ]
-                            _w4 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _t7 = (v_cs_quantity, v_cs_list_price)
                                 _grp = n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
                                 if _grp is None:
                                     n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ] = {(v_cs_quantity, v_cs_list_price): _d5}
-                                else:
-                                    _o = _grp.get((v_cs_quantity, v_cs_list_price))
-                                    if _o is None:
-                                        _grp[(v_cs_quantity, v_cs_list_price)] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                    ] = (_t7, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
                                         if _n:
-                                            _grp[(v_cs_quantity, v_cs_list_price)] = _n
+                                            n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_cs_quantity, v_cs_list_price)]
-                                            if not _grp:
-                                                del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ]
+                                    else:
+                                        n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
+                                    if _o is None:
+                                        _grp[_t7] = _d6
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
                                                     v_cs_bill_customer_sk
-                                                ]
-                                _w6 = in1_count_by_cs_bill_customer_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w8 = in1_count_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
-                                    _o = n0_root.get((v_cs_quantity, v_cs_list_price))
+                                if _w8 is not None:
+                                    _d9 = _d6 * _w8
+                                    _o = n0_root.get(_t7)
                                     if _o is None:
-                                        n0_root[(v_cs_quantity, v_cs_list_price)] = _d7
+                                        n0_root[_t7] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
-                                            n0_root[
-                                                (v_cs_quantity, v_cs_list_price)
-                                            ] = _n
+                                            n0_root[_t7] = _n
                                         else:
-                                            del n0_root[
-                                                (v_cs_quantity, v_cs_list_price)
-                                            ]
+                                            del n0_root[_t7]
                                     if pending is not None:
                                         _k = (
                                             (
@@ -6937,7 +7342,7 @@ def _make_derived1():
                                                 else (v_cs_quantity * v_cs_list_price)
                                             ),
                                         )
-                                        _v = _d7
+                                        _v = _d9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7094,133 +7499,132 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            ),
                             (
-                                self.catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk.get(
-                                    v_cs_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_cs_bill_customer_sk,
-                                    v_cs_item_sk,
-                                    v_cs_quantity,
-                                    v_cs_list_price,
-                                )
-                            )
-                            or _ZERO
+                                v_cs_bill_customer_sk,
+                                v_cs_item_sk,
+                                v_cs_quantity,
+                                v_cs_list_price,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_cs_bill_customer_sk,
+                        v_cs_item_sk,
+                        v_cs_quantity,
+                        v_cs_list_price,
+                    )
                     _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {
-                            (
-                                v_cs_bill_customer_sk,
-                                v_cs_item_sk,
-                                v_cs_quantity,
-                                v_cs_list_price,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_cs_bill_customer_sk,
-                                v_cs_item_sk,
-                                v_cs_quantity,
-                                v_cs_list_price,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_cs_bill_customer_sk,
-                                    v_cs_item_sk,
-                                    v_cs_quantity,
-                                    v_cs_list_price,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_item_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_item_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (v_cs_bill_customer_sk, v_cs_quantity, v_cs_list_price)
                         _grp = n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk.get(
                             v_cs_item_sk
                         )
                         if _grp is None:
                             n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                 v_cs_item_sk
-                            ] = {
-                                (
-                                    v_cs_bill_customer_sk,
-                                    v_cs_quantity,
-                                    v_cs_list_price,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cs_bill_customer_sk, v_cs_quantity, v_cs_list_price)
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_quantity,
-                                        v_cs_list_price,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_cs_bill_customer_sk,
-                                            v_cs_quantity,
-                                            v_cs_list_price,
-                                        )
-                                    ] = _n
+                                    n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cs_bill_customer_sk,
-                                            v_cs_quantity,
-                                            v_cs_list_price,
-                                        )
+                                    del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                        v_cs_item_sk
                                     ]
-                                    if not _grp:
-                                        del n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                            else:
+                                n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
+                                    v_cs_item_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk[
                                             v_cs_item_sk
-                                        ]
-                        _w3 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_cs_quantity, v_cs_list_price)
                             _grp = (
                                 n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
@@ -7229,35 +7633,57 @@ def _make_derived1():
                             if _grp is None:
                                 n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ] = {(v_cs_quantity, v_cs_list_price): _d4}
-                            else:
-                                _o = _grp.get((v_cs_quantity, v_cs_list_price))
-                                if _o is None:
-                                    _grp[(v_cs_quantity, v_cs_list_price)] = _d4
-                                else:
-                                    _n = _o + _d4
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[(v_cs_quantity, v_cs_list_price)] = _n
+                                        n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_cs_quantity, v_cs_list_price)]
-                                        if not _grp:
-                                            del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
-                                                v_cs_bill_customer_sk
-                                            ]
-                            _w5 = in1_count_by_cs_bill_customer_sk.get(
-                                v_cs_bill_customer_sk
-                            )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
-                                _o = n0_root.get((v_cs_quantity, v_cs_list_price))
+                                        del n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                else:
+                                    n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[(v_cs_quantity, v_cs_list_price)] = _d6
+                                    _grp[_t7] = _d6
                                 else:
                                     _n = _o + _d6
                                     if _n:
-                                        n0_root[(v_cs_quantity, v_cs_list_price)] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del n0_root[(v_cs_quantity, v_cs_list_price)]
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = in1_count_by_cs_bill_customer_sk.get(
+                                v_cs_bill_customer_sk
+                            )
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
+                                _o = n0_root.get(_t7)
+                                if _o is None:
+                                    n0_root[_t7] = _d9
+                                else:
+                                    _n = _o + _d9
+                                    if _n:
+                                        n0_root[_t7] = _n
+                                    else:
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         (
@@ -7267,7 +7693,7 @@ def _make_derived1():
                                             else (v_cs_quantity * v_cs_list_price)
                                         ),
                                     )
-                                    _v = _d6
+                                    _v = _d9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -7452,6 +7878,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -7695,7 +8133,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "8ac3a1a6d37a2b4c"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -8570,6 +9008,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                         def _arity_message(relation, arity, row):
@@ -8691,7 +9146,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "0176bdb998793796"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -8957,7 +9412,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -8972,10 +9454,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -9188,7 +9672,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -9359,14 +9847,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                    v_ss_sold_date_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_ss_customer_sk)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                                                v_ss_sold_date_sk
+                                            ),
+                                            v_ss_customer_sk,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -9376,7 +9862,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -9391,10 +9904,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -9704,7 +10219,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -10020,7 +10539,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "0efd81576dbe8af0"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -10542,7 +11061,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "21584b022d24306e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -10747,15 +11266,16 @@ def _make_derived1():
                         # atom having
                         if keep_having:
                             _p = d
-                            _o = having_root.get((v_c_customer_sk, v_ssales))
+                            _t1 = (v_c_customer_sk, v_ssales)
+                            _o = having_root.get(_t1)
                             if _o is None:
-                                having_root[(v_c_customer_sk, v_ssales)] = _p
+                                having_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    having_root[(v_c_customer_sk, v_ssales)] = _n
+                                    having_root[_t1] = _n
                                 else:
-                                    del having_root[(v_c_customer_sk, v_ssales)]
+                                    del having_root[_t1]
                             if pending is not None:
                                 _k = (v_c_customer_sk, v_ssales)
                                 _v = _p
@@ -10837,15 +11357,16 @@ def _make_derived1():
                         _p = d
                         pending = self._pending
                         having_root = self.having_root
-                        _o = having_root.get((v_c_customer_sk, v_ssales))
+                        _t1 = (v_c_customer_sk, v_ssales)
+                        _o = having_root.get(_t1)
                         if _o is None:
-                            having_root[(v_c_customer_sk, v_ssales)] = _p
+                            having_root[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                having_root[(v_c_customer_sk, v_ssales)] = _n
+                                having_root[_t1] = _n
                             else:
-                                del having_root[(v_c_customer_sk, v_ssales)]
+                                del having_root[_t1]
                         if pending is not None:
                             _k = (v_c_customer_sk, v_ssales)
                             _v = _p
@@ -11116,7 +11637,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b0d4f9f580e4a58b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -11535,6 +12056,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -11661,7 +12198,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "cc752d10679eb556"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -11865,22 +12402,40 @@ def _make_derived1():
                         # atom store_sales
                         if keep_store_sales:
                             _p = d
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -11891,68 +12446,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -11995,25 +12579,45 @@ def _make_derived1():
                         # atom date_dim
                         if keep_date_dim:
                             _p = d
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -12031,68 +12635,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -12128,23 +12752,38 @@ def _make_derived1():
                             del store[row]
                         # atom item
                         _p = d
+                        _t1 = (v_ss_item_sk, v_group1)
                         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_item_sk, v_group1): _p
-                            }
+                            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_group1))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_group1)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_item_sk, v_group1)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_item_sk, v_group1)]
-                                    if not _grp:
-                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_ss_item_sk[v_ss_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
                             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -12154,34 +12793,44 @@ def _make_derived1():
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del item_count_by_ss_item_sk[v_ss_item_sk]
-                        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_item_sk)
                             if _o is None:
-                                n0_root[v_ss_item_sk] = _d2
+                                n0_root[v_ss_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_item_sk] = _n
                                 else:
                                     del n0_root[v_ss_item_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
-                                    _m4 = self.store_sales[
+                                for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.store_sales[
                                         (v_ss_sold_date_sk, v_ss_item_sk)
                                     ]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_group1, v_ss_item_sk, v_d_date)
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m7
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -12250,22 +12899,40 @@ def _make_derived1():
                                 )
                             ):
                                 continue
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -12276,68 +12943,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -12404,36 +13100,54 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.date_dim_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_sold_date_sk, v_d_date))
-                                    or _ZERO
+                                or not _entry(
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_sold_date_sk, v_d_date),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -12451,68 +13165,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -12572,32 +13306,45 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.item_by_ss_item_sk.get(v_ss_item_sk)
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_group1))
-                                    or _ZERO
+                                or not _entry(
+                                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                                    (v_ss_item_sk, v_group1),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_group1)
                             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                item_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_group1): _p
-                                }
+                                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                    else:
+                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_group1))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_group1)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_group1)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_group1)]
-                                        if not _grp:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -12607,36 +13354,44 @@ def _make_derived1():
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del item_count_by_ss_item_sk[v_ss_item_sk]
-                            _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d2
+                                    n0_root[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                    ), _m3 in self.n1_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
-                                        _m4 = self.store_sales[
+                                    for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                        (_g5,)
+                                        if type(
+                                            (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                        )
+                                        is tuple
+                                        else _g5.items()
+                                    ):
+                                        _m6 = self.store_sales[
                                             (v_ss_sold_date_sk, v_ss_item_sk)
                                         ]
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                            (_g8,)
+                                            if type(
+                                                (
+                                                    _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g8.items()
+                                        ):
                                             _k = (v_group1, v_ss_item_sk, v_d_date)
-                                            _v = _p * _m4 * _m5
+                                            _v = _p * _m6 * _m7
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -12650,7 +13405,7 @@ def _make_derived1():
                         _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
                         if _g2 is None:
                             return None
-                        _m3 = _g2.get((v_ss_sold_date_sk, v_ss_item_sk))
+                        _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_item_sk))
                         if _m3 is None:
                             return None
                         _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
@@ -12659,13 +13414,13 @@ def _make_derived1():
                         _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _g5 is None:
                             return None
-                        _m6 = _g5.get((v_ss_sold_date_sk, v_d_date))
+                        _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_date))
                         if _m6 is None:
                             return None
                         _g7 = self.item_by_ss_item_sk.get(v_ss_item_sk)
                         if _g7 is None:
                             return None
-                        _m8 = _g7.get((v_ss_item_sk, v_group1))
+                        _m8 = _entry(_g7, (v_ss_item_sk, v_group1))
                         if _m8 is None:
                             return None
                         return _m4 * _m6 * _m8
@@ -12953,7 +13708,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "f8da49af1c1e6068"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -13449,7 +14204,7 @@ def _make_derived1():
             COLUMNS = ("sales",)
             QUERY_ID = "137b70c2a97a5090"
             LAYOUT_ID = (
-                "63eb00f64ab9ea84"  # the state's layout: snapshots restore only here
+                "06a4495311dbaace"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -13650,17 +14405,20 @@ def _make_derived1():
                         v_ws_bill_customer_sk
                     )
                     if _g3:
-                        for (v_ws_quantity, v_ws_list_price), _w1 in _g3.items():
+                        for (v_ws_quantity, v_ws_list_price), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = _p * _w1
-                            _o = n0_root.get((v_ws_quantity, v_ws_list_price))
+                            _t4 = (v_ws_quantity, v_ws_list_price)
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_ws_quantity, v_ws_list_price)] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    n0_root[(v_ws_quantity, v_ws_list_price)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_ws_quantity, v_ws_list_price)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     (
@@ -13720,8 +14478,9 @@ def _make_derived1():
                             v_ws_bill_customer_sk,
                             v_ws_quantity,
                             v_ws_list_price,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (v_ws_quantity, v_ws_list_price)
                             _grp = (
                                 n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
@@ -13730,35 +14489,57 @@ def _make_derived1():
                             if _grp is None:
                                 n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = {(v_ws_quantity, v_ws_list_price): _d2}
+                                ] = (_t4, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ]
+                                else:
+                                    n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
-                                _o = _grp.get((v_ws_quantity, v_ws_list_price))
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[(v_ws_quantity, v_ws_list_price)] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[(v_ws_quantity, v_ws_list_price)] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[(v_ws_quantity, v_ws_list_price)]
-                                        if not _grp:
-                                            del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
                                                 v_ws_bill_customer_sk
-                                            ]
-                            _w4 = in1_count_by_ws_bill_customer_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = in1_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
-                                _o = n0_root.get((v_ws_quantity, v_ws_list_price))
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[(v_ws_quantity, v_ws_list_price)] = _d5
+                                    n0_root[_t4] = _d6
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d6
                                     if _n:
-                                        n0_root[(v_ws_quantity, v_ws_list_price)] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[(v_ws_quantity, v_ws_list_price)]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (
                                         (
@@ -13768,7 +14549,7 @@ def _make_derived1():
                                             else (v_ws_quantity * v_ws_list_price)
                                         ),
                                     )
-                                    _v = _d5
+                                    _v = _d6
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -13827,115 +14608,118 @@ def _make_derived1():
                 # atom web_sales
                 if keep_web_sales:
                     _p = d
+                    _t1 = (
+                        v_ws_item_sk,
+                        v_ws_bill_customer_sk,
+                        v_ws_quantity,
+                        v_ws_list_price,
+                    )
                     _grp = web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_quantity,
-                                v_ws_list_price,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_quantity,
-                                v_ws_list_price,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_quantity,
-                                    v_ws_list_price,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (v_ws_bill_customer_sk, v_ws_quantity, v_ws_list_price)
                         _grp = n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk.get(
                             v_ws_item_sk
                         )
                         if _grp is None:
                             n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                 v_ws_item_sk
-                            ] = {
-                                (
-                                    v_ws_bill_customer_sk,
-                                    v_ws_quantity,
-                                    v_ws_list_price,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_bill_customer_sk, v_ws_quantity, v_ws_list_price)
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_bill_customer_sk,
-                                            v_ws_quantity,
-                                            v_ws_list_price,
-                                        )
-                                    ] = _n
+                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_bill_customer_sk,
-                                            v_ws_quantity,
-                                            v_ws_list_price,
-                                        )
+                                    del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
                                     ]
-                                    if not _grp:
-                                        del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                            else:
+                                n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                             v_ws_item_sk
-                                        ]
-                        _w3 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_ws_quantity, v_ws_list_price)
                             _grp = (
                                 n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
@@ -13944,35 +14728,57 @@ def _make_derived1():
                             if _grp is None:
                                 n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = {(v_ws_quantity, v_ws_list_price): _d4}
-                            else:
-                                _o = _grp.get((v_ws_quantity, v_ws_list_price))
-                                if _o is None:
-                                    _grp[(v_ws_quantity, v_ws_list_price)] = _d4
-                                else:
-                                    _n = _o + _d4
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[(v_ws_quantity, v_ws_list_price)] = _n
+                                        n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_ws_quantity, v_ws_list_price)]
-                                        if not _grp:
-                                            del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
-                                                v_ws_bill_customer_sk
-                                            ]
-                            _w5 = in1_count_by_ws_bill_customer_sk.get(
-                                v_ws_bill_customer_sk
-                            )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
-                                _o = n0_root.get((v_ws_quantity, v_ws_list_price))
+                                        del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ]
+                                else:
+                                    n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[(v_ws_quantity, v_ws_list_price)] = _d6
+                                    _grp[_t7] = _d6
                                 else:
                                     _n = _o + _d6
                                     if _n:
-                                        n0_root[(v_ws_quantity, v_ws_list_price)] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del n0_root[(v_ws_quantity, v_ws_list_price)]
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                                v_ws_bill_customer_sk
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = in1_count_by_ws_bill_customer_sk.get(
+                                v_ws_bill_customer_sk
+                            )
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
+                                _o = n0_root.get(_t7)
+                                if _o is None:
+                                    n0_root[_t7] = _d9
+                                else:
+                                    _n = _o + _d9
+                                    if _n:
+                                        n0_root[_t7] = _n
+                                    else:
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         (
@@ -13982,7 +14788,7 @@ def _make_derived1():
                                             else (v_ws_quantity * v_ws_list_price)
                                         ),
                                     )
-                                    _v = _d6
+                                    _v = _d9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -14048,101 +14854,126 @@ def _make_derived1():
                             v_ws_bill_customer_sk,
                             v_ws_quantity,
                             v_ws_list_price,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (
+                                v_ws_bill_customer_sk,
+                                v_ws_quantity,
+                                v_ws_list_price,
+                            )
                             _grp = n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk.get(
                                 v_ws_item_sk
                             )
                             if _grp is None:
                                 n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                     v_ws_item_sk
-                                ] = {
-                                    (
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    )
+                                ] = (
+                                    _t4,
+                                    _d2,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_bill_customer_sk,
-                                            v_ws_quantity,
-                                            v_ws_list_price,
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                            v_ws_item_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                            v_ws_item_sk
+                                        ]
+                                else:
+                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_ws_bill_customer_sk,
-                                                v_ws_quantity,
-                                                v_ws_list_price,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_bill_customer_sk,
-                                                v_ws_quantity,
-                                                v_ws_list_price,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                                 v_ws_item_sk
-                                            ]
-                            _w4 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _t7 = (v_ws_quantity, v_ws_list_price)
                                 _grp = n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
                                 )
                                 if _grp is None:
                                     n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
-                                    ] = {(v_ws_quantity, v_ws_list_price): _d5}
-                                else:
-                                    _o = _grp.get((v_ws_quantity, v_ws_list_price))
-                                    if _o is None:
-                                        _grp[(v_ws_quantity, v_ws_list_price)] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                    ] = (_t7, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
                                         if _n:
-                                            _grp[(v_ws_quantity, v_ws_list_price)] = _n
+                                            n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                                v_ws_bill_customer_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ws_quantity, v_ws_list_price)]
-                                            if not _grp:
-                                                del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                                v_ws_bill_customer_sk
+                                            ]
+                                    else:
+                                        n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
+                                    if _o is None:
+                                        _grp[_t7] = _d6
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
                                                     v_ws_bill_customer_sk
-                                                ]
-                                _w6 = in1_count_by_ws_bill_customer_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w8 = in1_count_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
-                                    _o = n0_root.get((v_ws_quantity, v_ws_list_price))
+                                if _w8 is not None:
+                                    _d9 = _d6 * _w8
+                                    _o = n0_root.get(_t7)
                                     if _o is None:
-                                        n0_root[(v_ws_quantity, v_ws_list_price)] = _d7
+                                        n0_root[_t7] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
-                                            n0_root[
-                                                (v_ws_quantity, v_ws_list_price)
-                                            ] = _n
+                                            n0_root[_t7] = _n
                                         else:
-                                            del n0_root[
-                                                (v_ws_quantity, v_ws_list_price)
-                                            ]
+                                            del n0_root[_t7]
                                     if pending is not None:
                                         _k = (
                                             (
@@ -14152,7 +14983,7 @@ def _make_derived1():
                                                 else (v_ws_quantity * v_ws_list_price)
                                             ),
                                         )
-                                        _v = _d7
+                                        _v = _d9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -14309,133 +15140,132 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            ),
                             (
-                                self.web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk.get(
-                                    v_ws_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_quantity,
-                                    v_ws_list_price,
-                                )
-                            )
-                            or _ZERO
+                                v_ws_item_sk,
+                                v_ws_bill_customer_sk,
+                                v_ws_quantity,
+                                v_ws_list_price,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_ws_item_sk,
+                        v_ws_bill_customer_sk,
+                        v_ws_quantity,
+                        v_ws_list_price,
+                    )
                     _grp = web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_quantity,
-                                v_ws_list_price,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_quantity,
-                                v_ws_list_price,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_quantity,
-                                    v_ws_list_price,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (v_ws_bill_customer_sk, v_ws_quantity, v_ws_list_price)
                         _grp = n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk.get(
                             v_ws_item_sk
                         )
                         if _grp is None:
                             n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                 v_ws_item_sk
-                            ] = {
-                                (
-                                    v_ws_bill_customer_sk,
-                                    v_ws_quantity,
-                                    v_ws_list_price,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_bill_customer_sk, v_ws_quantity, v_ws_list_price)
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_bill_customer_sk,
-                                        v_ws_quantity,
-                                        v_ws_list_price,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_bill_customer_sk,
-                                            v_ws_quantity,
-                                            v_ws_list_price,
-                                        )
-                                    ] = _n
+                                    n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_bill_customer_sk,
-                                            v_ws_quantity,
-                                            v_ws_list_price,
-                                        )
+                                    del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                        v_ws_item_sk
                                     ]
-                                    if not _grp:
-                                        del n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                            else:
+                                n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
+                                    v_ws_item_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk[
                                             v_ws_item_sk
-                                        ]
-                        _w3 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_ws_quantity, v_ws_list_price)
                             _grp = (
                                 n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
@@ -14444,35 +15274,57 @@ def _make_derived1():
                             if _grp is None:
                                 n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = {(v_ws_quantity, v_ws_list_price): _d4}
-                            else:
-                                _o = _grp.get((v_ws_quantity, v_ws_list_price))
-                                if _o is None:
-                                    _grp[(v_ws_quantity, v_ws_list_price)] = _d4
-                                else:
-                                    _n = _o + _d4
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[(v_ws_quantity, v_ws_list_price)] = _n
+                                        n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_ws_quantity, v_ws_list_price)]
-                                        if not _grp:
-                                            del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
-                                                v_ws_bill_customer_sk
-                                            ]
-                            _w5 = in1_count_by_ws_bill_customer_sk.get(
-                                v_ws_bill_customer_sk
-                            )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
-                                _o = n0_root.get((v_ws_quantity, v_ws_list_price))
+                                        del n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ]
+                                else:
+                                    n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[(v_ws_quantity, v_ws_list_price)] = _d6
+                                    _grp[_t7] = _d6
                                 else:
                                     _n = _o + _d6
                                     if _n:
-                                        n0_root[(v_ws_quantity, v_ws_list_price)] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del n0_root[(v_ws_quantity, v_ws_list_price)]
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk[
+                                                v_ws_bill_customer_sk
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = in1_count_by_ws_bill_customer_sk.get(
+                                v_ws_bill_customer_sk
+                            )
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
+                                _o = n0_root.get(_t7)
+                                if _o is None:
+                                    n0_root[_t7] = _d9
+                                else:
+                                    _n = _o + _d9
+                                    if _n:
+                                        n0_root[_t7] = _n
+                                    else:
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (
                                         (
@@ -14482,7 +15334,7 @@ def _make_derived1():
                                             else (v_ws_quantity * v_ws_list_price)
                                         ),
                                     )
-                                    _v = _d6
+                                    _v = _d9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -14887,7 +15739,7 @@ class View:
     }
     COLUMNS = ("sum(sales)",)
     QUERY_ID = "8a9864d945652169"
-    LAYOUT_ID = "2fb4bca9131524da"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3bf0f5d2aee8d116"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -215,6 +215,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -453,7 +465,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "8ac3a1a6d37a2b4c"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -1328,6 +1340,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                         def _arity_message(relation, arity, row):
@@ -1449,7 +1478,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "0176bdb998793796"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -1715,7 +1744,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -1730,10 +1786,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -1946,7 +2004,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -2117,14 +2179,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                    v_ss_sold_date_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_ss_customer_sk)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                                                v_ss_sold_date_sk
+                                            ),
+                                            v_ss_customer_sk,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -2134,7 +2194,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -2149,10 +2236,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -2462,7 +2551,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -2778,7 +2871,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "0efd81576dbe8af0"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3300,7 +3393,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "21584b022d24306e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3505,15 +3598,16 @@ def _make_derived1():
                         # atom having
                         if keep_having:
                             _p = d
-                            _o = having_root.get((v_c_customer_sk, v_ssales))
+                            _t1 = (v_c_customer_sk, v_ssales)
+                            _o = having_root.get(_t1)
                             if _o is None:
-                                having_root[(v_c_customer_sk, v_ssales)] = _p
+                                having_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    having_root[(v_c_customer_sk, v_ssales)] = _n
+                                    having_root[_t1] = _n
                                 else:
-                                    del having_root[(v_c_customer_sk, v_ssales)]
+                                    del having_root[_t1]
                             if pending is not None:
                                 _k = (v_c_customer_sk, v_ssales)
                                 _v = _p
@@ -3595,15 +3689,16 @@ def _make_derived1():
                         _p = d
                         pending = self._pending
                         having_root = self.having_root
-                        _o = having_root.get((v_c_customer_sk, v_ssales))
+                        _t1 = (v_c_customer_sk, v_ssales)
+                        _o = having_root.get(_t1)
                         if _o is None:
-                            having_root[(v_c_customer_sk, v_ssales)] = _p
+                            having_root[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                having_root[(v_c_customer_sk, v_ssales)] = _n
+                                having_root[_t1] = _n
                             else:
-                                del having_root[(v_c_customer_sk, v_ssales)]
+                                del having_root[_t1]
                         if pending is not None:
                             _k = (v_c_customer_sk, v_ssales)
                             _v = _p
@@ -3874,7 +3969,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b0d4f9f580e4a58b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4293,6 +4388,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -4419,7 +4530,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "cc752d10679eb556"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4623,22 +4734,40 @@ def _make_derived1():
                         # atom store_sales
                         if keep_store_sales:
                             _p = d
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -4649,68 +4778,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -4753,25 +4911,45 @@ def _make_derived1():
                         # atom date_dim
                         if keep_date_dim:
                             _p = d
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -4789,68 +4967,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -4886,23 +5084,38 @@ def _make_derived1():
                             del store[row]
                         # atom item
                         _p = d
+                        _t1 = (v_ss_item_sk, v_group1)
                         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_item_sk, v_group1): _p
-                            }
+                            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_group1))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_group1)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_item_sk, v_group1)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_item_sk, v_group1)]
-                                    if not _grp:
-                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_ss_item_sk[v_ss_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
                             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -4912,34 +5125,44 @@ def _make_derived1():
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del item_count_by_ss_item_sk[v_ss_item_sk]
-                        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_item_sk)
                             if _o is None:
-                                n0_root[v_ss_item_sk] = _d2
+                                n0_root[v_ss_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_item_sk] = _n
                                 else:
                                     del n0_root[v_ss_item_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
-                                    _m4 = self.store_sales[
+                                for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.store_sales[
                                         (v_ss_sold_date_sk, v_ss_item_sk)
                                     ]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_group1, v_ss_item_sk, v_d_date)
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m7
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -5008,22 +5231,40 @@ def _make_derived1():
                                 )
                             ):
                                 continue
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -5034,68 +5275,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -5162,36 +5432,54 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.date_dim_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_sold_date_sk, v_d_date))
-                                    or _ZERO
+                                or not _entry(
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_sold_date_sk, v_d_date),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -5209,68 +5497,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -5330,32 +5638,45 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.item_by_ss_item_sk.get(v_ss_item_sk)
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_group1))
-                                    or _ZERO
+                                or not _entry(
+                                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                                    (v_ss_item_sk, v_group1),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_group1)
                             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                item_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_group1): _p
-                                }
+                                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                    else:
+                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_group1))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_group1)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_group1)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_group1)]
-                                        if not _grp:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -5365,36 +5686,44 @@ def _make_derived1():
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del item_count_by_ss_item_sk[v_ss_item_sk]
-                            _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d2
+                                    n0_root[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                    ), _m3 in self.n1_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
-                                        _m4 = self.store_sales[
+                                    for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                        (_g5,)
+                                        if type(
+                                            (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                        )
+                                        is tuple
+                                        else _g5.items()
+                                    ):
+                                        _m6 = self.store_sales[
                                             (v_ss_sold_date_sk, v_ss_item_sk)
                                         ]
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                            (_g8,)
+                                            if type(
+                                                (
+                                                    _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g8.items()
+                                        ):
                                             _k = (v_group1, v_ss_item_sk, v_d_date)
-                                            _v = _p * _m4 * _m5
+                                            _v = _p * _m6 * _m7
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -5408,7 +5737,7 @@ def _make_derived1():
                         _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
                         if _g2 is None:
                             return None
-                        _m3 = _g2.get((v_ss_sold_date_sk, v_ss_item_sk))
+                        _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_item_sk))
                         if _m3 is None:
                             return None
                         _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
@@ -5417,13 +5746,13 @@ def _make_derived1():
                         _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _g5 is None:
                             return None
-                        _m6 = _g5.get((v_ss_sold_date_sk, v_d_date))
+                        _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_date))
                         if _m6 is None:
                             return None
                         _g7 = self.item_by_ss_item_sk.get(v_ss_item_sk)
                         if _g7 is None:
                             return None
-                        _m8 = _g7.get((v_ss_item_sk, v_group1))
+                        _m8 = _entry(_g7, (v_ss_item_sk, v_group1))
                         if _m8 is None:
                             return None
                         return _m4 * _m6 * _m8
@@ -5711,7 +6040,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "f8da49af1c1e6068"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6207,7 +6536,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "sales")
             QUERY_ID = "e81debc22311b0de"
             LAYOUT_ID = (
-                "c6a8d7190c60007a"  # the state's layout: snapshots restore only here
+                "7b3820b0c99e3ef0"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6433,15 +6762,18 @@ def _make_derived1():
                             v_cs_bill_customer_sk
                         )
                         if _g5:
-                            for (v_c_first_name, v_c_last_name), _w3 in _g5.items():
+                            for (v_c_first_name, v_c_last_name), _w3 in (
+                                (_g5,) if type(_g5) is tuple else _g5.items()
+                            ):
                                 _d4 = (
                                     _d2[0] * _w3[0],
                                     _d2[1] * _w3[1],
                                     _d2[2] * _w3[2],
                                 )
-                                _o = n0_root.get((v_c_first_name, v_c_last_name))
+                                _t6 = (v_c_first_name, v_c_last_name)
+                                _o = n0_root.get(_t6)
                                 if _o is None:
-                                    n0_root[(v_c_first_name, v_c_last_name)] = _d4
+                                    n0_root[_t6] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -6449,9 +6781,9 @@ def _make_derived1():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
-                                        n0_root[(v_c_first_name, v_c_last_name)] = _n
+                                        n0_root[_t6] = _n
                                     else:
-                                        del n0_root[(v_c_first_name, v_c_last_name)]
+                                        del n0_root[_t6]
                                 if pending is not None:
                                     _k = (v_c_last_name, v_c_first_name)
                                     _v = _d4
@@ -6509,7 +6841,9 @@ def _make_derived1():
                             del in2_count_by_cs_item_sk[v_cs_item_sk]
                     _g3 = n5_cs_bill_customer_sk_by_cs_item_sk.get(v_cs_item_sk)
                     if _g3:
-                        for v_cs_bill_customer_sk, _w1 in _g3.items():
+                        for v_cs_bill_customer_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _o = n4_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
@@ -6562,22 +6896,18 @@ def _make_derived1():
                                     v_cs_bill_customer_sk
                                 )
                                 if _g8:
-                                    for (
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ), _w6 in _g8.items():
+                                    for (v_c_first_name, v_c_last_name), _w6 in (
+                                        (_g8,) if type(_g8) is tuple else _g8.items()
+                                    ):
                                         _d7 = (
                                             _d5[0] * _w6[0],
                                             _d5[1] * _w6[1],
                                             _d5[2] * _w6[2],
                                         )
-                                        _o = n0_root.get(
-                                            (v_c_first_name, v_c_last_name)
-                                        )
+                                        _t9 = (v_c_first_name, v_c_last_name)
+                                        _o = n0_root.get(_t9)
                                         if _o is None:
-                                            n0_root[(v_c_first_name, v_c_last_name)] = (
-                                                _d7
-                                            )
+                                            n0_root[_t9] = _d7
                                         else:
                                             _n = (
                                                 _o[0] + _d7[0],
@@ -6585,13 +6915,9 @@ def _make_derived1():
                                                 _o[2] + _d7[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _n
+                                                n0_root[_t9] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ]
+                                                del n0_root[_t9]
                                         if pending is not None:
                                             _k = (v_c_last_name, v_c_first_name)
                                             _v = _d7
@@ -6682,61 +7008,106 @@ def _make_derived1():
                     del store[row]
                 # atom catalog_sales
                 if keep_catalog_sales:
+                    _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                     _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {(v_cs_bill_customer_sk, v_cs_item_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_cs_bill_customer_sk, v_cs_item_sk)]
-                                if not _grp:
-                                    del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n5_cs_bill_customer_sk_by_cs_item_sk.get(v_cs_item_sk)
                         if _grp is None:
-                            n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = {
-                                v_cs_bill_customer_sk: _d2
-                            }
+                            n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = (
+                                v_cs_bill_customer_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_cs_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n5_cs_bill_customer_sk_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n5_cs_bill_customer_sk_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ]
+                            else:
+                                n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_cs_bill_customer_sk)
                             if _o is None:
-                                _grp[v_cs_bill_customer_sk] = _d2
+                                _grp[v_cs_bill_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_cs_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_bill_customer_sk]
-                                    if not _grp:
-                                        del n5_cs_bill_customer_sk_by_cs_item_sk[
+                                    if len(_grp) == 1:
+                                        n5_cs_bill_customer_sk_by_cs_item_sk[
                                             v_cs_item_sk
-                                        ]
-                        _w3 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w4 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n4_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
                             if _o is None:
                                 n4_count_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ] = _d4
+                                ] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n4_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
@@ -6745,14 +7116,14 @@ def _make_derived1():
                                     del n4_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
                                     ]
-                            _w5 = in1_count_by_cs_bill_customer_sk.get(
+                            _w6 = in1_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
                                 )
                                 _o = n3_count_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
@@ -6760,12 +7131,12 @@ def _make_derived1():
                                 if _o is None:
                                     n3_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ] = _d6
+                                    ] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_cs_bill_customer_sk[
@@ -6775,43 +7146,35 @@ def _make_derived1():
                                         del n3_count_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
                                         ]
-                                _g9 = customer_c_first_name_c_last_name_by_cs_bill_customer_sk.get(
+                                _g10 = customer_c_first_name_c_last_name_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
-                                if _g9:
-                                    for (
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ), _w7 in _g9.items():
-                                        _d8 = (
-                                            _d6[0] * _w7[0],
-                                            _d6[1] * _w7[1],
-                                            _d6[2] * _w7[2],
+                                if _g10:
+                                    for (v_c_first_name, v_c_last_name), _w8 in (
+                                        (_g10,) if type(_g10) is tuple else _g10.items()
+                                    ):
+                                        _d9 = (
+                                            _d7[0] * _w8[0],
+                                            _d7[1] * _w8[1],
+                                            _d7[2] * _w8[2],
                                         )
-                                        _o = n0_root.get(
-                                            (v_c_first_name, v_c_last_name)
-                                        )
+                                        _t11 = (v_c_first_name, v_c_last_name)
+                                        _o = n0_root.get(_t11)
                                         if _o is None:
-                                            n0_root[(v_c_first_name, v_c_last_name)] = (
-                                                _d8
-                                            )
+                                            n0_root[_t11] = _d9
                                         else:
                                             _n = (
-                                                _o[0] + _d8[0],
-                                                _o[1] + _d8[1],
-                                                _o[2] + _d8[2],
+                                                _o[0] + _d9[0],
+                                                _o[1] + _d9[1],
+                                                _o[2] + _d9[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _n
+                                                n0_root[_t11] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ]
+                                                del n0_root[_t11]
                                         if pending is not None:
                                             _k = (v_c_last_name, v_c_first_name)
-                                            _v = _d8
+                                            _v = _d9
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -6850,42 +7213,62 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_first_name, v_c_last_name)
                 _grp = customer_c_first_name_c_last_name_by_cs_bill_customer_sk.get(
                     v_cs_bill_customer_sk
                 )
                 if _grp is None:
                     customer_c_first_name_c_last_name_by_cs_bill_customer_sk[
                         v_cs_bill_customer_sk
-                    ] = {(v_c_first_name, v_c_last_name): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_c_first_name_c_last_name_by_cs_bill_customer_sk[
+                                v_cs_bill_customer_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_c_first_name_c_last_name_by_cs_bill_customer_sk[
+                                v_cs_bill_customer_sk
+                            ]
+                    else:
+                        customer_c_first_name_c_last_name_by_cs_bill_customer_sk[
+                            v_cs_bill_customer_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_c_first_name, v_c_last_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_c_first_name, v_c_last_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_c_first_name, v_c_last_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_c_first_name, v_c_last_name)]
-                            if not _grp:
-                                del customer_c_first_name_c_last_name_by_cs_bill_customer_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_c_first_name_c_last_name_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ]
-                _w1 = n3_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get((v_c_first_name, v_c_last_name))
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n3_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_c_first_name, v_c_last_name)] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[(v_c_first_name, v_c_last_name)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_c_first_name, v_c_last_name)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_c_last_name, v_c_first_name)
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -6960,15 +7343,39 @@ def _make_derived1():
                         v_cs_sold_date_sk
                     )
                     if _g3:
-                        for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in _g3.items():
+                        for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _grp = n5_cs_bill_customer_sk_by_cs_item_sk.get(
                                 v_cs_item_sk
                             )
                             if _grp is None:
-                                n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = {
-                                    v_cs_bill_customer_sk: _d2
-                                }
+                                n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = (
+                                    v_cs_bill_customer_sk,
+                                    _d2,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_cs_bill_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n5_cs_bill_customer_sk_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n5_cs_bill_customer_sk_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ]
+                                else:
+                                    n5_cs_bill_customer_sk_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_cs_bill_customer_sk)
                                 if _o is None:
@@ -6983,10 +7390,10 @@ def _make_derived1():
                                         _grp[v_cs_bill_customer_sk] = _n
                                     else:
                                         del _grp[v_cs_bill_customer_sk]
-                                        if not _grp:
-                                            del n5_cs_bill_customer_sk_by_cs_item_sk[
+                                        if len(_grp) == 1:
+                                            n5_cs_bill_customer_sk_by_cs_item_sk[
                                                 v_cs_item_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w4 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
                             if _w4 is not None:
                                 _d5 = (
@@ -7049,22 +7456,20 @@ def _make_derived1():
                                         v_cs_bill_customer_sk
                                     )
                                     if _g10:
-                                        for (
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        ), _w8 in _g10.items():
+                                        for (v_c_first_name, v_c_last_name), _w8 in (
+                                            (_g10,)
+                                            if type(_g10) is tuple
+                                            else _g10.items()
+                                        ):
                                             _d9 = (
                                                 _d7[0] * _w8[0],
                                                 _d7[1] * _w8[1],
                                                 _d7[2] * _w8[2],
                                             )
-                                            _o = n0_root.get(
-                                                (v_c_first_name, v_c_last_name)
-                                            )
+                                            _t11 = (v_c_first_name, v_c_last_name)
+                                            _o = n0_root.get(_t11)
                                             if _o is None:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _d9
+                                                n0_root[_t11] = _d9
                                             else:
                                                 _n = (
                                                     _o[0] + _d9[0],
@@ -7072,13 +7477,9 @@ def _make_derived1():
                                                     _o[2] + _d9[2],
                                                 )
                                                 if _n[0]:
-                                                    n0_root[
-                                                        (v_c_first_name, v_c_last_name)
-                                                    ] = _n
+                                                    n0_root[_t11] = _n
                                                 else:
-                                                    del n0_root[
-                                                        (v_c_first_name, v_c_last_name)
-                                                    ]
+                                                    del n0_root[_t11]
                                             if pending is not None:
                                                 _k = (v_c_last_name, v_c_first_name)
                                                 _v = _d9
@@ -7240,72 +7641,115 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                    v_cs_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_cs_bill_customer_sk, v_cs_item_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                v_cs_sold_date_sk
+                            ),
+                            (v_cs_bill_customer_sk, v_cs_item_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                     _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {(v_cs_bill_customer_sk, v_cs_item_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_cs_bill_customer_sk, v_cs_item_sk)]
-                                if not _grp:
-                                    del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n5_cs_bill_customer_sk_by_cs_item_sk.get(v_cs_item_sk)
                         if _grp is None:
-                            n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = {
-                                v_cs_bill_customer_sk: _d2
-                            }
+                            n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = (
+                                v_cs_bill_customer_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_cs_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n5_cs_bill_customer_sk_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n5_cs_bill_customer_sk_by_cs_item_sk[
+                                        v_cs_item_sk
+                                    ]
+                            else:
+                                n5_cs_bill_customer_sk_by_cs_item_sk[v_cs_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_cs_bill_customer_sk)
                             if _o is None:
-                                _grp[v_cs_bill_customer_sk] = _d2
+                                _grp[v_cs_bill_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_cs_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_bill_customer_sk]
-                                    if not _grp:
-                                        del n5_cs_bill_customer_sk_by_cs_item_sk[
+                                    if len(_grp) == 1:
+                                        n5_cs_bill_customer_sk_by_cs_item_sk[
                                             v_cs_item_sk
-                                        ]
-                        _w3 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w4 = in2_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n4_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
                             if _o is None:
                                 n4_count_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ] = _d4
+                                ] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n4_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
@@ -7314,14 +7758,14 @@ def _make_derived1():
                                     del n4_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
                                     ]
-                            _w5 = in1_count_by_cs_bill_customer_sk.get(
+                            _w6 = in1_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
                                 )
                                 _o = n3_count_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
@@ -7329,12 +7773,12 @@ def _make_derived1():
                                 if _o is None:
                                     n3_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ] = _d6
+                                    ] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_cs_bill_customer_sk[
@@ -7344,43 +7788,35 @@ def _make_derived1():
                                         del n3_count_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
                                         ]
-                                _g9 = customer_c_first_name_c_last_name_by_cs_bill_customer_sk.get(
+                                _g10 = customer_c_first_name_c_last_name_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
-                                if _g9:
-                                    for (
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ), _w7 in _g9.items():
-                                        _d8 = (
-                                            _d6[0] * _w7[0],
-                                            _d6[1] * _w7[1],
-                                            _d6[2] * _w7[2],
+                                if _g10:
+                                    for (v_c_first_name, v_c_last_name), _w8 in (
+                                        (_g10,) if type(_g10) is tuple else _g10.items()
+                                    ):
+                                        _d9 = (
+                                            _d7[0] * _w8[0],
+                                            _d7[1] * _w8[1],
+                                            _d7[2] * _w8[2],
                                         )
-                                        _o = n0_root.get(
-                                            (v_c_first_name, v_c_last_name)
-                                        )
+                                        _t11 = (v_c_first_name, v_c_last_name)
+                                        _o = n0_root.get(_t11)
                                         if _o is None:
-                                            n0_root[(v_c_first_name, v_c_last_name)] = (
-                                                _d8
-                                            )
+                                            n0_root[_t11] = _d9
                                         else:
                                             _n = (
-                                                _o[0] + _d8[0],
-                                                _o[1] + _d8[1],
-                                                _o[2] + _d8[2],
+                                                _o[0] + _d9[0],
+                                                _o[1] + _d9[1],
+                                                _o[2] + _d9[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _n
+                                                n0_root[_t11] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ]
+                                                del n0_root[_t11]
                                         if pending is not None:
                                             _k = (v_c_last_name, v_c_first_name)
-                                            _v = _d8
+                                            _v = _d9
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -7614,6 +8050,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -7852,7 +8300,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("c_customer_sk", "ssales", "__h1")
                         QUERY_ID = "3fd6946aa6cca316"
-                        LAYOUT_ID = "8ac3a1a6d37a2b4c"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4345bd96e7155126"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -8727,6 +9175,23 @@ def _make_derived1():
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
+
+                        def _entry(group, entry, default=None):
+                            """The payload of `entry` in an index group (None: no group), `default`
+                            if absent. A group of one entry is kept inline as the pair (entry,
+                            payload): a dict per near-unique key would cost ~200 bytes and a
+                            container the cyclic GC tracks; several entries are a dict.
+                            """
+                            if group is None:
+                                return default
+                            if type(group) is tuple:
+                                return (
+                                    group[1]
+                                    if group[0] is entry or group[0] == entry
+                                    else default
+                                )
+                            return group.get(entry, default)
+
                         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                         def _arity_message(relation, arity, row):
@@ -8848,7 +9313,7 @@ def _make_derived1():
                             }
                             COLUMNS = ("c_customer_sk", "csales")
                             QUERY_ID = "12f8d0999efeaaa7"
-                            LAYOUT_ID = "0176bdb998793796"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "c7de4db812efaf8c"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -9114,7 +9579,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -9129,10 +9621,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -9345,7 +9839,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -9516,14 +10014,12 @@ def _make_derived1():
                                     # it is what float sums leave of rows inserted and deleted again)
                                     if not _p[0] and (
                                         _p == _ZERO
-                                        or not (
-                                            (
-                                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                                    v_ss_sold_date_sk
-                                                )
-                                                or _EMPTY
-                                            ).get(v_ss_customer_sk)
-                                            or _ZERO
+                                        or not _entry(
+                                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                                                v_ss_sold_date_sk
+                                            ),
+                                            v_ss_customer_sk,
+                                            _ZERO,
                                         )[0]
                                     ):
                                         continue
@@ -9533,7 +10029,34 @@ def _make_derived1():
                                     if _grp is None:
                                         store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ] = {v_ss_customer_sk: _p}
+                                        ] = (v_ss_customer_sk, _p)
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_customer_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _p[0],
+                                                _o[1] + _p[1],
+                                                _o[2] + _p[2],
+                                            )
+                                            if _n[0]:
+                                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                        else:
+                                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _p,
+                                            }
                                     else:
                                         _o = _grp.get(v_ss_customer_sk)
                                         if _o is None:
@@ -9548,10 +10071,12 @@ def _make_derived1():
                                                 _grp[v_ss_customer_sk] = _n
                                             else:
                                                 del _grp[v_ss_customer_sk]
-                                                if not _grp:
-                                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                                if len(_grp) == 1:
+                                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                                         v_ss_sold_date_sk
-                                                    ]
+                                                    ] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _w1 = date_dim_count_by_ss_sold_date_sk.get(
                                         v_ss_sold_date_sk
                                     )
@@ -9861,7 +10386,11 @@ def _make_derived1():
                                         v_ss_sold_date_sk
                                     )
                                     if _g3:
-                                        for v_ss_customer_sk, _w1 in _g3.items():
+                                        for v_ss_customer_sk, _w1 in (
+                                            (_g3,)
+                                            if type(_g3) is tuple
+                                            else _g3.items()
+                                        ):
                                             _d2 = (
                                                 _p[0] * _w1[0],
                                                 _p[1] * _w1[1],
@@ -10177,7 +10706,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("v",)
                         QUERY_ID = "d28d7309a8898a3b"
-                        LAYOUT_ID = "0efd81576dbe8af0"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "08c73319388d0f37"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -10699,7 +11228,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("c_customer_sk", "ssales")
                     QUERY_ID = "9dc246700d1cfa1c"
-                    LAYOUT_ID = "21584b022d24306e"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "e928fe2e53e2f8a3"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -10904,15 +11433,16 @@ def _make_derived1():
                         # atom having
                         if keep_having:
                             _p = d
-                            _o = having_root.get((v_c_customer_sk, v_ssales))
+                            _t1 = (v_c_customer_sk, v_ssales)
+                            _o = having_root.get(_t1)
                             if _o is None:
-                                having_root[(v_c_customer_sk, v_ssales)] = _p
+                                having_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    having_root[(v_c_customer_sk, v_ssales)] = _n
+                                    having_root[_t1] = _n
                                 else:
-                                    del having_root[(v_c_customer_sk, v_ssales)]
+                                    del having_root[_t1]
                             if pending is not None:
                                 _k = (v_c_customer_sk, v_ssales)
                                 _v = _p
@@ -10994,15 +11524,16 @@ def _make_derived1():
                         _p = d
                         pending = self._pending
                         having_root = self.having_root
-                        _o = having_root.get((v_c_customer_sk, v_ssales))
+                        _t1 = (v_c_customer_sk, v_ssales)
+                        _o = having_root.get(_t1)
                         if _o is None:
-                            having_root[(v_c_customer_sk, v_ssales)] = _p
+                            having_root[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                having_root[(v_c_customer_sk, v_ssales)] = _n
+                                having_root[_t1] = _n
                             else:
-                                del having_root[(v_c_customer_sk, v_ssales)]
+                                del having_root[_t1]
                         if pending is not None:
                             _k = (v_c_customer_sk, v_ssales)
                             _v = _p
@@ -11273,7 +11804,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "02f333032a60517b"
-                LAYOUT_ID = "b0d4f9f580e4a58b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "50c6cf2e4750de5a"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -11692,6 +12223,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -11818,7 +12365,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("itemdesc", "item_sk", "solddate", "cnt")
                     QUERY_ID = "ee07400adbbf3567"
-                    LAYOUT_ID = "cc752d10679eb556"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "79015fca230a8016"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -12022,22 +12569,40 @@ def _make_derived1():
                         # atom store_sales
                         if keep_store_sales:
                             _p = d
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -12048,68 +12613,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -12152,25 +12746,45 @@ def _make_derived1():
                         # atom date_dim
                         if keep_date_dim:
                             _p = d
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -12188,68 +12802,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -12285,23 +12919,38 @@ def _make_derived1():
                             del store[row]
                         # atom item
                         _p = d
+                        _t1 = (v_ss_item_sk, v_group1)
                         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_item_sk, v_group1): _p
-                            }
+                            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_group1))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_group1)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_item_sk, v_group1)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_item_sk, v_group1)]
-                                    if not _grp:
-                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_ss_item_sk[v_ss_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
                             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -12311,34 +12960,44 @@ def _make_derived1():
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del item_count_by_ss_item_sk[v_ss_item_sk]
-                        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_item_sk)
                             if _o is None:
-                                n0_root[v_ss_item_sk] = _d2
+                                n0_root[v_ss_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_item_sk] = _n
                                 else:
                                     del n0_root[v_ss_item_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
-                                    _m4 = self.store_sales[
+                                for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.store_sales[
                                         (v_ss_sold_date_sk, v_ss_item_sk)
                                     ]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_group1, v_ss_item_sk, v_d_date)
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m7
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -12407,22 +13066,40 @@ def _make_derived1():
                                 )
                             ):
                                 continue
-                            _o = store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
+                            _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                            _o = store_sales.get(_t1)
                             if _o is None:
-                                store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _p
+                                store_sales[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_sales[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                    store_sales[_t1] = _n
                                 else:
-                                    del store_sales[(v_ss_sold_date_sk, v_ss_item_sk)]
+                                    del store_sales[_t1]
                             _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {v_ss_item_sk: _p}
+                                ] = (v_ss_item_sk, _p)
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _p}
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
@@ -12433,68 +13110,97 @@ def _make_derived1():
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w3 is not None:
-                                    _d4 = _d2 * _w3
+                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w4 is not None:
+                                    _d5 = _d3 * _w4
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d4
+                                        n0_root[v_ss_item_sk] = _d5
                                     else:
-                                        _n = _o + _d4
+                                        _n = _o + _d5
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m6 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                            (_g7,)
+                                            if type(
+                                                (
+                                                    _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g7.items()
+                                        ):
+                                            for (v_ss_item_sk, v_group1), _m8 in (
+                                                (_g9,)
+                                                if type(
+                                                    (
+                                                        _g9 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g9.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m5 * _m6
+                                                _v = _p * _m6 * _m8
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -12561,36 +13267,54 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.date_dim_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_sold_date_sk, v_d_date))
-                                    or _ZERO
+                                or not _entry(
+                                    self.date_dim_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_sold_date_sk, v_d_date),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_sold_date_sk, v_d_date)
                             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                             if _grp is None:
-                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    (v_ss_sold_date_sk, v_d_date): _p
-                                }
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                        if not _grp:
-                                            del date_dim_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            date_dim_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
@@ -12608,68 +13332,88 @@ def _make_derived1():
                                     del date_dim_count_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
                                     ]
-                            _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                            _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
-                                    _d2 = _p * _w1
+                            if _g4:
+                                for v_ss_item_sk, _w2 in (
+                                    (_g4,) if type(_g4) is tuple else _g4.items()
+                                ):
+                                    _d3 = _p * _w2
+                                    _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = (
-                                                _d2
-                                            )
-                                        else:
-                                            _n = _o + _d2
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d3
                                             if _n:
-                                                _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d3,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d3
+                                        else:
+                                            _n = _o + _d3
+                                            if _n:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w4 is not None:
-                                        _d5 = _d2 * _w4
+                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w6 is not None:
+                                        _d7 = _d3 * _w6
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d5
+                                            n0_root[v_ss_item_sk] = _d7
                                         else:
-                                            _n = _o + _d5
+                                            _n = _o + _d7
                                             if _n:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            _m6 = self.store_sales[
+                                            _m8 = self.store_sales[
                                                 (v_ss_sold_date_sk, v_ss_item_sk)
                                             ]
-                                            for (
-                                                v_ss_item_sk,
-                                                v_group1,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            for (v_ss_item_sk, v_group1), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 _k = (v_group1, v_ss_item_sk, v_d_date)
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m9
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -12729,32 +13473,45 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.item_by_ss_item_sk.get(v_ss_item_sk)
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_group1))
-                                    or _ZERO
+                                or not _entry(
+                                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                                    (v_ss_item_sk, v_group1),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_group1)
                             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                item_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_group1): _p
-                                }
+                                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                    else:
+                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    item_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_group1))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_group1)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_group1)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_group1)]
-                                        if not _grp:
-                                            del item_by_ss_item_sk[v_ss_item_sk]
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            item_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -12764,36 +13521,44 @@ def _make_derived1():
                                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del item_count_by_ss_item_sk[v_ss_item_sk]
-                            _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w1 is not None:
-                                _d2 = _p * _w1
+                            _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w2 is not None:
+                                _d3 = _p * _w2
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d2
+                                    n0_root[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                    ), _m3 in self.n1_by_ss_item_sk[
-                                        v_ss_item_sk
-                                    ].items():
-                                        _m4 = self.store_sales[
+                                    for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                        (_g5,)
+                                        if type(
+                                            (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                        )
+                                        is tuple
+                                        else _g5.items()
+                                    ):
+                                        _m6 = self.store_sales[
                                             (v_ss_sold_date_sk, v_ss_item_sk)
                                         ]
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_date,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                            (_g8,)
+                                            if type(
+                                                (
+                                                    _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g8.items()
+                                        ):
                                             _k = (v_group1, v_ss_item_sk, v_d_date)
-                                            _v = _p * _m4 * _m5
+                                            _v = _p * _m6 * _m7
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -12807,7 +13572,7 @@ def _make_derived1():
                         _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
                         if _g2 is None:
                             return None
-                        _m3 = _g2.get((v_ss_sold_date_sk, v_ss_item_sk))
+                        _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_item_sk))
                         if _m3 is None:
                             return None
                         _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_item_sk))
@@ -12816,13 +13581,13 @@ def _make_derived1():
                         _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _g5 is None:
                             return None
-                        _m6 = _g5.get((v_ss_sold_date_sk, v_d_date))
+                        _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_date))
                         if _m6 is None:
                             return None
                         _g7 = self.item_by_ss_item_sk.get(v_ss_item_sk)
                         if _g7 is None:
                             return None
-                        _m8 = _g7.get((v_ss_item_sk, v_group1))
+                        _m8 = _entry(_g7, (v_ss_item_sk, v_group1))
                         if _m8 is None:
                             return None
                         return _m4 * _m6 * _m8
@@ -13110,7 +13875,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "0eed3ef5deda959a"
-                LAYOUT_ID = "f8da49af1c1e6068"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b5a5d78744604edd"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -13606,7 +14371,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "sales")
             QUERY_ID = "29cde02cc957afe0"
             LAYOUT_ID = (
-                "853013df199cb2e7"  # the state's layout: snapshots restore only here
+                "5194843e4ee9f20c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -13830,15 +14595,18 @@ def _make_derived1():
                             v_ws_bill_customer_sk
                         )
                         if _g5:
-                            for (v_c_first_name, v_c_last_name), _w3 in _g5.items():
+                            for (v_c_first_name, v_c_last_name), _w3 in (
+                                (_g5,) if type(_g5) is tuple else _g5.items()
+                            ):
                                 _d4 = (
                                     _d2[0] * _w3[0],
                                     _d2[1] * _w3[1],
                                     _d2[2] * _w3[2],
                                 )
-                                _o = n0_root.get((v_c_first_name, v_c_last_name))
+                                _t6 = (v_c_first_name, v_c_last_name)
+                                _o = n0_root.get(_t6)
                                 if _o is None:
-                                    n0_root[(v_c_first_name, v_c_last_name)] = _d4
+                                    n0_root[_t6] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -13846,9 +14614,9 @@ def _make_derived1():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
-                                        n0_root[(v_c_first_name, v_c_last_name)] = _n
+                                        n0_root[_t6] = _n
                                     else:
-                                        del n0_root[(v_c_first_name, v_c_last_name)]
+                                        del n0_root[_t6]
                                 if pending is not None:
                                     _k = (v_c_last_name, v_c_first_name)
                                     _v = _d4
@@ -13906,7 +14674,9 @@ def _make_derived1():
                             del in2_count_by_ws_item_sk[v_ws_item_sk]
                     _g3 = n5_ws_bill_customer_sk_by_ws_item_sk.get(v_ws_item_sk)
                     if _g3:
-                        for v_ws_bill_customer_sk, _w1 in _g3.items():
+                        for v_ws_bill_customer_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _o = n4_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
@@ -13959,22 +14729,18 @@ def _make_derived1():
                                     v_ws_bill_customer_sk
                                 )
                                 if _g8:
-                                    for (
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ), _w6 in _g8.items():
+                                    for (v_c_first_name, v_c_last_name), _w6 in (
+                                        (_g8,) if type(_g8) is tuple else _g8.items()
+                                    ):
                                         _d7 = (
                                             _d5[0] * _w6[0],
                                             _d5[1] * _w6[1],
                                             _d5[2] * _w6[2],
                                         )
-                                        _o = n0_root.get(
-                                            (v_c_first_name, v_c_last_name)
-                                        )
+                                        _t9 = (v_c_first_name, v_c_last_name)
+                                        _o = n0_root.get(_t9)
                                         if _o is None:
-                                            n0_root[(v_c_first_name, v_c_last_name)] = (
-                                                _d7
-                                            )
+                                            n0_root[_t9] = _d7
                                         else:
                                             _n = (
                                                 _o[0] + _d7[0],
@@ -13982,13 +14748,9 @@ def _make_derived1():
                                                 _o[2] + _d7[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _n
+                                                n0_root[_t9] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ]
+                                                del n0_root[_t9]
                                         if pending is not None:
                                             _k = (v_c_last_name, v_c_first_name)
                                             _v = _d7
@@ -14079,6 +14841,7 @@ def _make_derived1():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
+                    _t1 = (v_ws_item_sk, v_ws_bill_customer_sk)
                     _grp = (
                         web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
@@ -14087,55 +14850,96 @@ def _make_derived1():
                     if _grp is None:
                         web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {(v_ws_item_sk, v_ws_bill_customer_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_bill_customer_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_bill_customer_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_item_sk, v_ws_bill_customer_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_item_sk, v_ws_bill_customer_sk)]
-                                if not _grp:
-                                    del web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n5_ws_bill_customer_sk_by_ws_item_sk.get(v_ws_item_sk)
                         if _grp is None:
-                            n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = {
-                                v_ws_bill_customer_sk: _d2
-                            }
+                            n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = (
+                                v_ws_bill_customer_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n5_ws_bill_customer_sk_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n5_ws_bill_customer_sk_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ]
+                            else:
+                                n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_ws_bill_customer_sk)
                             if _o is None:
-                                _grp[v_ws_bill_customer_sk] = _d2
+                                _grp[v_ws_bill_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_ws_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_ws_bill_customer_sk]
-                                    if not _grp:
-                                        del n5_ws_bill_customer_sk_by_ws_item_sk[
+                                    if len(_grp) == 1:
+                                        n5_ws_bill_customer_sk_by_ws_item_sk[
                                             v_ws_item_sk
-                                        ]
-                        _w3 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w4 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n4_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
                             if _o is None:
                                 n4_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = _d4
+                                ] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n4_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
@@ -14144,14 +14948,14 @@ def _make_derived1():
                                     del n4_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
                                     ]
-                            _w5 = in1_count_by_ws_bill_customer_sk.get(
+                            _w6 = in1_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
                                 )
                                 _o = n3_count_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
@@ -14159,12 +14963,12 @@ def _make_derived1():
                                 if _o is None:
                                     n3_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
-                                    ] = _d6
+                                    ] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_ws_bill_customer_sk[
@@ -14174,43 +14978,35 @@ def _make_derived1():
                                         del n3_count_by_ws_bill_customer_sk[
                                             v_ws_bill_customer_sk
                                         ]
-                                _g9 = customer_c_first_name_c_last_name_by_ws_bill_customer_sk.get(
+                                _g10 = customer_c_first_name_c_last_name_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
                                 )
-                                if _g9:
-                                    for (
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ), _w7 in _g9.items():
-                                        _d8 = (
-                                            _d6[0] * _w7[0],
-                                            _d6[1] * _w7[1],
-                                            _d6[2] * _w7[2],
+                                if _g10:
+                                    for (v_c_first_name, v_c_last_name), _w8 in (
+                                        (_g10,) if type(_g10) is tuple else _g10.items()
+                                    ):
+                                        _d9 = (
+                                            _d7[0] * _w8[0],
+                                            _d7[1] * _w8[1],
+                                            _d7[2] * _w8[2],
                                         )
-                                        _o = n0_root.get(
-                                            (v_c_first_name, v_c_last_name)
-                                        )
+                                        _t11 = (v_c_first_name, v_c_last_name)
+                                        _o = n0_root.get(_t11)
                                         if _o is None:
-                                            n0_root[(v_c_first_name, v_c_last_name)] = (
-                                                _d8
-                                            )
+                                            n0_root[_t11] = _d9
                                         else:
                                             _n = (
-                                                _o[0] + _d8[0],
-                                                _o[1] + _d8[1],
-                                                _o[2] + _d8[2],
+                                                _o[0] + _d9[0],
+                                                _o[1] + _d9[1],
+                                                _o[2] + _d9[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _n
+                                                n0_root[_t11] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ]
+                                                del n0_root[_t11]
                                         if pending is not None:
                                             _k = (v_c_last_name, v_c_first_name)
-                                            _v = _d8
+                                            _v = _d9
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -14249,42 +15045,62 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_first_name, v_c_last_name)
                 _grp = customer_c_first_name_c_last_name_by_ws_bill_customer_sk.get(
                     v_ws_bill_customer_sk
                 )
                 if _grp is None:
                     customer_c_first_name_c_last_name_by_ws_bill_customer_sk[
                         v_ws_bill_customer_sk
-                    ] = {(v_c_first_name, v_c_last_name): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_c_first_name_c_last_name_by_ws_bill_customer_sk[
+                                v_ws_bill_customer_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_c_first_name_c_last_name_by_ws_bill_customer_sk[
+                                v_ws_bill_customer_sk
+                            ]
+                    else:
+                        customer_c_first_name_c_last_name_by_ws_bill_customer_sk[
+                            v_ws_bill_customer_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_c_first_name, v_c_last_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_c_first_name, v_c_last_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_c_first_name, v_c_last_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_c_first_name, v_c_last_name)]
-                            if not _grp:
-                                del customer_c_first_name_c_last_name_by_ws_bill_customer_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_c_first_name_c_last_name_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ]
-                _w1 = n3_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get((v_c_first_name, v_c_last_name))
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n3_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_c_first_name, v_c_last_name)] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[(v_c_first_name, v_c_last_name)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_c_first_name, v_c_last_name)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_c_last_name, v_c_first_name)
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -14361,15 +15177,39 @@ def _make_derived1():
                         )
                     )
                     if _g3:
-                        for (v_ws_item_sk, v_ws_bill_customer_sk), _w1 in _g3.items():
+                        for (v_ws_item_sk, v_ws_bill_customer_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                             _grp = n5_ws_bill_customer_sk_by_ws_item_sk.get(
                                 v_ws_item_sk
                             )
                             if _grp is None:
-                                n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = {
-                                    v_ws_bill_customer_sk: _d2
-                                }
+                                n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = (
+                                    v_ws_bill_customer_sk,
+                                    _d2,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ws_bill_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n5_ws_bill_customer_sk_by_ws_item_sk[
+                                            v_ws_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n5_ws_bill_customer_sk_by_ws_item_sk[
+                                            v_ws_item_sk
+                                        ]
+                                else:
+                                    n5_ws_bill_customer_sk_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_ws_bill_customer_sk)
                                 if _o is None:
@@ -14384,10 +15224,10 @@ def _make_derived1():
                                         _grp[v_ws_bill_customer_sk] = _n
                                     else:
                                         del _grp[v_ws_bill_customer_sk]
-                                        if not _grp:
-                                            del n5_ws_bill_customer_sk_by_ws_item_sk[
+                                        if len(_grp) == 1:
+                                            n5_ws_bill_customer_sk_by_ws_item_sk[
                                                 v_ws_item_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w4 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _w4 is not None:
                                 _d5 = (
@@ -14450,22 +15290,20 @@ def _make_derived1():
                                         v_ws_bill_customer_sk
                                     )
                                     if _g10:
-                                        for (
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        ), _w8 in _g10.items():
+                                        for (v_c_first_name, v_c_last_name), _w8 in (
+                                            (_g10,)
+                                            if type(_g10) is tuple
+                                            else _g10.items()
+                                        ):
                                             _d9 = (
                                                 _d7[0] * _w8[0],
                                                 _d7[1] * _w8[1],
                                                 _d7[2] * _w8[2],
                                             )
-                                            _o = n0_root.get(
-                                                (v_c_first_name, v_c_last_name)
-                                            )
+                                            _t11 = (v_c_first_name, v_c_last_name)
+                                            _o = n0_root.get(_t11)
                                             if _o is None:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _d9
+                                                n0_root[_t11] = _d9
                                             else:
                                                 _n = (
                                                     _o[0] + _d9[0],
@@ -14473,13 +15311,9 @@ def _make_derived1():
                                                     _o[2] + _d9[2],
                                                 )
                                                 if _n[0]:
-                                                    n0_root[
-                                                        (v_c_first_name, v_c_last_name)
-                                                    ] = _n
+                                                    n0_root[_t11] = _n
                                                 else:
-                                                    del n0_root[
-                                                        (v_c_first_name, v_c_last_name)
-                                                    ]
+                                                    del n0_root[_t11]
                                             if pending is not None:
                                                 _k = (v_c_last_name, v_c_first_name)
                                                 _v = _d9
@@ -14641,17 +15475,16 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk.get(
-                                    v_ws_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_ws_item_sk, v_ws_bill_customer_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                                v_ws_sold_date_sk
+                            ),
+                            (v_ws_item_sk, v_ws_bill_customer_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_item_sk, v_ws_bill_customer_sk)
                     _grp = (
                         web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
@@ -14660,55 +15493,96 @@ def _make_derived1():
                     if _grp is None:
                         web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {(v_ws_item_sk, v_ws_bill_customer_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_bill_customer_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_bill_customer_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_item_sk, v_ws_bill_customer_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_item_sk, v_ws_bill_customer_sk)]
-                                if not _grp:
-                                    del web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n5_ws_bill_customer_sk_by_ws_item_sk.get(v_ws_item_sk)
                         if _grp is None:
-                            n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = {
-                                v_ws_bill_customer_sk: _d2
-                            }
+                            n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = (
+                                v_ws_bill_customer_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n5_ws_bill_customer_sk_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n5_ws_bill_customer_sk_by_ws_item_sk[
+                                        v_ws_item_sk
+                                    ]
+                            else:
+                                n5_ws_bill_customer_sk_by_ws_item_sk[v_ws_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_ws_bill_customer_sk)
                             if _o is None:
-                                _grp[v_ws_bill_customer_sk] = _d2
+                                _grp[v_ws_bill_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_ws_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_ws_bill_customer_sk]
-                                    if not _grp:
-                                        del n5_ws_bill_customer_sk_by_ws_item_sk[
+                                    if len(_grp) == 1:
+                                        n5_ws_bill_customer_sk_by_ws_item_sk[
                                             v_ws_item_sk
-                                        ]
-                        _w3 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w4 = in2_count_by_ws_item_sk.get(v_ws_item_sk)
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n4_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
                             if _o is None:
                                 n4_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = _d4
+                                ] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n4_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
@@ -14717,14 +15591,14 @@ def _make_derived1():
                                     del n4_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
                                     ]
-                            _w5 = in1_count_by_ws_bill_customer_sk.get(
+                            _w6 = in1_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
                                 )
                                 _o = n3_count_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
@@ -14732,12 +15606,12 @@ def _make_derived1():
                                 if _o is None:
                                     n3_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
-                                    ] = _d6
+                                    ] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_ws_bill_customer_sk[
@@ -14747,43 +15621,35 @@ def _make_derived1():
                                         del n3_count_by_ws_bill_customer_sk[
                                             v_ws_bill_customer_sk
                                         ]
-                                _g9 = customer_c_first_name_c_last_name_by_ws_bill_customer_sk.get(
+                                _g10 = customer_c_first_name_c_last_name_by_ws_bill_customer_sk.get(
                                     v_ws_bill_customer_sk
                                 )
-                                if _g9:
-                                    for (
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ), _w7 in _g9.items():
-                                        _d8 = (
-                                            _d6[0] * _w7[0],
-                                            _d6[1] * _w7[1],
-                                            _d6[2] * _w7[2],
+                                if _g10:
+                                    for (v_c_first_name, v_c_last_name), _w8 in (
+                                        (_g10,) if type(_g10) is tuple else _g10.items()
+                                    ):
+                                        _d9 = (
+                                            _d7[0] * _w8[0],
+                                            _d7[1] * _w8[1],
+                                            _d7[2] * _w8[2],
                                         )
-                                        _o = n0_root.get(
-                                            (v_c_first_name, v_c_last_name)
-                                        )
+                                        _t11 = (v_c_first_name, v_c_last_name)
+                                        _o = n0_root.get(_t11)
                                         if _o is None:
-                                            n0_root[(v_c_first_name, v_c_last_name)] = (
-                                                _d8
-                                            )
+                                            n0_root[_t11] = _d9
                                         else:
                                             _n = (
-                                                _o[0] + _d8[0],
-                                                _o[1] + _d8[1],
-                                                _o[2] + _d8[2],
+                                                _o[0] + _d9[0],
+                                                _o[1] + _d9[1],
+                                                _o[2] + _d9[2],
                                             )
                                             if _n[0]:
-                                                n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ] = _n
+                                                n0_root[_t11] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_c_first_name, v_c_last_name)
-                                                ]
+                                                del n0_root[_t11]
                                         if pending is not None:
                                             _k = (v_c_last_name, v_c_first_name)
-                                            _v = _d8
+                                            _v = _d9
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -15229,7 +16095,7 @@ class View:
     }
     COLUMNS = ("c_last_name", "c_first_name", "sales")
     QUERY_ID = "55447db96247f1ff"
-    LAYOUT_ID = "fa99867a3eda3918"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "dbbc1895c51d9ebe"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

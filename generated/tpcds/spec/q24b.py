@@ -245,6 +245,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -305,6 +317,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -400,7 +426,7 @@ def _make_derived1():
                     "store_sales__ss_net_paid",
                 )
                 QUERY_ID = "74517cd07ac89e0c"
-                LAYOUT_ID = "edd389b83846932f"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "36cf9a42c88cc7eb"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -586,61 +612,47 @@ def _make_derived1():
                     # atom store_sales
                     if keep_store_sales:
                         _p = d
+                        _t1 = (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                            v_ss_net_paid,
+                        )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_net_paid,
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_sales_by_ss_store_sk[v_ss_store_sk]
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -650,14 +662,14 @@ def _make_derived1():
                                 store_sales_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_sales_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -668,9 +680,18 @@ def _make_derived1():
                                     v_s_store_name,
                                     v_s_state,
                                     v_s_zip,
-                                ), _m3 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -680,7 +701,7 @@ def _make_derived1():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -718,41 +739,41 @@ def _make_derived1():
                     # atom store_2
                     if keep_store_2:
                         _p = d
+                        _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip): _p
-                            }
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_2_by_ss_store_sk[v_ss_store_sk]
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -762,14 +783,14 @@ def _make_derived1():
                                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -781,9 +802,18 @@ def _make_derived1():
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
-                                ), _m3 in self.store_sales_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_sales_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -793,7 +823,7 @@ def _make_derived1():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -867,78 +897,60 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.store_sales_by_ss_store_sk.get(v_ss_store_sk),
                                 (
-                                    self.store_sales_by_ss_store_sk.get(v_ss_store_sk)
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_net_paid,
-                                    )
-                                )
-                                or _ZERO
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                            v_ss_net_paid,
+                        )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_net_paid,
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_sales_by_ss_store_sk[v_ss_store_sk]
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -948,14 +960,14 @@ def _make_derived1():
                                 store_sales_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_sales_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -966,9 +978,18 @@ def _make_derived1():
                                     v_s_store_name,
                                     v_s_state,
                                     v_s_zip,
-                                ), _m3 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -978,7 +999,7 @@ def _make_derived1():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1038,52 +1059,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_2_by_ss_store_sk.get(v_ss_store_sk)
-                                    or _EMPTY
-                                ).get(
-                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip): _p
-                            }
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_2_by_ss_store_sk[v_ss_store_sk]
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1093,14 +1110,14 @@ def _make_derived1():
                                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -1112,9 +1129,18 @@ def _make_derived1():
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
-                                ), _m3 in self.store_sales_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_sales_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -1124,7 +1150,7 @@ def _make_derived1():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1146,20 +1172,23 @@ def _make_derived1():
                     _g2 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip))
+                    _m3 = _entry(
+                        _g2, (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                    )
                     if _m3 is None:
                         return None
                     _g4 = self.store_sales_by_ss_store_sk.get(v_ss_store_sk)
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get(
+                    _m5 = _entry(
+                        _g4,
                         (
                             v_ss_item_sk,
                             v_ss_customer_sk,
                             v_ss_store_sk,
                             v_ss_ticket_number,
                             v_ss_net_paid,
-                        )
+                        ),
                     )
                     if _m5 is None:
                         return None
@@ -1318,6 +1347,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -1412,7 +1455,7 @@ def _make_derived1():
                     "customer_address__ca_state",
                 )
                 QUERY_ID = "eb00325212c2b522"
-                LAYOUT_ID = "b9e658e83e2caf34"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "2dcd11544505d75a"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1604,63 +1647,51 @@ def _make_derived1():
                     # atom customer
                     if keep_customer:
                         _p = d
+                        _t1 = (
+                            v_c_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_birth_country,
+                        )
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
-                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                )
+                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                _t1,
+                                _p,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_birth_country,
-                                    )
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del customer_by_c_current_addr_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -1678,16 +1709,16 @@ def _make_derived1():
                                 del customer_count_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ]
-                        _w1 = customer_address_count_by_c_current_addr_sk.get(
+                        _w2 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_c_current_addr_sk)
                             if _o is None:
-                                n0_root[v_c_current_addr_sk] = _d2
+                                n0_root[v_c_current_addr_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_c_current_addr_sk] = _n
                                 else:
@@ -1698,9 +1729,18 @@ def _make_derived1():
                                     v_ca_state,
                                     v_ca_zip,
                                     v_ca_country,
-                                ), _m3 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.customer_address_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     if (
                                         v_c_birth_country is not None
                                         and v_ca_country is not None
@@ -1720,7 +1760,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_ca_state,
                                         )
-                                        _v = _p * _m3
+                                        _v = _p * _m4
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1765,55 +1805,46 @@ def _make_derived1():
                         del store[row]
                     # atom customer_address
                     _p = d
+                    _t1 = (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
                     _grp = customer_address_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
                     if _grp is None:
-                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                            (
-                                v_c_current_addr_sk,
-                                v_ca_state,
-                                v_ca_zip,
-                                v_ca_country,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
+                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                    v_ca_zip,
-                                    v_ca_country,
-                                )
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                ]
-                                if not _grp:
-                                    del customer_address_by_c_current_addr_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_address_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
@@ -1831,14 +1862,14 @@ def _make_derived1():
                             del customer_address_count_by_c_current_addr_sk[
                                 v_c_current_addr_sk
                             ]
-                    _w1 = customer_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = customer_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_c_current_addr_sk)
                         if _o is None:
-                            n0_root[v_c_current_addr_sk] = _d2
+                            n0_root[v_c_current_addr_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_c_current_addr_sk] = _n
                             else:
@@ -1850,9 +1881,18 @@ def _make_derived1():
                                 v_c_first_name,
                                 v_c_last_name,
                                 v_c_birth_country,
-                            ), _m3 in self.customer_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.customer_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 if (
                                     v_c_birth_country is not None
                                     and v_ca_country is not None
@@ -1869,7 +1909,7 @@ def _make_derived1():
                                         v_c_first_name,
                                         v_ca_state,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1956,82 +1996,66 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.customer_by_c_current_addr_sk.get(
+                                    v_c_current_addr_sk
+                                ),
                                 (
-                                    self.customer_by_c_current_addr_sk.get(
-                                        v_c_current_addr_sk
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_birth_country,
-                                    )
-                                )
-                                or _ZERO
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (
+                            v_c_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_birth_country,
+                        )
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
-                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                )
+                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                _t1,
+                                _p,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_birth_country,
-                                    )
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del customer_by_c_current_addr_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -2049,16 +2073,16 @@ def _make_derived1():
                                 del customer_count_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ]
-                        _w1 = customer_address_count_by_c_current_addr_sk.get(
+                        _w2 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_c_current_addr_sk)
                             if _o is None:
-                                n0_root[v_c_current_addr_sk] = _d2
+                                n0_root[v_c_current_addr_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_c_current_addr_sk] = _n
                                 else:
@@ -2069,9 +2093,18 @@ def _make_derived1():
                                     v_ca_state,
                                     v_ca_zip,
                                     v_ca_country,
-                                ), _m3 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.customer_address_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     if (
                                         v_c_birth_country is not None
                                         and v_ca_country is not None
@@ -2091,7 +2124,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_ca_state,
                                         )
-                                        _v = _p * _m3
+                                        _v = _p * _m4
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2158,80 +2191,59 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.customer_address_by_c_current_addr_sk.get(
+                                    v_c_current_addr_sk
+                                ),
                                 (
-                                    self.customer_address_by_c_current_addr_sk.get(
-                                        v_c_current_addr_sk
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                )
-                                or _ZERO
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
                         _grp = customer_address_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
                         if _grp is None:
                             customer_address_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = {
-                                (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                    v_ca_zip,
-                                    v_ca_country,
-                                ): _p
-                            }
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                    v_ca_zip,
-                                    v_ca_country,
-                                )
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_current_addr_sk,
-                                            v_ca_state,
-                                            v_ca_zip,
-                                            v_ca_country,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_current_addr_sk,
-                                            v_ca_state,
-                                            v_ca_zip,
-                                            v_ca_country,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del customer_address_by_c_current_addr_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_address_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -2249,16 +2261,16 @@ def _make_derived1():
                                 del customer_address_count_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ]
-                        _w1 = customer_count_by_c_current_addr_sk.get(
+                        _w2 = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_c_current_addr_sk)
                             if _o is None:
-                                n0_root[v_c_current_addr_sk] = _d2
+                                n0_root[v_c_current_addr_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_c_current_addr_sk] = _n
                                 else:
@@ -2270,9 +2282,18 @@ def _make_derived1():
                                     v_c_first_name,
                                     v_c_last_name,
                                     v_c_birth_country,
-                                ), _m3 in self.customer_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.customer_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     if (
                                         v_c_birth_country is not None
                                         and v_ca_country is not None
@@ -2292,7 +2313,7 @@ def _make_derived1():
                                             v_c_first_name,
                                             v_ca_state,
                                         )
-                                        _v = _p * _m3
+                                        _v = _p * _m4
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2314,14 +2335,15 @@ def _make_derived1():
                     _g2 = self.customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get(
+                    _m3 = _entry(
+                        _g2,
                         (
                             v_c_customer_sk,
                             v_c_current_addr_sk,
                             v_c_first_name,
                             v_c_last_name,
                             v_c_birth_country,
-                        )
+                        ),
                     )
                     if _m3 is None:
                         return None
@@ -2330,8 +2352,8 @@ def _make_derived1():
                     )
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get(
-                        (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
+                    _m5 = _entry(
+                        _g4, (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
                     )
                     if _m5 is None:
                         return None
@@ -2624,7 +2646,7 @@ def _make_derived1():
             )
             QUERY_ID = "23cc8e6a286f394d"
             LAYOUT_ID = (
-                "7325190569d2b679"  # the state's layout: snapshots restore only here
+                "e83599f5d2693643"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2867,244 +2889,240 @@ def _make_derived1():
                     del store[row]
                 # atom bag1
                 if keep_bag1:
+                    _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                    _t2 = (
+                        v_store_sales__ss_customer_sk,
+                        v_store__s_zip,
+                        v_store__s_store_name,
+                        v_store__s_state,
+                    )
                     _grp = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
+                        _t1
                     )
                     if _grp is None:
                         bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ] = {
-                            (
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                                v_store__s_store_name,
-                                v_store__s_state,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                                v_store__s_store_name,
-                                v_store__s_state,
-                            )
+                            _t1
+                        ] = (
+                            _t2,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                    _t1
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                    _t1
+                                ]
+                        else:
+                            bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                _t1
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                        _t1
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
-                                        (v_sr_item_sk, v_sr_ticket_number)
-                                    ]
-                    _w1 = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
-                    )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w3 = store_returns_count_by_sr_item_sk_sr_ticket_number.get(_t1)
+                    if _w3 is not None:
+                        _d4 = (_p[0] * _w3[0], _p[1] * _w3[1], _p[2] * _w3[2])
+                        _t5 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                        )
+                        _t6 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                            v_store__s_store_name,
+                            v_store__s_state,
+                        )
                         _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
-                            (
-                                v_sr_item_sk,
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                            )
+                            _t5
                         )
                         if _grp is None:
                             n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                )
-                            ] = {
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _t5
+                            ] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
-                                    ] = _n
+                                    n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
+                                    del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
                                     ]
-                                    if not _grp:
-                                        del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
+                            else:
+                                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    _t5
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _t7 = (v_store_sales__ss_customer_sk, v_store__s_zip)
                         _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            _t7
                         )
                         if _grp is None:
                             n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
-                            ] = {v_sr_item_sk: _d2}
+                                _t7
+                            ] = (v_sr_item_sk, _d4)
+                        elif type(_grp) is tuple:
+                            _e = v_sr_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ]
+                            else:
+                                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
                             _o = _grp.get(v_sr_item_sk)
                             if _o is None:
-                                _grp[v_sr_item_sk] = _d2
+                                _grp[v_sr_item_sk] = _d4
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
                                     _grp[v_sr_item_sk] = _n
                                 else:
                                     del _grp[v_sr_item_sk]
-                                    if not _grp:
-                                        del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
-                        _w3 = (
+                                    if len(_grp) == 1:
+                                        n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t7
                             )
                         )
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if _w8 is not None:
+                            _d9 = (_d4[0] * _w8[0], _d4[1] * _w8[1], _d4[2] * _w8[2])
                             _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                             if _grp is None:
-                                n1_by_sr_item_sk[v_sr_item_sk] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    ): _d4
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    ] = _d4
-                                else:
+                                n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _n
+                                        n1_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        del n1_by_sr_item_sk[v_sr_item_sk]
+                                else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_sr_item_sk[v_sr_item_sk]
                             _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                             if _o is None:
-                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d4
+                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d9
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
                                 if _n[0]:
                                     n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                 else:
                                     del n1_count_by_sr_item_sk[v_sr_item_sk]
-                            _w5 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            _w10 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
                                 )
                                 _o = n0_root.get(v_sr_item_sk)
                                 if _o is None:
-                                    n0_root[v_sr_item_sk] = _d6
+                                    n0_root[v_sr_item_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_sr_item_sk] = _n
@@ -3117,9 +3135,21 @@ def _make_derived1():
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
                                         v_customer_address__ca_state,
-                                    ), _m7 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_sr_item_sk,
                                             v_i_current_price,
@@ -3127,9 +3157,18 @@ def _make_derived1():
                                             v_i_color,
                                             v_i_units,
                                             v_i_manager_id,
-                                        ), _m8 in self.item_by_sr_item_sk[
-                                            v_sr_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_sr_item_sk[
+                                                        v_sr_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_customer__c_last_name,
                                                 v_customer__c_first_name,
@@ -3143,9 +3182,9 @@ def _make_derived1():
                                                 v_i_size,
                                             )
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
+                                                _d4[0] * _m12[0] * _m14[0],
+                                                _d4[1] * _m12[1] * _m14[1],
+                                                _d4[2] * _m12[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3201,13 +3240,31 @@ def _make_derived1():
                     del store[row]
                 # atom bag2
                 if keep_bag2:
-                    _grp = bag2_by_store_sales__ss_customer_sk_store__s_zip.get(
-                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                    )
+                    _t1 = (v_store_sales__ss_customer_sk, v_store__s_zip)
+                    _grp = bag2_by_store_sales__ss_customer_sk_store__s_zip.get(_t1)
                     if _grp is None:
-                        bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
-                        ] = {row: _p}
+                        bag2_by_store_sales__ss_customer_sk_store__s_zip[_t1] = (
+                            row,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = row
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t1
+                                ] = (_grp[0], _n)
+                            else:
+                                del bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t1
+                                ]
+                        else:
+                            bag2_by_store_sales__ss_customer_sk_store__s_zip[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(row)
                         if _o is None:
@@ -3218,106 +3275,99 @@ def _make_derived1():
                                 _grp[row] = _n
                             else:
                                 del _grp[row]
-                                if not _grp:
-                                    del bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ]
-                    _o = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                    )
+                                if len(_grp) == 1:
+                                    bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t1
+                                    ] = next(iter(_grp.items()))
+                    _o = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(_t1)
                     if _o is None:
-                        bag2_count_by_store_sales__ss_customer_sk_store__s_zip[
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
-                        ] = _p
+                        bag2_count_by_store_sales__ss_customer_sk_store__s_zip[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
                             bag2_count_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t1
                             ] = _n
                         else:
                             del bag2_count_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t1
                             ]
-                    _g3 = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                        (v_store_sales__ss_customer_sk, v_store__s_zip)
+                    _g4 = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
+                        _t1
                     )
-                    if _g3:
-                        for v_sr_item_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_sr_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                            )
                             _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                             if _grp is None:
-                                n1_by_sr_item_sk[v_sr_item_sk] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    ] = _d2
-                                else:
+                                n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _n
+                                        n1_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        del n1_by_sr_item_sk[v_sr_item_sk]
+                                else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_sr_item_sk[v_sr_item_sk]
                             _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                             if _o is None:
-                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d2
+                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                 else:
                                     del n1_count_by_sr_item_sk[v_sr_item_sk]
-                            _w4 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_sr_item_sk)
                                 if _o is None:
-                                    n0_root[v_sr_item_sk] = _d5
+                                    n0_root[v_sr_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_sr_item_sk] = _n
@@ -3330,13 +3380,22 @@ def _make_derived1():
                                         v_store__s_zip,
                                         v_store__s_store_name,
                                         v_store__s_state,
-                                    ), _m6 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_sr_item_sk,
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_sr_item_sk,
                                             v_i_current_price,
@@ -3344,9 +3403,18 @@ def _make_derived1():
                                             v_i_color,
                                             v_i_units,
                                             v_i_manager_id,
-                                        ), _m7 in self.item_by_sr_item_sk[
-                                            v_sr_item_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.item_by_sr_item_sk[
+                                                        v_sr_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_customer__c_last_name,
                                                 v_customer__c_first_name,
@@ -3360,9 +3428,9 @@ def _make_derived1():
                                                 v_i_size,
                                             )
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
+                                                _p[0] * _m8[0] * _m10[0],
+                                                _p[1] * _m8[1] * _m10[1],
+                                                _p[2] * _m8[2] * _m10[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3419,211 +3487,202 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom store_returns
-                _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
-                    (v_sr_item_sk, v_sr_ticket_number)
-                )
+                _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(_t1)
                 if _o is None:
-                    store_returns_count_by_sr_item_sk_sr_ticket_number[
-                        (v_sr_item_sk, v_sr_ticket_number)
-                    ] = _p
+                    store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_returns_count_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ] = _n
+                        store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _n
                     else:
-                        del store_returns_count_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ]
-                _g3 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
-                    (v_sr_item_sk, v_sr_ticket_number)
+                        del store_returns_count_by_sr_item_sk_sr_ticket_number[_t1]
+                _g4 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
+                    _t1
                 )
-                if _g3:
+                if _g4:
                     for (
                         v_store_sales__ss_customer_sk,
                         v_store__s_zip,
                         v_store__s_store_name,
                         v_store__s_state,
-                    ), _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                        )
+                        _t6 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                            v_store__s_store_name,
+                            v_store__s_state,
+                        )
                         _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
-                            (
-                                v_sr_item_sk,
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                            )
+                            _t5
                         )
                         if _grp is None:
                             n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                )
-                            ] = {
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _t5
+                            ] = (_t6, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
-                                    ] = _n
+                                    n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
+                                    del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
                                     ]
-                                    if not _grp:
-                                        del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
+                            else:
+                                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    _t5
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _t7 = (v_store_sales__ss_customer_sk, v_store__s_zip)
                         _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            _t7
                         )
                         if _grp is None:
                             n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
-                            ] = {v_sr_item_sk: _d2}
+                                _t7
+                            ] = (v_sr_item_sk, _d3)
+                        elif type(_grp) is tuple:
+                            _e = v_sr_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ]
+                            else:
+                                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_sr_item_sk)
                             if _o is None:
-                                _grp[v_sr_item_sk] = _d2
+                                _grp[v_sr_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_sr_item_sk] = _n
                                 else:
                                     del _grp[v_sr_item_sk]
-                                    if not _grp:
-                                        del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
-                        _w4 = (
+                                    if len(_grp) == 1:
+                                        n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t7
                             )
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w8 is not None:
+                            _d9 = (_d3[0] * _w8[0], _d3[1] * _w8[1], _d3[2] * _w8[2])
                             _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                             if _grp is None:
-                                n1_by_sr_item_sk[v_sr_item_sk] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _n
+                                        n1_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        del n1_by_sr_item_sk[v_sr_item_sk]
+                                else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_sr_item_sk[v_sr_item_sk]
                             _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                             if _o is None:
-                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d5
+                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d9
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
                                 if _n[0]:
                                     n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                 else:
                                     del n1_count_by_sr_item_sk[v_sr_item_sk]
-                            _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                            _w10 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
                                 )
                                 _o = n0_root.get(v_sr_item_sk)
                                 if _o is None:
-                                    n0_root[v_sr_item_sk] = _d7
+                                    n0_root[v_sr_item_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_sr_item_sk] = _n
@@ -3636,9 +3695,21 @@ def _make_derived1():
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
                                         v_customer_address__ca_state,
-                                    ), _m8 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_sr_item_sk,
                                             v_i_current_price,
@@ -3646,9 +3717,18 @@ def _make_derived1():
                                             v_i_color,
                                             v_i_units,
                                             v_i_manager_id,
-                                        ), _m9 in self.item_by_sr_item_sk[
-                                            v_sr_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_sr_item_sk[
+                                                        v_sr_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_customer__c_last_name,
                                                 v_customer__c_first_name,
@@ -3662,9 +3742,9 @@ def _make_derived1():
                                                 v_i_size,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
+                                                _d3[0] * _m12[0] * _m14[0],
+                                                _d3[1] * _m12[1] * _m14[1],
+                                                _d3[2] * _m12[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3706,66 +3786,42 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom item
+                _t1 = (
+                    v_sr_item_sk,
+                    v_i_current_price,
+                    v_i_size,
+                    v_i_color,
+                    v_i_units,
+                    v_i_manager_id,
+                )
                 _grp = item_by_sr_item_sk.get(v_sr_item_sk)
                 if _grp is None:
-                    item_by_sr_item_sk[v_sr_item_sk] = {
-                        (
-                            v_sr_item_sk,
-                            v_i_current_price,
-                            v_i_size,
-                            v_i_color,
-                            v_i_units,
-                            v_i_manager_id,
-                        ): _p
-                    }
+                    item_by_sr_item_sk[v_sr_item_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_by_sr_item_sk[v_sr_item_sk]
+                    else:
+                        item_by_sr_item_sk[v_sr_item_sk] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get(
-                        (
-                            v_sr_item_sk,
-                            v_i_current_price,
-                            v_i_size,
-                            v_i_color,
-                            v_i_units,
-                            v_i_manager_id,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_sr_item_sk,
-                                v_i_current_price,
-                                v_i_size,
-                                v_i_color,
-                                v_i_units,
-                                v_i_manager_id,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_by_sr_item_sk[v_sr_item_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del item_by_sr_item_sk[v_sr_item_sk]
                 _o = item_count_by_sr_item_sk.get(v_sr_item_sk)
                 if _o is None:
                     item_count_by_sr_item_sk[v_sr_item_sk] = _p
@@ -3775,14 +3831,14 @@ def _make_derived1():
                         item_count_by_sr_item_sk[v_sr_item_sk] = _n
                     else:
                         del item_count_by_sr_item_sk[v_sr_item_sk]
-                _w1 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_sr_item_sk)
                     if _o is None:
-                        n0_root[v_sr_item_sk] = _d2
+                        n0_root[v_sr_item_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_sr_item_sk] = _n
                         else:
@@ -3792,29 +3848,55 @@ def _make_derived1():
                             v_sr_item_sk,
                             v_store_sales__ss_customer_sk,
                             v_store__s_zip,
-                        ), _m3 in self.n1_by_sr_item_sk[v_sr_item_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_sr_item_sk[v_sr_item_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             for (
                                 v_sr_item_sk,
                                 v_store_sales__ss_customer_sk,
                                 v_store__s_zip,
                                 v_store__s_store_name,
                                 v_store__s_state,
-                            ), _m4 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
+                            ), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_store_sales__ss_customer_sk,
                                     v_store__s_zip,
                                     v_customer__c_last_name,
                                     v_customer__c_first_name,
                                     v_customer_address__ca_state,
-                                ), _m5 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                    (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
@@ -3828,9 +3910,9 @@ def _make_derived1():
                                         v_i_size,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3976,227 +4058,233 @@ def _make_derived1():
                         ]
                     ):
                         continue
-                    _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
-                    )
+                    _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                    _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(_t1)
                     if _o is None:
-                        store_returns_count_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ] = _p
+                        store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_returns_count_by_sr_item_sk_sr_ticket_number[
-                                (v_sr_item_sk, v_sr_ticket_number)
-                            ] = _n
+                            store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _n
                         else:
-                            del store_returns_count_by_sr_item_sk_sr_ticket_number[
-                                (v_sr_item_sk, v_sr_ticket_number)
-                            ]
-                    _g3 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
+                            del store_returns_count_by_sr_item_sk_sr_ticket_number[_t1]
+                    _g4 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
+                        _t1
                     )
-                    if _g3:
+                    if _g4:
                         for (
                             v_store_sales__ss_customer_sk,
                             v_store__s_zip,
                             v_store__s_store_name,
                             v_store__s_state,
-                        ), _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                            )
+                            _t6 = (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                                v_store__s_store_name,
+                                v_store__s_state,
+                            )
                             _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                )
+                                _t5
                             )
                             if _grp is None:
                                 n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                ] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
+                                    _t5
+                                ] = (
+                                    _t6,
+                                    _d3,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
-                                    ] = _d2
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                                v_store__s_store_name,
-                                                v_store__s_state,
-                                            )
-                                        ] = _n
+                                        n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                                v_store__s_store_name,
-                                                v_store__s_state,
-                                            )
+                                        del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
                                         ]
-                                        if not _grp:
-                                            del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                                (
-                                                    v_sr_item_sk,
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
-                                                )
-                                            ]
+                                else:
+                                    n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t6)
+                                if _o is None:
+                                    _grp[_t6] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t6] = _n
+                                    else:
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                _t5
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _t7 = (v_store_sales__ss_customer_sk, v_store__s_zip)
                             _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t7
                             )
                             if _grp is None:
                                 n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                    (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                ] = {
-                                    v_sr_item_sk: _d2
-                                }
+                                    _t7
+                                ] = (
+                                    v_sr_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_sr_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ]
+                                else:
+                                    n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
                             else:
                                 _o = _grp.get(v_sr_item_sk)
                                 if _o is None:
-                                    _grp[v_sr_item_sk] = _d2
+                                    _grp[v_sr_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_sr_item_sk] = _n
                                     else:
                                         del _grp[v_sr_item_sk]
-                                        if not _grp:
-                                            del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                                (
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
-                                                )
-                                            ]
-                            _w4 = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                        if len(_grp) == 1:
+                                            n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                                _t7
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
+                                _t7
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d3[0] * _w8[0],
+                                    _d3[1] * _w8[1],
+                                    _d3[2] * _w8[2],
                                 )
                                 _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                                 if _grp is None:
-                                    n1_by_sr_item_sk[v_sr_item_sk] = {
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        ): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _d5
-                                    else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d9)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_sr_item_sk,
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
-                                                )
-                                            ] = _n
+                                            n1_by_sr_item_sk[v_sr_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_sr_item_sk,
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
+                                            del n1_by_sr_item_sk[v_sr_item_sk]
+                                    else:
+                                        n1_by_sr_item_sk[v_sr_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                    iter(_grp.items())
                                                 )
-                                            ]
-                                            if not _grp:
-                                                del n1_by_sr_item_sk[v_sr_item_sk]
                                 _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                                 if _o is None:
-                                    n1_count_by_sr_item_sk[v_sr_item_sk] = _d5
+                                    n1_count_by_sr_item_sk[v_sr_item_sk] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                     else:
                                         del n1_count_by_sr_item_sk[v_sr_item_sk]
-                                _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
+                                _w10 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
                                     )
                                     _o = n0_root.get(v_sr_item_sk)
                                     if _o is None:
-                                        n0_root[v_sr_item_sk] = _d7
+                                        n0_root[v_sr_item_sk] = _d11
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_sr_item_sk] = _n
@@ -4209,12 +4297,21 @@ def _make_derived1():
                                             v_customer__c_last_name,
                                             v_customer__c_first_name,
                                             v_customer_address__ca_state,
-                                        ), _m8 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                        (
+                                                            v_store_sales__ss_customer_sk,
+                                                            v_store__s_zip,
+                                                        )
+                                                    ]
+                                                )
                                             )
-                                        ].items():
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_sr_item_sk,
                                                 v_i_current_price,
@@ -4222,9 +4319,18 @@ def _make_derived1():
                                                 v_i_color,
                                                 v_i_units,
                                                 v_i_manager_id,
-                                            ), _m9 in self.item_by_sr_item_sk[
-                                                v_sr_item_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.item_by_sr_item_sk[
+                                                            v_sr_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_customer__c_last_name,
                                                     v_customer__c_first_name,
@@ -4238,9 +4344,9 @@ def _make_derived1():
                                                     v_i_size,
                                                 )
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
+                                                    _d3[0] * _m12[0] * _m14[0],
+                                                    _d3[1] * _m12[1] * _m14[1],
+                                                    _d3[2] * _m12[2] * _m14[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -4322,81 +4428,59 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (self.item_by_sr_item_sk.get(v_sr_item_sk) or _EMPTY).get(
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
-                                )
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.item_by_sr_item_sk.get(v_sr_item_sk),
+                            (
+                                v_sr_item_sk,
+                                v_i_current_price,
+                                v_i_size,
+                                v_i_color,
+                                v_i_units,
+                                v_i_manager_id,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_sr_item_sk,
+                        v_i_current_price,
+                        v_i_size,
+                        v_i_color,
+                        v_i_units,
+                        v_i_manager_id,
+                    )
                     _grp = item_by_sr_item_sk.get(v_sr_item_sk)
                     if _grp is None:
-                        item_by_sr_item_sk[v_sr_item_sk] = {
-                            (
-                                v_sr_item_sk,
-                                v_i_current_price,
-                                v_i_size,
-                                v_i_color,
-                                v_i_units,
-                                v_i_manager_id,
-                            ): _p
-                        }
+                        item_by_sr_item_sk[v_sr_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_sr_item_sk[v_sr_item_sk]
+                        else:
+                            item_by_sr_item_sk[v_sr_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (
-                                v_sr_item_sk,
-                                v_i_current_price,
-                                v_i_size,
-                                v_i_color,
-                                v_i_units,
-                                v_i_manager_id,
-                            )
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
-                                )
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_i_current_price,
-                                        v_i_size,
-                                        v_i_color,
-                                        v_i_units,
-                                        v_i_manager_id,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_i_current_price,
-                                        v_i_size,
-                                        v_i_color,
-                                        v_i_units,
-                                        v_i_manager_id,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_sr_item_sk[v_sr_item_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del item_by_sr_item_sk[v_sr_item_sk]
                     _o = item_count_by_sr_item_sk.get(v_sr_item_sk)
                     if _o is None:
                         item_count_by_sr_item_sk[v_sr_item_sk] = _p
@@ -4406,14 +4490,14 @@ def _make_derived1():
                             item_count_by_sr_item_sk[v_sr_item_sk] = _n
                         else:
                             del item_count_by_sr_item_sk[v_sr_item_sk]
-                    _w1 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_sr_item_sk)
                         if _o is None:
-                            n0_root[v_sr_item_sk] = _d2
+                            n0_root[v_sr_item_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_sr_item_sk] = _n
                             else:
@@ -4423,29 +4507,55 @@ def _make_derived1():
                                 v_sr_item_sk,
                                 v_store_sales__ss_customer_sk,
                                 v_store__s_zip,
-                            ), _m3 in self.n1_by_sr_item_sk[v_sr_item_sk].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_sr_item_sk[v_sr_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_sr_item_sk,
                                     v_store_sales__ss_customer_sk,
                                     v_store__s_zip,
                                     v_store__s_store_name,
                                     v_store__s_state,
-                                ), _m4 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_store_sales__ss_customer_sk,
                                         v_store__s_zip,
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
                                         v_customer_address__ca_state,
-                                    ), _m5 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_customer__c_last_name,
                                             v_customer__c_first_name,
@@ -4459,9 +4569,9 @@ def _make_derived1():
                                             v_i_size,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4497,8 +4607,8 @@ def _make_derived1():
                 _g2 = self.n1_by_sr_item_sk.get(v_sr_item_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get(
-                    (v_sr_item_sk, v_store_sales__ss_customer_sk, v_store__s_zip)
+                _m3 = _entry(
+                    _g2, (v_sr_item_sk, v_store_sales__ss_customer_sk, v_store__s_zip)
                 )
                 if _m3 is None:
                     return None
@@ -4509,14 +4619,15 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get(
+                _m5 = _entry(
+                    _g4,
                     (
                         v_sr_item_sk,
                         v_store_sales__ss_customer_sk,
                         v_store__s_zip,
                         v_store__s_store_name,
                         v_store__s_state,
-                    )
+                    ),
                 )
                 if _m5 is None:
                     return None
@@ -4525,21 +4636,23 @@ def _make_derived1():
                 )
                 if _g6 is None:
                     return None
-                _m7 = _g6.get(
+                _m7 = _entry(
+                    _g6,
                     (
                         v_store_sales__ss_customer_sk,
                         v_store__s_zip,
                         v_customer__c_last_name,
                         v_customer__c_first_name,
                         v_customer_address__ca_state,
-                    )
+                    ),
                 )
                 if _m7 is None:
                     return None
                 _g8 = self.item_by_sr_item_sk.get(v_sr_item_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get(
+                _m9 = _entry(
+                    _g8,
                     (
                         v_sr_item_sk,
                         v_i_current_price,
@@ -4547,7 +4660,7 @@ def _make_derived1():
                         v_i_color,
                         v_i_units,
                         v_i_manager_id,
-                    )
+                    ),
                 )
                 if _m9 is None:
                     return None
@@ -4957,7 +5070,7 @@ def _make_derived1():
         COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid", "__h1")
         QUERY_ID = "01ec5ad78cede565"
         LAYOUT_ID = (
-            "4e84bede04831f47"  # the state's layout: snapshots restore only here
+            "f0ccf22bb58b9534"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5132,17 +5245,16 @@ def _make_derived1():
                 del store[row]
             # atom ssales
             if keep_ssales:
-                _o = ssales_root.get((v_c_last_name, v_c_first_name, v_s_store_name))
+                _t1 = (v_c_last_name, v_c_first_name, v_s_store_name)
+                _o = ssales_root.get(_t1)
                 if _o is None:
-                    ssales_root[(v_c_last_name, v_c_first_name, v_s_store_name)] = _p
+                    ssales_root[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        ssales_root[(v_c_last_name, v_c_first_name, v_s_store_name)] = (
-                            _n
-                        )
+                        ssales_root[_t1] = _n
                     else:
-                        del ssales_root[(v_c_last_name, v_c_first_name, v_s_store_name)]
+                        del ssales_root[_t1]
                 if pending is not None:
                     _k = (v_c_last_name, v_c_first_name, v_s_store_name)
                     _v = _p
@@ -5497,6 +5609,18 @@ def _make_scalar_2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -5557,6 +5681,20 @@ def _make_scalar_2():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -5652,7 +5790,7 @@ def _make_scalar_2():
                     "store_sales__ss_net_paid",
                 )
                 QUERY_ID = "74517cd07ac89e0c"
-                LAYOUT_ID = "edd389b83846932f"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "36cf9a42c88cc7eb"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5838,61 +5976,47 @@ def _make_scalar_2():
                     # atom store_sales
                     if keep_store_sales:
                         _p = d
+                        _t1 = (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                            v_ss_net_paid,
+                        )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_net_paid,
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_sales_by_ss_store_sk[v_ss_store_sk]
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -5902,14 +6026,14 @@ def _make_scalar_2():
                                 store_sales_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_sales_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -5920,9 +6044,18 @@ def _make_scalar_2():
                                     v_s_store_name,
                                     v_s_state,
                                     v_s_zip,
-                                ), _m3 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -5932,7 +6065,7 @@ def _make_scalar_2():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -5970,41 +6103,41 @@ def _make_scalar_2():
                     # atom store_2
                     if keep_store_2:
                         _p = d
+                        _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip): _p
-                            }
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_2_by_ss_store_sk[v_ss_store_sk]
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6014,14 +6147,14 @@ def _make_scalar_2():
                                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -6033,9 +6166,18 @@ def _make_scalar_2():
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
-                                ), _m3 in self.store_sales_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_sales_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -6045,7 +6187,7 @@ def _make_scalar_2():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -6119,78 +6261,60 @@ def _make_scalar_2():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.store_sales_by_ss_store_sk.get(v_ss_store_sk),
                                 (
-                                    self.store_sales_by_ss_store_sk.get(v_ss_store_sk)
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_net_paid,
-                                    )
-                                )
-                                or _ZERO
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_store_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_net_paid,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                            v_ss_net_paid,
+                        )
                         _grp = store_sales_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_sales_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_net_paid,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_net_paid,
+                            store_sales_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del store_sales_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_sales_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_net_paid,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_sales_by_ss_store_sk[v_ss_store_sk]
                         _o = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_sales_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6200,14 +6324,14 @@ def _make_scalar_2():
                                 store_sales_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_sales_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -6218,9 +6342,18 @@ def _make_scalar_2():
                                     v_s_store_name,
                                     v_s_state,
                                     v_s_zip,
-                                ), _m3 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -6230,7 +6363,7 @@ def _make_scalar_2():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -6290,52 +6423,48 @@ def _make_scalar_2():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_2_by_ss_store_sk.get(v_ss_store_sk)
-                                    or _EMPTY
-                                ).get(
-                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip): _p
-                            }
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_state,
-                                            v_s_zip,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_2_by_ss_store_sk[v_ss_store_sk]
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -6345,14 +6474,14 @@ def _make_scalar_2():
                                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                        _w1 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = store_sales_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d2
+                                n0_root[v_ss_store_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -6364,9 +6493,18 @@ def _make_scalar_2():
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
                                     v_ss_net_paid,
-                                ), _m3 in self.store_sales_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.store_sales_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_item_sk,
@@ -6376,7 +6514,7 @@ def _make_scalar_2():
                                         v_s_state,
                                         v_ss_net_paid,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -6398,20 +6536,23 @@ def _make_scalar_2():
                     _g2 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip))
+                    _m3 = _entry(
+                        _g2, (v_ss_store_sk, v_s_store_name, v_s_state, v_s_zip)
+                    )
                     if _m3 is None:
                         return None
                     _g4 = self.store_sales_by_ss_store_sk.get(v_ss_store_sk)
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get(
+                    _m5 = _entry(
+                        _g4,
                         (
                             v_ss_item_sk,
                             v_ss_customer_sk,
                             v_ss_store_sk,
                             v_ss_ticket_number,
                             v_ss_net_paid,
-                        )
+                        ),
                     )
                     if _m5 is None:
                         return None
@@ -6570,6 +6711,20 @@ def _make_scalar_2():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -6664,7 +6819,7 @@ def _make_scalar_2():
                     "customer_address__ca_state",
                 )
                 QUERY_ID = "eb00325212c2b522"
-                LAYOUT_ID = "b9e658e83e2caf34"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "2dcd11544505d75a"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6856,63 +7011,51 @@ def _make_scalar_2():
                     # atom customer
                     if keep_customer:
                         _p = d
+                        _t1 = (
+                            v_c_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_birth_country,
+                        )
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
-                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                )
+                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                _t1,
+                                _p,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_birth_country,
-                                    )
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del customer_by_c_current_addr_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -6930,16 +7073,16 @@ def _make_scalar_2():
                                 del customer_count_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ]
-                        _w1 = customer_address_count_by_c_current_addr_sk.get(
+                        _w2 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_c_current_addr_sk)
                             if _o is None:
-                                n0_root[v_c_current_addr_sk] = _d2
+                                n0_root[v_c_current_addr_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_c_current_addr_sk] = _n
                                 else:
@@ -6950,9 +7093,18 @@ def _make_scalar_2():
                                     v_ca_state,
                                     v_ca_zip,
                                     v_ca_country,
-                                ), _m3 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.customer_address_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     if (
                                         v_c_birth_country is not None
                                         and v_ca_country is not None
@@ -6972,7 +7124,7 @@ def _make_scalar_2():
                                             v_c_first_name,
                                             v_ca_state,
                                         )
-                                        _v = _p * _m3
+                                        _v = _p * _m4
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7017,55 +7169,46 @@ def _make_scalar_2():
                         del store[row]
                     # atom customer_address
                     _p = d
+                    _t1 = (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
                     _grp = customer_address_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
                     if _grp is None:
-                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                            (
-                                v_c_current_addr_sk,
-                                v_ca_state,
-                                v_ca_zip,
-                                v_ca_country,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
+                        customer_address_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            customer_address_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                    v_ca_zip,
-                                    v_ca_country,
-                                )
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                ]
-                                if not _grp:
-                                    del customer_address_by_c_current_addr_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_address_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
@@ -7083,14 +7226,14 @@ def _make_scalar_2():
                             del customer_address_count_by_c_current_addr_sk[
                                 v_c_current_addr_sk
                             ]
-                    _w1 = customer_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = customer_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_c_current_addr_sk)
                         if _o is None:
-                            n0_root[v_c_current_addr_sk] = _d2
+                            n0_root[v_c_current_addr_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_c_current_addr_sk] = _n
                             else:
@@ -7102,9 +7245,18 @@ def _make_scalar_2():
                                 v_c_first_name,
                                 v_c_last_name,
                                 v_c_birth_country,
-                            ), _m3 in self.customer_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.customer_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 if (
                                     v_c_birth_country is not None
                                     and v_ca_country is not None
@@ -7121,7 +7273,7 @@ def _make_scalar_2():
                                         v_c_first_name,
                                         v_ca_state,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m4
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -7208,82 +7360,66 @@ def _make_scalar_2():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.customer_by_c_current_addr_sk.get(
+                                    v_c_current_addr_sk
+                                ),
                                 (
-                                    self.customer_by_c_current_addr_sk.get(
-                                        v_c_current_addr_sk
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_birth_country,
-                                    )
-                                )
-                                or _ZERO
+                                    v_c_customer_sk,
+                                    v_c_current_addr_sk,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_birth_country,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (
+                            v_c_customer_sk,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                            v_c_birth_country,
+                        )
                         _grp = customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                         if _grp is None:
-                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_birth_country,
-                                )
+                            customer_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                _t1,
+                                _p,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_birth_country,
-                                    )
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_customer_sk,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                            v_c_birth_country,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del customer_by_c_current_addr_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -7301,16 +7437,16 @@ def _make_scalar_2():
                                 del customer_count_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ]
-                        _w1 = customer_address_count_by_c_current_addr_sk.get(
+                        _w2 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_c_current_addr_sk)
                             if _o is None:
-                                n0_root[v_c_current_addr_sk] = _d2
+                                n0_root[v_c_current_addr_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_c_current_addr_sk] = _n
                                 else:
@@ -7321,9 +7457,18 @@ def _make_scalar_2():
                                     v_ca_state,
                                     v_ca_zip,
                                     v_ca_country,
-                                ), _m3 in self.customer_address_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.customer_address_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     if (
                                         v_c_birth_country is not None
                                         and v_ca_country is not None
@@ -7343,7 +7488,7 @@ def _make_scalar_2():
                                             v_c_first_name,
                                             v_ca_state,
                                         )
-                                        _v = _p * _m3
+                                        _v = _p * _m4
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7410,80 +7555,59 @@ def _make_scalar_2():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.customer_address_by_c_current_addr_sk.get(
+                                    v_c_current_addr_sk
+                                ),
                                 (
-                                    self.customer_address_by_c_current_addr_sk.get(
-                                        v_c_current_addr_sk
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                )
-                                or _ZERO
+                                    v_c_current_addr_sk,
+                                    v_ca_state,
+                                    v_ca_zip,
+                                    v_ca_country,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
                         _grp = customer_address_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
                         if _grp is None:
                             customer_address_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = {
-                                (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                    v_ca_zip,
-                                    v_ca_country,
-                                ): _p
-                            }
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_address_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                customer_address_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                    v_ca_zip,
-                                    v_ca_country,
-                                )
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_current_addr_sk,
-                                        v_ca_state,
-                                        v_ca_zip,
-                                        v_ca_country,
-                                    )
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_current_addr_sk,
-                                            v_ca_state,
-                                            v_ca_zip,
-                                            v_ca_country,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_current_addr_sk,
-                                            v_ca_state,
-                                            v_ca_zip,
-                                            v_ca_country,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del customer_address_by_c_current_addr_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_address_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
@@ -7501,16 +7625,16 @@ def _make_scalar_2():
                                 del customer_address_count_by_c_current_addr_sk[
                                     v_c_current_addr_sk
                                 ]
-                        _w1 = customer_count_by_c_current_addr_sk.get(
+                        _w2 = customer_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_c_current_addr_sk)
                             if _o is None:
-                                n0_root[v_c_current_addr_sk] = _d2
+                                n0_root[v_c_current_addr_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_c_current_addr_sk] = _n
                                 else:
@@ -7522,9 +7646,18 @@ def _make_scalar_2():
                                     v_c_first_name,
                                     v_c_last_name,
                                     v_c_birth_country,
-                                ), _m3 in self.customer_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                                ), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.customer_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     if (
                                         v_c_birth_country is not None
                                         and v_ca_country is not None
@@ -7544,7 +7677,7 @@ def _make_scalar_2():
                                             v_c_first_name,
                                             v_ca_state,
                                         )
-                                        _v = _p * _m3
+                                        _v = _p * _m4
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7566,14 +7699,15 @@ def _make_scalar_2():
                     _g2 = self.customer_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get(
+                    _m3 = _entry(
+                        _g2,
                         (
                             v_c_customer_sk,
                             v_c_current_addr_sk,
                             v_c_first_name,
                             v_c_last_name,
                             v_c_birth_country,
-                        )
+                        ),
                     )
                     if _m3 is None:
                         return None
@@ -7582,8 +7716,8 @@ def _make_scalar_2():
                     )
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get(
-                        (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
+                    _m5 = _entry(
+                        _g4, (v_c_current_addr_sk, v_ca_state, v_ca_zip, v_ca_country)
                     )
                     if _m5 is None:
                         return None
@@ -7876,7 +8010,7 @@ def _make_scalar_2():
             )
             QUERY_ID = "d23c92ad45a35171"
             LAYOUT_ID = (
-                "2cb18c5260c5ed32"  # the state's layout: snapshots restore only here
+                "7f0c39bf2024b632"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8121,244 +8255,240 @@ def _make_scalar_2():
                     del store[row]
                 # atom bag1
                 if keep_bag1:
+                    _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                    _t2 = (
+                        v_store_sales__ss_customer_sk,
+                        v_store__s_zip,
+                        v_store__s_store_name,
+                        v_store__s_state,
+                    )
                     _grp = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
+                        _t1
                     )
                     if _grp is None:
                         bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ] = {
-                            (
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                                v_store__s_store_name,
-                                v_store__s_state,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                                v_store__s_store_name,
-                                v_store__s_state,
-                            )
+                            _t1
+                        ] = (
+                            _t2,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                    _t1
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                    _t1
+                                ]
+                        else:
+                            bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                _t1
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
+                                        _t1
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number[
-                                        (v_sr_item_sk, v_sr_ticket_number)
-                                    ]
-                    _w1 = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
-                    )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w3 = store_returns_count_by_sr_item_sk_sr_ticket_number.get(_t1)
+                    if _w3 is not None:
+                        _d4 = (_p[0] * _w3[0], _p[1] * _w3[1], _p[2] * _w3[2])
+                        _t5 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                        )
+                        _t6 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                            v_store__s_store_name,
+                            v_store__s_state,
+                        )
                         _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
-                            (
-                                v_sr_item_sk,
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                            )
+                            _t5
                         )
                         if _grp is None:
                             n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                )
-                            ] = {
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _t5
+                            ] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
-                                    ] = _n
+                                    n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
+                                    del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
                                     ]
-                                    if not _grp:
-                                        del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
+                            else:
+                                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    _t5
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _t7 = (v_store_sales__ss_customer_sk, v_store__s_zip)
                         _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            _t7
                         )
                         if _grp is None:
                             n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
-                            ] = {v_sr_item_sk: _d2}
+                                _t7
+                            ] = (v_sr_item_sk, _d4)
+                        elif type(_grp) is tuple:
+                            _e = v_sr_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ]
+                            else:
+                                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
                             _o = _grp.get(v_sr_item_sk)
                             if _o is None:
-                                _grp[v_sr_item_sk] = _d2
+                                _grp[v_sr_item_sk] = _d4
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
                                     _grp[v_sr_item_sk] = _n
                                 else:
                                     del _grp[v_sr_item_sk]
-                                    if not _grp:
-                                        del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
-                        _w3 = (
+                                    if len(_grp) == 1:
+                                        n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t7
                             )
                         )
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if _w8 is not None:
+                            _d9 = (_d4[0] * _w8[0], _d4[1] * _w8[1], _d4[2] * _w8[2])
                             _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                             if _grp is None:
-                                n1_by_sr_item_sk[v_sr_item_sk] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    ): _d4
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    ] = _d4
-                                else:
+                                n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _n
+                                        n1_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        del n1_by_sr_item_sk[v_sr_item_sk]
+                                else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_sr_item_sk[v_sr_item_sk]
                             _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                             if _o is None:
-                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d4
+                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d9
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
                                 if _n[0]:
                                     n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                 else:
                                     del n1_count_by_sr_item_sk[v_sr_item_sk]
-                            _w5 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            _w10 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
                                 )
                                 _o = n0_root.get(v_sr_item_sk)
                                 if _o is None:
-                                    n0_root[v_sr_item_sk] = _d6
+                                    n0_root[v_sr_item_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_sr_item_sk] = _n
@@ -8371,9 +8501,21 @@ def _make_scalar_2():
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
                                         v_customer_address__ca_state,
-                                    ), _m7 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_sr_item_sk,
                                             v_i_current_price,
@@ -8381,9 +8523,18 @@ def _make_scalar_2():
                                             v_i_color,
                                             v_i_units,
                                             v_i_manager_id,
-                                        ), _m8 in self.item_by_sr_item_sk[
-                                            v_sr_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_sr_item_sk[
+                                                        v_sr_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_customer__c_last_name,
                                                 v_customer__c_first_name,
@@ -8397,9 +8548,9 @@ def _make_scalar_2():
                                                 v_i_size,
                                             )
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
+                                                _d4[0] * _m12[0] * _m14[0],
+                                                _d4[1] * _m12[1] * _m14[1],
+                                                _d4[2] * _m12[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -8455,13 +8606,31 @@ def _make_scalar_2():
                     del store[row]
                 # atom bag2
                 if keep_bag2:
-                    _grp = bag2_by_store_sales__ss_customer_sk_store__s_zip.get(
-                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                    )
+                    _t1 = (v_store_sales__ss_customer_sk, v_store__s_zip)
+                    _grp = bag2_by_store_sales__ss_customer_sk_store__s_zip.get(_t1)
                     if _grp is None:
-                        bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
-                        ] = {row: _p}
+                        bag2_by_store_sales__ss_customer_sk_store__s_zip[_t1] = (
+                            row,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = row
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t1
+                                ] = (_grp[0], _n)
+                            else:
+                                del bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t1
+                                ]
+                        else:
+                            bag2_by_store_sales__ss_customer_sk_store__s_zip[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(row)
                         if _o is None:
@@ -8472,106 +8641,99 @@ def _make_scalar_2():
                                 _grp[row] = _n
                             else:
                                 del _grp[row]
-                                if not _grp:
-                                    del bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ]
-                    _o = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                    )
+                                if len(_grp) == 1:
+                                    bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t1
+                                    ] = next(iter(_grp.items()))
+                    _o = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(_t1)
                     if _o is None:
-                        bag2_count_by_store_sales__ss_customer_sk_store__s_zip[
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
-                        ] = _p
+                        bag2_count_by_store_sales__ss_customer_sk_store__s_zip[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
                             bag2_count_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t1
                             ] = _n
                         else:
                             del bag2_count_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t1
                             ]
-                    _g3 = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                        (v_store_sales__ss_customer_sk, v_store__s_zip)
+                    _g4 = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
+                        _t1
                     )
-                    if _g3:
-                        for v_sr_item_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_sr_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                            )
                             _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                             if _grp is None:
-                                n1_by_sr_item_sk[v_sr_item_sk] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    ] = _d2
-                                else:
+                                n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _n
+                                        n1_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        del n1_by_sr_item_sk[v_sr_item_sk]
+                                else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_sr_item_sk[v_sr_item_sk]
                             _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                             if _o is None:
-                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d2
+                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                 else:
                                     del n1_count_by_sr_item_sk[v_sr_item_sk]
-                            _w4 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_sr_item_sk)
                                 if _o is None:
-                                    n0_root[v_sr_item_sk] = _d5
+                                    n0_root[v_sr_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_sr_item_sk] = _n
@@ -8584,13 +8746,22 @@ def _make_scalar_2():
                                         v_store__s_zip,
                                         v_store__s_store_name,
                                         v_store__s_state,
-                                    ), _m6 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_sr_item_sk,
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_sr_item_sk,
                                             v_i_current_price,
@@ -8598,9 +8769,18 @@ def _make_scalar_2():
                                             v_i_color,
                                             v_i_units,
                                             v_i_manager_id,
-                                        ), _m7 in self.item_by_sr_item_sk[
-                                            v_sr_item_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.item_by_sr_item_sk[
+                                                        v_sr_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_customer__c_last_name,
                                                 v_customer__c_first_name,
@@ -8614,9 +8794,9 @@ def _make_scalar_2():
                                                 v_i_size,
                                             )
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
+                                                _p[0] * _m8[0] * _m10[0],
+                                                _p[1] * _m8[1] * _m10[1],
+                                                _p[2] * _m8[2] * _m10[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -8673,211 +8853,202 @@ def _make_scalar_2():
                 else:
                     del store[row]
                 # atom store_returns
-                _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
-                    (v_sr_item_sk, v_sr_ticket_number)
-                )
+                _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(_t1)
                 if _o is None:
-                    store_returns_count_by_sr_item_sk_sr_ticket_number[
-                        (v_sr_item_sk, v_sr_ticket_number)
-                    ] = _p
+                    store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_returns_count_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ] = _n
+                        store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _n
                     else:
-                        del store_returns_count_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ]
-                _g3 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
-                    (v_sr_item_sk, v_sr_ticket_number)
+                        del store_returns_count_by_sr_item_sk_sr_ticket_number[_t1]
+                _g4 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
+                    _t1
                 )
-                if _g3:
+                if _g4:
                     for (
                         v_store_sales__ss_customer_sk,
                         v_store__s_zip,
                         v_store__s_store_name,
                         v_store__s_state,
-                    ), _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                        )
+                        _t6 = (
+                            v_sr_item_sk,
+                            v_store_sales__ss_customer_sk,
+                            v_store__s_zip,
+                            v_store__s_store_name,
+                            v_store__s_state,
+                        )
                         _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
-                            (
-                                v_sr_item_sk,
-                                v_store_sales__ss_customer_sk,
-                                v_store__s_zip,
-                            )
+                            _t5
                         )
                         if _grp is None:
                             n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                )
-                            ] = {
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                    v_store__s_store_name,
-                                    v_store__s_state,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _t5
+                            ] = (_t6, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
-                                    ] = _n
+                                    n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
+                                    del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
                                     ]
-                                    if not _grp:
-                                        del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
+                            else:
+                                n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                    _t5
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _t7 = (v_store_sales__ss_customer_sk, v_store__s_zip)
                         _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                            (v_store_sales__ss_customer_sk, v_store__s_zip)
+                            _t7
                         )
                         if _grp is None:
                             n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
-                            ] = {v_sr_item_sk: _d2}
+                                _t7
+                            ] = (v_sr_item_sk, _d3)
+                        elif type(_grp) is tuple:
+                            _e = v_sr_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ]
+                            else:
+                                n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_sr_item_sk)
                             if _o is None:
-                                _grp[v_sr_item_sk] = _d2
+                                _grp[v_sr_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_sr_item_sk] = _n
                                 else:
                                     del _grp[v_sr_item_sk]
-                                    if not _grp:
-                                        del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ]
-                        _w4 = (
+                                    if len(_grp) == 1:
+                                        n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t7
                             )
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w8 is not None:
+                            _d9 = (_d3[0] * _w8[0], _d3[1] * _w8[1], _d3[2] * _w8[2])
                             _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                             if _grp is None:
-                                n1_by_sr_item_sk[v_sr_item_sk] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _n
+                                        n1_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        del n1_by_sr_item_sk[v_sr_item_sk]
+                                else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_sr_item_sk[v_sr_item_sk]
                             _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                             if _o is None:
-                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d5
+                                n1_count_by_sr_item_sk[v_sr_item_sk] = _d9
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d9[0], _o[1] + _d9[1], _o[2] + _d9[2])
                                 if _n[0]:
                                     n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                 else:
                                     del n1_count_by_sr_item_sk[v_sr_item_sk]
-                            _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                            _w10 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
                                 )
                                 _o = n0_root.get(v_sr_item_sk)
                                 if _o is None:
-                                    n0_root[v_sr_item_sk] = _d7
+                                    n0_root[v_sr_item_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_sr_item_sk] = _n
@@ -8890,9 +9061,21 @@ def _make_scalar_2():
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
                                         v_customer_address__ca_state,
-                                    ), _m8 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_sr_item_sk,
                                             v_i_current_price,
@@ -8900,9 +9083,18 @@ def _make_scalar_2():
                                             v_i_color,
                                             v_i_units,
                                             v_i_manager_id,
-                                        ), _m9 in self.item_by_sr_item_sk[
-                                            v_sr_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_sr_item_sk[
+                                                        v_sr_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_customer__c_last_name,
                                                 v_customer__c_first_name,
@@ -8916,9 +9108,9 @@ def _make_scalar_2():
                                                 v_i_size,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
+                                                _d3[0] * _m12[0] * _m14[0],
+                                                _d3[1] * _m12[1] * _m14[1],
+                                                _d3[2] * _m12[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -8960,66 +9152,42 @@ def _make_scalar_2():
                 else:
                     del store[row]
                 # atom item
+                _t1 = (
+                    v_sr_item_sk,
+                    v_i_current_price,
+                    v_i_size,
+                    v_i_color,
+                    v_i_units,
+                    v_i_manager_id,
+                )
                 _grp = item_by_sr_item_sk.get(v_sr_item_sk)
                 if _grp is None:
-                    item_by_sr_item_sk[v_sr_item_sk] = {
-                        (
-                            v_sr_item_sk,
-                            v_i_current_price,
-                            v_i_size,
-                            v_i_color,
-                            v_i_units,
-                            v_i_manager_id,
-                        ): _p
-                    }
+                    item_by_sr_item_sk[v_sr_item_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_by_sr_item_sk[v_sr_item_sk]
+                    else:
+                        item_by_sr_item_sk[v_sr_item_sk] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get(
-                        (
-                            v_sr_item_sk,
-                            v_i_current_price,
-                            v_i_size,
-                            v_i_color,
-                            v_i_units,
-                            v_i_manager_id,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_sr_item_sk,
-                                v_i_current_price,
-                                v_i_size,
-                                v_i_color,
-                                v_i_units,
-                                v_i_manager_id,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_by_sr_item_sk[v_sr_item_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del item_by_sr_item_sk[v_sr_item_sk]
                 _o = item_count_by_sr_item_sk.get(v_sr_item_sk)
                 if _o is None:
                     item_count_by_sr_item_sk[v_sr_item_sk] = _p
@@ -9029,14 +9197,14 @@ def _make_scalar_2():
                         item_count_by_sr_item_sk[v_sr_item_sk] = _n
                     else:
                         del item_count_by_sr_item_sk[v_sr_item_sk]
-                _w1 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_sr_item_sk)
                     if _o is None:
-                        n0_root[v_sr_item_sk] = _d2
+                        n0_root[v_sr_item_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_sr_item_sk] = _n
                         else:
@@ -9046,29 +9214,55 @@ def _make_scalar_2():
                             v_sr_item_sk,
                             v_store_sales__ss_customer_sk,
                             v_store__s_zip,
-                        ), _m3 in self.n1_by_sr_item_sk[v_sr_item_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_sr_item_sk[v_sr_item_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             for (
                                 v_sr_item_sk,
                                 v_store_sales__ss_customer_sk,
                                 v_store__s_zip,
                                 v_store__s_store_name,
                                 v_store__s_state,
-                            ), _m4 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
+                            ), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            (
+                                                v_sr_item_sk,
+                                                v_store_sales__ss_customer_sk,
+                                                v_store__s_zip,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_store_sales__ss_customer_sk,
                                     v_store__s_zip,
                                     v_customer__c_last_name,
                                     v_customer__c_first_name,
                                     v_customer_address__ca_state,
-                                ), _m5 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                    (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
@@ -9082,9 +9276,9 @@ def _make_scalar_2():
                                         v_i_size,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -9230,227 +9424,233 @@ def _make_scalar_2():
                         ]
                     ):
                         continue
-                    _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
-                    )
+                    _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                    _o = store_returns_count_by_sr_item_sk_sr_ticket_number.get(_t1)
                     if _o is None:
-                        store_returns_count_by_sr_item_sk_sr_ticket_number[
-                            (v_sr_item_sk, v_sr_ticket_number)
-                        ] = _p
+                        store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_returns_count_by_sr_item_sk_sr_ticket_number[
-                                (v_sr_item_sk, v_sr_ticket_number)
-                            ] = _n
+                            store_returns_count_by_sr_item_sk_sr_ticket_number[_t1] = _n
                         else:
-                            del store_returns_count_by_sr_item_sk_sr_ticket_number[
-                                (v_sr_item_sk, v_sr_ticket_number)
-                            ]
-                    _g3 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
-                        (v_sr_item_sk, v_sr_ticket_number)
+                            del store_returns_count_by_sr_item_sk_sr_ticket_number[_t1]
+                    _g4 = bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number.get(
+                        _t1
                     )
-                    if _g3:
+                    if _g4:
                         for (
                             v_store_sales__ss_customer_sk,
                             v_store__s_zip,
                             v_store__s_store_name,
                             v_store__s_state,
-                        ), _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                            )
+                            _t6 = (
+                                v_sr_item_sk,
+                                v_store_sales__ss_customer_sk,
+                                v_store__s_zip,
+                                v_store__s_store_name,
+                                v_store__s_state,
+                            )
                             _grp = n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip.get(
-                                (
-                                    v_sr_item_sk,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store__s_zip,
-                                )
+                                _t5
                             )
                             if _grp is None:
                                 n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                    )
-                                ] = {
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
-                                        v_store__s_store_name,
-                                        v_store__s_state,
-                                    )
+                                    _t5
+                                ] = (
+                                    _t6,
+                                    _d3,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                            v_store__s_store_name,
-                                            v_store__s_state,
-                                        )
-                                    ] = _d2
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                                v_store__s_store_name,
-                                                v_store__s_state,
-                                            )
-                                        ] = _n
+                                        n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                                v_store__s_store_name,
-                                                v_store__s_state,
-                                            )
+                                        del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                            _t5
                                         ]
-                                        if not _grp:
-                                            del n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                                (
-                                                    v_sr_item_sk,
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
-                                                )
-                                            ]
+                                else:
+                                    n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                        _t5
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t6)
+                                if _o is None:
+                                    _grp[_t6] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t6] = _n
+                                    else:
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                _t5
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _t7 = (v_store_sales__ss_customer_sk, v_store__s_zip)
                             _grp = n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                _t7
                             )
                             if _grp is None:
                                 n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                    (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                ] = {
-                                    v_sr_item_sk: _d2
-                                }
+                                    _t7
+                                ] = (
+                                    v_sr_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_sr_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                            _t7
+                                        ]
+                                else:
+                                    n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                        _t7
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
                             else:
                                 _o = _grp.get(v_sr_item_sk)
                                 if _o is None:
-                                    _grp[v_sr_item_sk] = _d2
+                                    _grp[v_sr_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_sr_item_sk] = _n
                                     else:
                                         del _grp[v_sr_item_sk]
-                                        if not _grp:
-                                            del n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
-                                                (
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
-                                                )
-                                            ]
-                            _w4 = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
-                                (v_store_sales__ss_customer_sk, v_store__s_zip)
+                                        if len(_grp) == 1:
+                                            n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip[
+                                                _t7
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = bag2_count_by_store_sales__ss_customer_sk_store__s_zip.get(
+                                _t7
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d3[0] * _w8[0],
+                                    _d3[1] * _w8[1],
+                                    _d3[2] * _w8[2],
                                 )
                                 _grp = n1_by_sr_item_sk.get(v_sr_item_sk)
                                 if _grp is None:
-                                    n1_by_sr_item_sk[v_sr_item_sk] = {
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        ): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_sr_item_sk,
-                                            v_store_sales__ss_customer_sk,
-                                            v_store__s_zip,
-                                        )
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_sr_item_sk,
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
-                                            )
-                                        ] = _d5
-                                    else:
+                                    n1_by_sr_item_sk[v_sr_item_sk] = (_t5, _d9)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_sr_item_sk,
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
-                                                )
-                                            ] = _n
+                                            n1_by_sr_item_sk[v_sr_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_sr_item_sk,
-                                                    v_store_sales__ss_customer_sk,
-                                                    v_store__s_zip,
+                                            del n1_by_sr_item_sk[v_sr_item_sk]
+                                    else:
+                                        n1_by_sr_item_sk[v_sr_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_sr_item_sk[v_sr_item_sk] = next(
+                                                    iter(_grp.items())
                                                 )
-                                            ]
-                                            if not _grp:
-                                                del n1_by_sr_item_sk[v_sr_item_sk]
                                 _o = n1_count_by_sr_item_sk.get(v_sr_item_sk)
                                 if _o is None:
-                                    n1_count_by_sr_item_sk[v_sr_item_sk] = _d5
+                                    n1_count_by_sr_item_sk[v_sr_item_sk] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_sr_item_sk[v_sr_item_sk] = _n
                                     else:
                                         del n1_count_by_sr_item_sk[v_sr_item_sk]
-                                _w6 = item_count_by_sr_item_sk.get(v_sr_item_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
+                                _w10 = item_count_by_sr_item_sk.get(v_sr_item_sk)
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
                                     )
                                     _o = n0_root.get(v_sr_item_sk)
                                     if _o is None:
-                                        n0_root[v_sr_item_sk] = _d7
+                                        n0_root[v_sr_item_sk] = _d11
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_sr_item_sk] = _n
@@ -9463,12 +9663,21 @@ def _make_scalar_2():
                                             v_customer__c_last_name,
                                             v_customer__c_first_name,
                                             v_customer_address__ca_state,
-                                        ), _m8 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                            (
-                                                v_store_sales__ss_customer_sk,
-                                                v_store__s_zip,
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                        (
+                                                            v_store_sales__ss_customer_sk,
+                                                            v_store__s_zip,
+                                                        )
+                                                    ]
+                                                )
                                             )
-                                        ].items():
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_sr_item_sk,
                                                 v_i_current_price,
@@ -9476,9 +9685,18 @@ def _make_scalar_2():
                                                 v_i_color,
                                                 v_i_units,
                                                 v_i_manager_id,
-                                            ), _m9 in self.item_by_sr_item_sk[
-                                                v_sr_item_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.item_by_sr_item_sk[
+                                                            v_sr_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_customer__c_last_name,
                                                     v_customer__c_first_name,
@@ -9492,9 +9710,9 @@ def _make_scalar_2():
                                                     v_i_size,
                                                 )
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
+                                                    _d3[0] * _m12[0] * _m14[0],
+                                                    _d3[1] * _m12[1] * _m14[1],
+                                                    _d3[2] * _m12[2] * _m14[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -9576,81 +9794,59 @@ def _make_scalar_2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (self.item_by_sr_item_sk.get(v_sr_item_sk) or _EMPTY).get(
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
-                                )
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.item_by_sr_item_sk.get(v_sr_item_sk),
+                            (
+                                v_sr_item_sk,
+                                v_i_current_price,
+                                v_i_size,
+                                v_i_color,
+                                v_i_units,
+                                v_i_manager_id,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_sr_item_sk,
+                        v_i_current_price,
+                        v_i_size,
+                        v_i_color,
+                        v_i_units,
+                        v_i_manager_id,
+                    )
                     _grp = item_by_sr_item_sk.get(v_sr_item_sk)
                     if _grp is None:
-                        item_by_sr_item_sk[v_sr_item_sk] = {
-                            (
-                                v_sr_item_sk,
-                                v_i_current_price,
-                                v_i_size,
-                                v_i_color,
-                                v_i_units,
-                                v_i_manager_id,
-                            ): _p
-                        }
+                        item_by_sr_item_sk[v_sr_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_sr_item_sk[v_sr_item_sk]
+                        else:
+                            item_by_sr_item_sk[v_sr_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (
-                                v_sr_item_sk,
-                                v_i_current_price,
-                                v_i_size,
-                                v_i_color,
-                                v_i_units,
-                                v_i_manager_id,
-                            )
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_sr_item_sk,
-                                    v_i_current_price,
-                                    v_i_size,
-                                    v_i_color,
-                                    v_i_units,
-                                    v_i_manager_id,
-                                )
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_i_current_price,
-                                        v_i_size,
-                                        v_i_color,
-                                        v_i_units,
-                                        v_i_manager_id,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_sr_item_sk,
-                                        v_i_current_price,
-                                        v_i_size,
-                                        v_i_color,
-                                        v_i_units,
-                                        v_i_manager_id,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_sr_item_sk[v_sr_item_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del item_by_sr_item_sk[v_sr_item_sk]
                     _o = item_count_by_sr_item_sk.get(v_sr_item_sk)
                     if _o is None:
                         item_count_by_sr_item_sk[v_sr_item_sk] = _p
@@ -9660,14 +9856,14 @@ def _make_scalar_2():
                             item_count_by_sr_item_sk[v_sr_item_sk] = _n
                         else:
                             del item_count_by_sr_item_sk[v_sr_item_sk]
-                    _w1 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_sr_item_sk.get(v_sr_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_sr_item_sk)
                         if _o is None:
-                            n0_root[v_sr_item_sk] = _d2
+                            n0_root[v_sr_item_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_sr_item_sk] = _n
                             else:
@@ -9677,29 +9873,55 @@ def _make_scalar_2():
                                 v_sr_item_sk,
                                 v_store_sales__ss_customer_sk,
                                 v_store__s_zip,
-                            ), _m3 in self.n1_by_sr_item_sk[v_sr_item_sk].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_sr_item_sk[v_sr_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_sr_item_sk,
                                     v_store_sales__ss_customer_sk,
                                     v_store__s_zip,
                                     v_store__s_store_name,
                                     v_store__s_state,
-                                ), _m4 in self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
-                                    (
-                                        v_sr_item_sk,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store__s_zip,
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip[
+                                                (
+                                                    v_sr_item_sk,
+                                                    v_store_sales__ss_customer_sk,
+                                                    v_store__s_zip,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_store_sales__ss_customer_sk,
                                         v_store__s_zip,
                                         v_customer__c_last_name,
                                         v_customer__c_first_name,
                                         v_customer_address__ca_state,
-                                    ), _m5 in self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
-                                        (v_store_sales__ss_customer_sk, v_store__s_zip)
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.bag2_by_store_sales__ss_customer_sk_store__s_zip[
+                                                    (
+                                                        v_store_sales__ss_customer_sk,
+                                                        v_store__s_zip,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_customer__c_last_name,
                                             v_customer__c_first_name,
@@ -9713,9 +9935,9 @@ def _make_scalar_2():
                                             v_i_size,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -9751,8 +9973,8 @@ def _make_scalar_2():
                 _g2 = self.n1_by_sr_item_sk.get(v_sr_item_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get(
-                    (v_sr_item_sk, v_store_sales__ss_customer_sk, v_store__s_zip)
+                _m3 = _entry(
+                    _g2, (v_sr_item_sk, v_store_sales__ss_customer_sk, v_store__s_zip)
                 )
                 if _m3 is None:
                     return None
@@ -9763,14 +9985,15 @@ def _make_scalar_2():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get(
+                _m5 = _entry(
+                    _g4,
                     (
                         v_sr_item_sk,
                         v_store_sales__ss_customer_sk,
                         v_store__s_zip,
                         v_store__s_store_name,
                         v_store__s_state,
-                    )
+                    ),
                 )
                 if _m5 is None:
                     return None
@@ -9779,21 +10002,23 @@ def _make_scalar_2():
                 )
                 if _g6 is None:
                     return None
-                _m7 = _g6.get(
+                _m7 = _entry(
+                    _g6,
                     (
                         v_store_sales__ss_customer_sk,
                         v_store__s_zip,
                         v_customer__c_last_name,
                         v_customer__c_first_name,
                         v_customer_address__ca_state,
-                    )
+                    ),
                 )
                 if _m7 is None:
                     return None
                 _g8 = self.item_by_sr_item_sk.get(v_sr_item_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get(
+                _m9 = _entry(
+                    _g8,
                     (
                         v_sr_item_sk,
                         v_i_current_price,
@@ -9801,7 +10026,7 @@ def _make_scalar_2():
                         v_i_color,
                         v_i_units,
                         v_i_manager_id,
-                    )
+                    ),
                 )
                 if _m9 is None:
                     return None
@@ -10211,7 +10436,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "5fbad9c55e96bc5b"
         LAYOUT_ID = (
-            "262e23287da372d5"  # the state's layout: snapshots restore only here
+            "965c5f3fd9134072"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -10763,7 +10988,7 @@ class View:
     }
     COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid")
     QUERY_ID = "fd5e62c1e36c513a"
-    LAYOUT_ID = "3e0e483ea92505a0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "24061ba6f5dc4052"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -10948,29 +11173,18 @@ class View:
         # atom having
         if keep_having:
             _p = d
-            _o = having_root.get(
-                (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
-            )
+            _t1 = (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
+            _o = having_root.get(_t1)
             if _o is None:
-                having_root[(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)] = (
-                    _p
-                )
-                self._ordered.order.add(
-                    (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
-                )
+                having_root[_t1] = _p
+                self._ordered.order.add(_t1)
             else:
                 _n = _o + _p
                 if _n:
-                    having_root[
-                        (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
-                    ] = _n
+                    having_root[_t1] = _n
                 else:
-                    del having_root[
-                        (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
-                    ]
-                    self._ordered.order.remove(
-                        (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
-                    )
+                    del having_root[_t1]
+                    self._ordered.order.remove(_t1)
             if pending is not None:
                 _k = (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
                 _v = _p
@@ -11143,23 +11357,18 @@ class View:
         _p = d
         pending = self._pending
         having_root = self.having_root
-        _o = having_root.get((v_c_last_name, v_c_first_name, v_s_store_name, v_paid))
+        _t1 = (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
+        _o = having_root.get(_t1)
         if _o is None:
-            having_root[(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)] = _p
-            self._ordered.order.add(
-                (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
-            )
+            having_root[_t1] = _p
+            self._ordered.order.add(_t1)
         else:
             _n = _o + _p
             if _n:
-                having_root[(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)] = (
-                    _n
-                )
+                having_root[_t1] = _n
             else:
-                del having_root[(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)]
-                self._ordered.order.remove(
-                    (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
-                )
+                del having_root[_t1]
+                self._ordered.order.remove(_t1)
         if pending is not None:
             _k = (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
             _v = _p

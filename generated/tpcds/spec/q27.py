@@ -232,6 +232,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -404,7 +418,7 @@ def _make_derived1():
                     "agg4",
                 )
                 QUERY_ID = "7b639caa3938d11e"
-                LAYOUT_ID = "b6e3638069e69947"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "9a2715303fcec83b"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -667,19 +681,54 @@ def _make_derived1():
                         del store[row]
                     # atom store_sales
                     if keep_store_sales:
+                        _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
                         _grp = store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {
-                                (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk): _p
-                            }
+                            ] = (
+                                _t1,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (
                                     _o[0] + _p[0],
@@ -693,167 +742,159 @@ def _make_derived1():
                                     _o[8] + _p[8],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
-                                _p[5] * _w1[5],
-                                _p[6] * _w1[6],
-                                _p[7] * _w1[7],
-                                _p[8] * _w1[8],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
+                                _p[5] * _w2[5],
+                                _p[6] * _w2[6],
+                                _p[7] * _w2[7],
+                                _p[8] * _w2[8],
                             )
+                            _t4 = (v_ss_item_sk, v_ss_store_sk)
                             _grp = n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk.get(
                                 v_ss_cdemo_sk
                             )
                             if _grp is None:
                                 n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                     v_ss_cdemo_sk
-                                ] = {(v_ss_item_sk, v_ss_store_sk): _d2}
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                                else:
+                                ] = (_t4, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
-                                        _o[5] + _d2[5],
-                                        _o[6] + _d2[6],
-                                        _o[7] + _d2[7],
-                                        _o[8] + _d2[8],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            v_ss_cdemo_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                        del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            v_ss_cdemo_sk
+                                        ]
+                                else:
+                                    n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                        v_ss_cdemo_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                                 v_ss_cdemo_sk
-                                            ]
-                            _w3 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w5 = customer_demographics_count_by_ss_cdemo_sk.get(
                                 v_ss_cdemo_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
-                                    _d2[3] * _w3[3],
-                                    _d2[4] * _w3[4],
-                                    _d2[5] * _w3[5],
-                                    _d2[6] * _w3[6],
-                                    _d2[7] * _w3[7],
-                                    _d2[8] * _w3[8],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d3[0] * _w5[0],
+                                    _d3[1] * _w5[1],
+                                    _d3[2] * _w5[2],
+                                    _d3[3] * _w5[3],
+                                    _d3[4] * _w5[4],
+                                    _d3[5] * _w5[5],
+                                    _d3[6] * _w5[6],
+                                    _d3[7] * _w5[7],
+                                    _d3[8] * _w5[8],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _o = n2.get(_t4)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d4
+                                    n2[_t4] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
-                                        _o[5] + _d4[5],
-                                        _o[6] + _d4[6],
-                                        _o[7] + _d4[7],
-                                        _o[8] + _d4[8],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t4] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t4]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d4
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d6,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d4
-                                    else:
-                                        _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
-                                            _o[3] + _d4[3],
-                                            _o[4] + _d4[4],
-                                            _o[5] + _d4[5],
-                                            _o[6] + _d4[6],
-                                            _o[7] + _d4[7],
-                                            _o[8] + _d4[8],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ]
-                                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
-                                        _d4[3] * _w5[3],
-                                        _d4[4] * _w5[4],
-                                        _d4[5] * _w5[5],
-                                        _d4[6] * _w5[6],
-                                        _d4[7] * _w5[7],
-                                        _d4[8] * _w5[8],
-                                    )
-                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d6
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d6
-                                        else:
-                                            _n = (
-                                                _o[0] + _d6[0],
-                                                _o[1] + _d6[1],
-                                                _o[2] + _d6[2],
-                                                _o[3] + _d6[3],
-                                                _o[4] + _d6[4],
-                                                _o[5] + _d6[5],
-                                                _o[6] + _d6[6],
-                                                _o[7] + _d6[7],
-                                                _o[8] + _d6[8],
-                                            )
-                                            if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                            else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
-                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d6
+                                        _grp[v_ss_item_sk] = _d6
                                     else:
                                         _n = (
                                             _o[0] + _d6[0],
@@ -867,25 +908,60 @@ def _make_derived1():
                                             _o[8] + _d6[8],
                                         )
                                         if _n[0]:
-                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                            _grp[v_ss_item_sk] = _n
                                         else:
-                                            del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w7 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w7 is not None:
-                                        _d8 = (
-                                            _d6[0] * _w7[0],
-                                            _d6[1] * _w7[1],
-                                            _d6[2] * _w7[2],
-                                            _d6[3] * _w7[3],
-                                            _d6[4] * _w7[4],
-                                            _d6[5] * _w7[5],
-                                            _d6[6] * _w7[6],
-                                            _d6[7] * _w7[7],
-                                            _d6[8] * _w7[8],
-                                        )
-                                        _o = n0_root.get(v_ss_item_sk)
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = next(iter(_grp.items()))
+                                _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
+                                        _d6[3] * _w7[3],
+                                        _d6[4] * _w7[4],
+                                        _d6[5] * _w7[5],
+                                        _d6[6] * _w7[6],
+                                        _d6[7] * _w7[7],
+                                        _d6[8] * _w7[8],
+                                    )
+                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _grp is None:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t4, _d8)
+                                    elif type(_grp) is tuple:
+                                        _e = _t4
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
+                                            )
+                                            if _n[0]:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d8,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t4)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d8
+                                            _grp[_t4] = _d8
                                         else:
                                             _n = (
                                                 _o[0] + _d8[0],
@@ -899,33 +975,103 @@ def _make_derived1():
                                                 _o[8] + _d8[8],
                                             )
                                             if _n[0]:
+                                                _grp[_t4] = _n
+                                            else:
+                                                del _grp[_t4]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
+                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                            _o[7] + _d8[7],
+                                            _o[8] + _d8[8],
+                                        )
+                                        if _n[0]:
+                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        else:
+                                            del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                    _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w9 is not None:
+                                        _d10 = (
+                                            _d8[0] * _w9[0],
+                                            _d8[1] * _w9[1],
+                                            _d8[2] * _w9[2],
+                                            _d8[3] * _w9[3],
+                                            _d8[4] * _w9[4],
+                                            _d8[5] * _w9[5],
+                                            _d8[6] * _w9[6],
+                                            _d8[7] * _w9[7],
+                                            _d8[8] * _w9[8],
+                                        )
+                                        _o = n0_root.get(v_ss_item_sk)
+                                        if _o is None:
+                                            n0_root[v_ss_item_sk] = _d10
+                                        else:
+                                            _n = (
+                                                _o[0] + _d10[0],
+                                                _o[1] + _d10[1],
+                                                _o[2] + _d10[2],
+                                                _o[3] + _d10[3],
+                                                _o[4] + _d10[4],
+                                                _o[5] + _d10[5],
+                                                _o[6] + _d10[6],
+                                                _o[7] + _d10[7],
+                                                _o[8] + _d10[8],
+                                            )
+                                            if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_state,
-                                            ), _m9 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            for (v_ss_store_sk, v_s_state), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
-                                                ), _m10 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m13 in (
+                                                    (_g14,)
+                                                    if type(
+                                                        (
+                                                            _g14 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g14.items()
+                                                ):
                                                     _k = (v_i_item_id, v_s_state)
                                                     _v = (
-                                                        _d4[0] * _m9[0] * _m10[0],
-                                                        _d4[1] * _m9[1] * _m10[1],
-                                                        _d4[2] * _m9[2] * _m10[2],
-                                                        _d4[3] * _m9[3] * _m10[3],
-                                                        _d4[4] * _m9[4] * _m10[4],
-                                                        _d4[5] * _m9[5] * _m10[5],
-                                                        _d4[6] * _m9[6] * _m10[6],
-                                                        _d4[7] * _m9[7] * _m10[7],
-                                                        _d4[8] * _m9[8] * _m10[8],
+                                                        _d6[0] * _m11[0] * _m13[0],
+                                                        _d6[1] * _m11[1] * _m13[1],
+                                                        _d6[2] * _m11[2] * _m13[2],
+                                                        _d6[3] * _m11[3] * _m13[3],
+                                                        _d6[4] * _m11[4] * _m13[4],
+                                                        _d6[5] * _m11[5] * _m13[5],
+                                                        _d6[6] * _m11[6] * _m13[6],
+                                                        _d6[7] * _m11[7] * _m13[7],
+                                                        _d6[8] * _m11[8] * _m13[8],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -1027,7 +1173,9 @@ def _make_derived1():
                             v_ss_cdemo_sk
                         )
                         if _g3:
-                            for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_store_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -1039,9 +1187,10 @@ def _make_derived1():
                                     _p[7] * _w1[7],
                                     _p[8] * _w1[8],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _t4 = (v_ss_item_sk, v_ss_store_sk)
+                                _o = n2.get(_t4)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                                    n2[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -1055,14 +1204,43 @@ def _make_derived1():
                                         _o[8] + _d2[8],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t4] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t4]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d2,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d2,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
@@ -1083,125 +1261,167 @@ def _make_derived1():
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
                                                     v_ss_store_sk
-                                                ]
-                                _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                                ] = next(iter(_grp.items()))
+                                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w5 is not None:
+                                    _d6 = (
+                                        _d2[0] * _w5[0],
+                                        _d2[1] * _w5[1],
+                                        _d2[2] * _w5[2],
+                                        _d2[3] * _w5[3],
+                                        _d2[4] * _w5[4],
+                                        _d2[5] * _w5[5],
+                                        _d2[6] * _w5[6],
+                                        _d2[7] * _w5[7],
+                                        _d2[8] * _w5[8],
                                     )
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d5
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d5
-                                        else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t4, _d6)
+                                    elif type(_grp) is tuple:
+                                        _e = _t4
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
-                                                _o[3] + _d5[3],
-                                                _o[4] + _d5[4],
-                                                _o[5] + _d5[5],
-                                                _o[6] + _d5[6],
-                                                _o[7] + _d5[7],
-                                                _o[8] + _d5[8],
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
                                             )
                                             if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d6,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t4)
+                                        if _o is None:
+                                            _grp[_t4] = _d6
+                                        else:
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t4] = _n
+                                            else:
+                                                del _grp[_t4]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d5
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d6
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
                                         )
                                         if _n[0]:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
-                                            _d5[3] * _w6[3],
-                                            _d5[4] * _w6[4],
-                                            _d5[5] * _w6[5],
-                                            _d5[6] * _w6[6],
-                                            _d5[7] * _w6[7],
-                                            _d5[8] * _w6[8],
+                                    _w7 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w7 is not None:
+                                        _d8 = (
+                                            _d6[0] * _w7[0],
+                                            _d6[1] * _w7[1],
+                                            _d6[2] * _w7[2],
+                                            _d6[3] * _w7[3],
+                                            _d6[4] * _w7[4],
+                                            _d6[5] * _w7[5],
+                                            _d6[6] * _w7[6],
+                                            _d6[7] * _w7[7],
+                                            _d6[8] * _w7[8],
                                         )
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d7
+                                            n0_root[v_ss_item_sk] = _d8
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
-                                                _o[3] + _d7[3],
-                                                _o[4] + _d7[4],
-                                                _o[5] + _d7[5],
-                                                _o[6] + _d7[6],
-                                                _o[7] + _d7[7],
-                                                _o[8] + _d7[8],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
                                             )
                                             if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_state,
-                                            ), _m8 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            for (v_ss_store_sk, v_s_state), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
-                                                ), _m9 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m11 in (
+                                                    (_g12,)
+                                                    if type(
+                                                        (
+                                                            _g12 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g12.items()
+                                                ):
                                                     _k = (v_i_item_id, v_s_state)
                                                     _v = (
-                                                        _d2[0] * _m8[0] * _m9[0],
-                                                        _d2[1] * _m8[1] * _m9[1],
-                                                        _d2[2] * _m8[2] * _m9[2],
-                                                        _d2[3] * _m8[3] * _m9[3],
-                                                        _d2[4] * _m8[4] * _m9[4],
-                                                        _d2[5] * _m8[5] * _m9[5],
-                                                        _d2[6] * _m8[6] * _m9[6],
-                                                        _d2[7] * _m8[7] * _m9[7],
-                                                        _d2[8] * _m8[8] * _m9[8],
+                                                        _d2[0] * _m9[0] * _m11[0],
+                                                        _d2[1] * _m9[1] * _m11[1],
+                                                        _d2[2] * _m9[2] * _m11[2],
+                                                        _d2[3] * _m9[3] * _m11[3],
+                                                        _d2[4] * _m9[4] * _m11[4],
+                                                        _d2[5] * _m9[5] * _m11[5],
+                                                        _d2[6] * _m9[6] * _m11[6],
+                                                        _d2[7] * _m9[7] * _m11[7],
+                                                        _d2[8] * _m9[8] * _m11[8],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -1290,11 +1510,9 @@ def _make_derived1():
                             v_ss_sold_date_sk
                         )
                         if _g3:
-                            for (
-                                v_ss_item_sk,
-                                v_ss_cdemo_sk,
-                                v_ss_store_sk,
-                            ), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -1306,17 +1524,45 @@ def _make_derived1():
                                     _p[7] * _w1[7],
                                     _p[8] * _w1[8],
                                 )
+                                _t4 = (v_ss_item_sk, v_ss_store_sk)
                                 _grp = n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
                                 if _grp is None:
                                     n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                         v_ss_cdemo_sk
-                                    ] = {(v_ss_item_sk, v_ss_store_sk): _d2}
+                                    ] = (_t4, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            v_ss_cdemo_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                                        _grp[_t4] = _d2
                                     else:
                                         _n = (
                                             _o[0] + _d2[0],
@@ -1330,142 +1576,191 @@ def _make_derived1():
                                             _o[8] + _d2[8],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            _grp[_t4] = _n
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                                     v_ss_cdemo_sk
-                                                ]
-                                _w4 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w5 = customer_demographics_count_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                if _w5 is not None:
+                                    _d6 = (
+                                        _d2[0] * _w5[0],
+                                        _d2[1] * _w5[1],
+                                        _d2[2] * _w5[2],
+                                        _d2[3] * _w5[3],
+                                        _d2[4] * _w5[4],
+                                        _d2[5] * _w5[5],
+                                        _d2[6] * _w5[6],
+                                        _d2[7] * _w5[7],
+                                        _d2[8] * _w5[8],
                                     )
-                                    _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                    _o = n2.get(_t4)
                                     if _o is None:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _d5
+                                        n2[_t4] = _d6
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
                                         )
                                         if _n[0]:
-                                            n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n2[_t4] = _n
                                         else:
-                                            del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                            del n2[_t4]
                                     _grp = n2_ss_item_sk_by_ss_store_sk.get(
                                         v_ss_store_sk
                                     )
                                     if _grp is None:
-                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                            v_ss_item_sk: _d5
-                                        }
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            v_ss_item_sk,
+                                            _d6,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
+                                            )
+                                            if _n[0]:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                        else:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d6}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
-                                            _grp[v_ss_item_sk] = _d5
+                                            _grp[v_ss_item_sk] = _d6
                                         else:
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
-                                                _o[3] + _d5[3],
-                                                _o[4] + _d5[4],
-                                                _o[5] + _d5[5],
-                                                _o[6] + _d5[6],
-                                                _o[7] + _d5[7],
-                                                _o[8] + _d5[8],
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
                                             )
                                             if _n[0]:
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n2_ss_item_sk_by_ss_store_sk[
+                                                if len(_grp) == 1:
+                                                    n2_ss_item_sk_by_ss_store_sk[
                                                         v_ss_store_sk
-                                                    ]
-                                    _w6 = store_2_count_by_ss_store_sk.get(
+                                                    ] = next(iter(_grp.items()))
+                                    _w7 = store_2_count_by_ss_store_sk.get(
                                         v_ss_store_sk
                                     )
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
-                                            _d5[3] * _w6[3],
-                                            _d5[4] * _w6[4],
-                                            _d5[5] * _w6[5],
-                                            _d5[6] * _w6[6],
-                                            _d5[7] * _w6[7],
-                                            _d5[8] * _w6[8],
+                                    if _w7 is not None:
+                                        _d8 = (
+                                            _d6[0] * _w7[0],
+                                            _d6[1] * _w7[1],
+                                            _d6[2] * _w7[2],
+                                            _d6[3] * _w7[3],
+                                            _d6[4] * _w7[4],
+                                            _d6[5] * _w7[5],
+                                            _d6[6] * _w7[6],
+                                            _d6[7] * _w7[7],
+                                            _d6[8] * _w7[8],
                                         )
                                         _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                         if _grp is None:
-                                            n1_by_ss_item_sk[v_ss_item_sk] = {
-                                                (v_ss_item_sk, v_ss_store_sk): _d7
-                                            }
-                                        else:
-                                            _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                            if _o is None:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = (
-                                                    _d7
-                                                )
-                                            else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (_t4, _d8)
+                                        elif type(_grp) is tuple:
+                                            _e = _t4
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
                                                 _n = (
-                                                    _o[0] + _d7[0],
-                                                    _o[1] + _d7[1],
-                                                    _o[2] + _d7[2],
-                                                    _o[3] + _d7[3],
-                                                    _o[4] + _d7[4],
-                                                    _o[5] + _d7[5],
-                                                    _o[6] + _d7[6],
-                                                    _o[7] + _d7[7],
-                                                    _o[8] + _d7[8],
+                                                    _o[0] + _d8[0],
+                                                    _o[1] + _d8[1],
+                                                    _o[2] + _d8[2],
+                                                    _o[3] + _d8[3],
+                                                    _o[4] + _d8[4],
+                                                    _o[5] + _d8[5],
+                                                    _o[6] + _d8[6],
+                                                    _o[7] + _d8[7],
+                                                    _o[8] + _d8[8],
                                                 )
                                                 if _n[0]:
-                                                    _grp[
-                                                        (v_ss_item_sk, v_ss_store_sk)
-                                                    ] = _n
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        _grp[0],
+                                                        _n,
+                                                    )
                                                 else:
-                                                    del _grp[
-                                                        (v_ss_item_sk, v_ss_store_sk)
-                                                    ]
-                                                    if not _grp:
-                                                        del n1_by_ss_item_sk[
+                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                            else:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                    _grp[0]: _grp[1],
+                                                    _e: _d8,
+                                                }
+                                        else:
+                                            _o = _grp.get(_t4)
+                                            if _o is None:
+                                                _grp[_t4] = _d8
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d8[0],
+                                                    _o[1] + _d8[1],
+                                                    _o[2] + _d8[2],
+                                                    _o[3] + _d8[3],
+                                                    _o[4] + _d8[4],
+                                                    _o[5] + _d8[5],
+                                                    _o[6] + _d8[6],
+                                                    _o[7] + _d8[7],
+                                                    _o[8] + _d8[8],
+                                                )
+                                                if _n[0]:
+                                                    _grp[_t4] = _n
+                                                else:
+                                                    del _grp[_t4]
+                                                    if len(_grp) == 1:
+                                                        n1_by_ss_item_sk[
                                                             v_ss_item_sk
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                         if _o is None:
-                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _d7
+                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
-                                                _o[3] + _d7[3],
-                                                _o[4] + _d7[4],
-                                                _o[5] + _d7[5],
-                                                _o[6] + _d7[6],
-                                                _o[7] + _d7[7],
-                                                _o[8] + _d7[8],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
                                             )
                                             if _n[0]:
                                                 n1_count_by_ss_item_sk[v_ss_item_sk] = (
@@ -1473,33 +1768,33 @@ def _make_derived1():
                                                 )
                                             else:
                                                 del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                        _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                        if _w8 is not None:
-                                            _d9 = (
-                                                _d7[0] * _w8[0],
-                                                _d7[1] * _w8[1],
-                                                _d7[2] * _w8[2],
-                                                _d7[3] * _w8[3],
-                                                _d7[4] * _w8[4],
-                                                _d7[5] * _w8[5],
-                                                _d7[6] * _w8[6],
-                                                _d7[7] * _w8[7],
-                                                _d7[8] * _w8[8],
+                                        _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                        if _w9 is not None:
+                                            _d10 = (
+                                                _d8[0] * _w9[0],
+                                                _d8[1] * _w9[1],
+                                                _d8[2] * _w9[2],
+                                                _d8[3] * _w9[3],
+                                                _d8[4] * _w9[4],
+                                                _d8[5] * _w9[5],
+                                                _d8[6] * _w9[6],
+                                                _d8[7] * _w9[7],
+                                                _d8[8] * _w9[8],
                                             )
                                             _o = n0_root.get(v_ss_item_sk)
                                             if _o is None:
-                                                n0_root[v_ss_item_sk] = _d9
+                                                n0_root[v_ss_item_sk] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d9[0],
-                                                    _o[1] + _d9[1],
-                                                    _o[2] + _d9[2],
-                                                    _o[3] + _d9[3],
-                                                    _o[4] + _d9[4],
-                                                    _o[5] + _d9[5],
-                                                    _o[6] + _d9[6],
-                                                    _o[7] + _d9[7],
-                                                    _o[8] + _d9[8],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
+                                                    _o[3] + _d10[3],
+                                                    _o[4] + _d10[4],
+                                                    _o[5] + _d10[5],
+                                                    _o[6] + _d10[6],
+                                                    _o[7] + _d10[7],
+                                                    _o[8] + _d10[8],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_ss_item_sk] = _n
@@ -1509,26 +1804,44 @@ def _make_derived1():
                                                 for (
                                                     v_ss_store_sk,
                                                     v_s_state,
-                                                ), _m10 in self.store_2_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ].items():
+                                                ), _m11 in (
+                                                    (_g12,)
+                                                    if type(
+                                                        (
+                                                            _g12 := self.store_2_by_ss_store_sk[
+                                                                v_ss_store_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g12.items()
+                                                ):
                                                     for (
                                                         v_ss_item_sk,
                                                         v_i_item_id,
-                                                    ), _m11 in self.item_by_ss_item_sk[
-                                                        v_ss_item_sk
-                                                    ].items():
+                                                    ), _m13 in (
+                                                        (_g14,)
+                                                        if type(
+                                                            (
+                                                                _g14 := self.item_by_ss_item_sk[
+                                                                    v_ss_item_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g14.items()
+                                                    ):
                                                         _k = (v_i_item_id, v_s_state)
                                                         _v = (
-                                                            _d5[0] * _m10[0] * _m11[0],
-                                                            _d5[1] * _m10[1] * _m11[1],
-                                                            _d5[2] * _m10[2] * _m11[2],
-                                                            _d5[3] * _m10[3] * _m11[3],
-                                                            _d5[4] * _m10[4] * _m11[4],
-                                                            _d5[5] * _m10[5] * _m11[5],
-                                                            _d5[6] * _m10[6] * _m11[6],
-                                                            _d5[7] * _m10[7] * _m11[7],
-                                                            _d5[8] * _m10[8] * _m11[8],
+                                                            _d6[0] * _m11[0] * _m13[0],
+                                                            _d6[1] * _m11[1] * _m13[1],
+                                                            _d6[2] * _m11[2] * _m13[2],
+                                                            _d6[3] * _m11[3] * _m13[3],
+                                                            _d6[4] * _m11[4] * _m13[4],
+                                                            _d6[5] * _m11[5] * _m13[5],
+                                                            _d6[6] * _m11[6] * _m13[6],
+                                                            _d6[7] * _m11[7] * _m13[7],
+                                                            _d6[8] * _m11[8] * _m13[8],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -1580,15 +1893,41 @@ def _make_derived1():
                         del store[row]
                     # atom store_2
                     if keep_store_2:
+                        _t1 = (v_ss_store_sk, v_s_state)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                (v_ss_store_sk, v_s_state): _p
-                            }
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_store_sk, v_s_state))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_store_sk, v_s_state)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (
                                     _o[0] + _p[0],
@@ -1602,11 +1941,13 @@ def _make_derived1():
                                     _o[8] + _p[8],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ss_store_sk, v_s_state)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_store_sk, v_s_state)]
-                                    if not _grp:
-                                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1626,117 +1967,153 @@ def _make_derived1():
                                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                        _g3 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
-                        if _g3:
-                            for v_ss_item_sk, _w1 in _g3.items():
-                                _d2 = (
-                                    _p[0] * _w1[0],
-                                    _p[1] * _w1[1],
-                                    _p[2] * _w1[2],
-                                    _p[3] * _w1[3],
-                                    _p[4] * _w1[4],
-                                    _p[5] * _w1[5],
-                                    _p[6] * _w1[6],
-                                    _p[7] * _w1[7],
-                                    _p[8] * _w1[8],
+                        _g4 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                        if _g4:
+                            for v_ss_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = (
+                                    _p[0] * _w2[0],
+                                    _p[1] * _w2[1],
+                                    _p[2] * _w2[2],
+                                    _p[3] * _w2[3],
+                                    _p[4] * _w2[4],
+                                    _p[5] * _w2[5],
+                                    _p[6] * _w2[6],
+                                    _p[7] * _w2[7],
+                                    _p[8] * _w2[8],
                                 )
+                                _t5 = (v_ss_item_sk, v_ss_store_sk)
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                            _o[3] + _d2[3],
-                                            _o[4] + _d2[4],
-                                            _o[5] + _d2[5],
-                                            _o[6] + _d2[6],
-                                            _o[7] + _d2[7],
-                                            _o[8] + _d2[8],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                            _o[3] + _d3[3],
+                                            _o[4] + _d3[4],
+                                            _o[5] + _d3[5],
+                                            _o[6] + _d3[6],
+                                            _o[7] + _d3[7],
+                                            _o[8] + _d3[8],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                            _o[3] + _d3[3],
+                                            _o[4] + _d3[4],
+                                            _o[5] + _d3[5],
+                                            _o[6] + _d3[6],
+                                            _o[7] + _d3[7],
+                                            _o[8] + _d3[8],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
-                                        _o[5] + _d2[5],
-                                        _o[6] + _d2[6],
-                                        _o[7] + _d2[7],
-                                        _o[8] + _d2[8],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
                                     )
                                     if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d3[0] * _w6[0],
+                                        _d3[1] * _w6[1],
+                                        _d3[2] * _w6[2],
+                                        _d3[3] * _w6[3],
+                                        _d3[4] * _w6[4],
+                                        _d3[5] * _w6[5],
+                                        _d3[6] * _w6[6],
+                                        _d3[7] * _w6[7],
+                                        _d3[8] * _w6[8],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d5
+                                        n0_root[v_ss_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                            _o[3] + _d7[3],
+                                            _o[4] + _d7[4],
+                                            _o[5] + _d7[5],
+                                            _o[6] + _d7[6],
+                                            _o[7] + _d7[7],
+                                            _o[8] + _d7[8],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                                        for (
-                                            v_ss_item_sk,
-                                            v_i_item_id,
-                                        ), _m7 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        _m8 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        for (v_ss_item_sk, v_i_item_id), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (v_i_item_id, v_s_state)
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
-                                                _p[3] * _m6[3] * _m7[3],
-                                                _p[4] * _m6[4] * _m7[4],
-                                                _p[5] * _m6[5] * _m7[5],
-                                                _p[6] * _m6[6] * _m7[6],
-                                                _p[7] * _m6[7] * _m7[7],
-                                                _p[8] * _m6[8] * _m7[8],
+                                                _p[0] * _m8[0] * _m9[0],
+                                                _p[1] * _m8[1] * _m9[1],
+                                                _p[2] * _m8[2] * _m9[2],
+                                                _p[3] * _m8[3] * _m9[3],
+                                                _p[4] * _m8[4] * _m9[4],
+                                                _p[5] * _m8[5] * _m9[5],
+                                                _p[6] * _m8[6] * _m9[6],
+                                                _p[7] * _m8[7] * _m9[7],
+                                                _p[8] * _m8[8] * _m9[8],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1782,15 +2159,38 @@ def _make_derived1():
                     else:
                         del store[row]
                     # atom item
+                    _t1 = (v_ss_item_sk, v_i_item_id)
                     _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        item_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_item_sk, v_i_item_id): _p
-                        }
+                        item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                                _o[5] + _p[5],
+                                _o[6] + _p[6],
+                                _o[7] + _p[7],
+                                _o[8] + _p[8],
+                            )
+                            if _n[0]:
+                                item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_ss_item_sk[v_ss_item_sk]
+                        else:
+                            item_by_ss_item_sk[v_ss_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_i_item_id))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_i_item_id)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -1804,11 +2204,13 @@ def _make_derived1():
                                 _o[8] + _p[8],
                             )
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_i_item_id)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_i_item_id)]
-                                if not _grp:
-                                    del item_by_ss_item_sk[v_ss_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_ss_item_sk[v_ss_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _o is None:
                         item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -1828,61 +2230,69 @@ def _make_derived1():
                             item_count_by_ss_item_sk[v_ss_item_sk] = _n
                         else:
                             del item_count_by_ss_item_sk[v_ss_item_sk]
-                    _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
-                            _p[5] * _w1[5],
-                            _p[6] * _w1[6],
-                            _p[7] * _w1[7],
-                            _p[8] * _w1[8],
+                    _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
+                            _p[5] * _w2[5],
+                            _p[6] * _w2[6],
+                            _p[7] * _w2[7],
+                            _p[8] * _w2[8],
                         )
                         _o = n0_root.get(v_ss_item_sk)
                         if _o is None:
-                            n0_root[v_ss_item_sk] = _d2
+                            n0_root[v_ss_item_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
-                                _o[7] + _d2[7],
-                                _o[8] + _d2[8],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                                _o[7] + _d3[7],
+                                _o[8] + _d3[8],
                             )
                             if _n[0]:
                                 n0_root[v_ss_item_sk] = _n
                             else:
                                 del n0_root[v_ss_item_sk]
                         if pending is not None:
-                            for (
-                                v_ss_item_sk,
-                                v_ss_store_sk,
-                            ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
-                                _m4 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                                for (
-                                    v_ss_store_sk,
-                                    v_s_state,
-                                ), _m5 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                            for (v_ss_item_sk, v_ss_store_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_ss_item_sk[v_ss_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                                for (v_ss_store_sk, v_s_state), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_i_item_id, v_s_state)
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
-                                        _p[3] * _m4[3] * _m5[3],
-                                        _p[4] * _m4[4] * _m5[4],
-                                        _p[5] * _m4[5] * _m5[5],
-                                        _p[6] * _m4[6] * _m5[6],
-                                        _p[7] * _m4[7] * _m5[7],
-                                        _p[8] * _m4[8] * _m5[8],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[3] * _m6[3] * _m7[3],
+                                        _p[4] * _m6[4] * _m7[4],
+                                        _p[5] * _m6[5] * _m7[5],
+                                        _p[6] * _m6[6] * _m7[6],
+                                        _p[7] * _m6[7] * _m7[7],
+                                        _p[8] * _m6[8] * _m7[8],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2025,30 +2435,63 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
-                                or _ZERO
+                            or not _entry(
+                                self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                                    v_ss_sold_date_sk
+                                ),
+                                (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
                         _grp = store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {
-                                (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk): _p
-                            }
+                            ] = (
+                                _t1,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (
                                     _o[0] + _p[0],
@@ -2062,167 +2505,159 @@ def _make_derived1():
                                     _o[8] + _p[8],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
-                                _p[5] * _w1[5],
-                                _p[6] * _w1[6],
-                                _p[7] * _w1[7],
-                                _p[8] * _w1[8],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
+                                _p[5] * _w2[5],
+                                _p[6] * _w2[6],
+                                _p[7] * _w2[7],
+                                _p[8] * _w2[8],
                             )
+                            _t4 = (v_ss_item_sk, v_ss_store_sk)
                             _grp = n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk.get(
                                 v_ss_cdemo_sk
                             )
                             if _grp is None:
                                 n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                     v_ss_cdemo_sk
-                                ] = {(v_ss_item_sk, v_ss_store_sk): _d2}
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                                else:
+                                ] = (_t4, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
-                                        _o[5] + _d2[5],
-                                        _o[6] + _d2[6],
-                                        _o[7] + _d2[7],
-                                        _o[8] + _d2[8],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            v_ss_cdemo_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                        del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            v_ss_cdemo_sk
+                                        ]
+                                else:
+                                    n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                        v_ss_cdemo_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                                 v_ss_cdemo_sk
-                                            ]
-                            _w3 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w5 = customer_demographics_count_by_ss_cdemo_sk.get(
                                 v_ss_cdemo_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
-                                    _d2[3] * _w3[3],
-                                    _d2[4] * _w3[4],
-                                    _d2[5] * _w3[5],
-                                    _d2[6] * _w3[6],
-                                    _d2[7] * _w3[7],
-                                    _d2[8] * _w3[8],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d3[0] * _w5[0],
+                                    _d3[1] * _w5[1],
+                                    _d3[2] * _w5[2],
+                                    _d3[3] * _w5[3],
+                                    _d3[4] * _w5[4],
+                                    _d3[5] * _w5[5],
+                                    _d3[6] * _w5[6],
+                                    _d3[7] * _w5[7],
+                                    _d3[8] * _w5[8],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _o = n2.get(_t4)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d4
+                                    n2[_t4] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
-                                        _o[5] + _d4[5],
-                                        _o[6] + _d4[6],
-                                        _o[7] + _d4[7],
-                                        _o[8] + _d4[8],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t4] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t4]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d4
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d6,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d4
-                                    else:
-                                        _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
-                                            _o[3] + _d4[3],
-                                            _o[4] + _d4[4],
-                                            _o[5] + _d4[5],
-                                            _o[6] + _d4[6],
-                                            _o[7] + _d4[7],
-                                            _o[8] + _d4[8],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ]
-                                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
-                                        _d4[3] * _w5[3],
-                                        _d4[4] * _w5[4],
-                                        _d4[5] * _w5[5],
-                                        _d4[6] * _w5[6],
-                                        _d4[7] * _w5[7],
-                                        _d4[8] * _w5[8],
-                                    )
-                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d6
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d6
-                                        else:
-                                            _n = (
-                                                _o[0] + _d6[0],
-                                                _o[1] + _d6[1],
-                                                _o[2] + _d6[2],
-                                                _o[3] + _d6[3],
-                                                _o[4] + _d6[4],
-                                                _o[5] + _d6[5],
-                                                _o[6] + _d6[6],
-                                                _o[7] + _d6[7],
-                                                _o[8] + _d6[8],
-                                            )
-                                            if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                            else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
-                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d6
+                                        _grp[v_ss_item_sk] = _d6
                                     else:
                                         _n = (
                                             _o[0] + _d6[0],
@@ -2236,25 +2671,60 @@ def _make_derived1():
                                             _o[8] + _d6[8],
                                         )
                                         if _n[0]:
-                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                            _grp[v_ss_item_sk] = _n
                                         else:
-                                            del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w7 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w7 is not None:
-                                        _d8 = (
-                                            _d6[0] * _w7[0],
-                                            _d6[1] * _w7[1],
-                                            _d6[2] * _w7[2],
-                                            _d6[3] * _w7[3],
-                                            _d6[4] * _w7[4],
-                                            _d6[5] * _w7[5],
-                                            _d6[6] * _w7[6],
-                                            _d6[7] * _w7[7],
-                                            _d6[8] * _w7[8],
-                                        )
-                                        _o = n0_root.get(v_ss_item_sk)
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = next(iter(_grp.items()))
+                                _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
+                                        _d6[3] * _w7[3],
+                                        _d6[4] * _w7[4],
+                                        _d6[5] * _w7[5],
+                                        _d6[6] * _w7[6],
+                                        _d6[7] * _w7[7],
+                                        _d6[8] * _w7[8],
+                                    )
+                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _grp is None:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t4, _d8)
+                                    elif type(_grp) is tuple:
+                                        _e = _t4
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
+                                            )
+                                            if _n[0]:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d8,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t4)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d8
+                                            _grp[_t4] = _d8
                                         else:
                                             _n = (
                                                 _o[0] + _d8[0],
@@ -2268,33 +2738,103 @@ def _make_derived1():
                                                 _o[8] + _d8[8],
                                             )
                                             if _n[0]:
+                                                _grp[_t4] = _n
+                                            else:
+                                                del _grp[_t4]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
+                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                            _o[7] + _d8[7],
+                                            _o[8] + _d8[8],
+                                        )
+                                        if _n[0]:
+                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        else:
+                                            del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                    _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w9 is not None:
+                                        _d10 = (
+                                            _d8[0] * _w9[0],
+                                            _d8[1] * _w9[1],
+                                            _d8[2] * _w9[2],
+                                            _d8[3] * _w9[3],
+                                            _d8[4] * _w9[4],
+                                            _d8[5] * _w9[5],
+                                            _d8[6] * _w9[6],
+                                            _d8[7] * _w9[7],
+                                            _d8[8] * _w9[8],
+                                        )
+                                        _o = n0_root.get(v_ss_item_sk)
+                                        if _o is None:
+                                            n0_root[v_ss_item_sk] = _d10
+                                        else:
+                                            _n = (
+                                                _o[0] + _d10[0],
+                                                _o[1] + _d10[1],
+                                                _o[2] + _d10[2],
+                                                _o[3] + _d10[3],
+                                                _o[4] + _d10[4],
+                                                _o[5] + _d10[5],
+                                                _o[6] + _d10[6],
+                                                _o[7] + _d10[7],
+                                                _o[8] + _d10[8],
+                                            )
+                                            if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_state,
-                                            ), _m9 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            for (v_ss_store_sk, v_s_state), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
-                                                ), _m10 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m13 in (
+                                                    (_g14,)
+                                                    if type(
+                                                        (
+                                                            _g14 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g14.items()
+                                                ):
                                                     _k = (v_i_item_id, v_s_state)
                                                     _v = (
-                                                        _d4[0] * _m9[0] * _m10[0],
-                                                        _d4[1] * _m9[1] * _m10[1],
-                                                        _d4[2] * _m9[2] * _m10[2],
-                                                        _d4[3] * _m9[3] * _m10[3],
-                                                        _d4[4] * _m9[4] * _m10[4],
-                                                        _d4[5] * _m9[5] * _m10[5],
-                                                        _d4[6] * _m9[6] * _m10[6],
-                                                        _d4[7] * _m9[7] * _m10[7],
-                                                        _d4[8] * _m9[8] * _m10[8],
+                                                        _d6[0] * _m11[0] * _m13[0],
+                                                        _d6[1] * _m11[1] * _m13[1],
+                                                        _d6[2] * _m11[2] * _m13[2],
+                                                        _d6[3] * _m11[3] * _m13[3],
+                                                        _d6[4] * _m11[4] * _m13[4],
+                                                        _d6[5] * _m11[5] * _m13[5],
+                                                        _d6[6] * _m11[6] * _m13[6],
+                                                        _d6[7] * _m11[7] * _m13[7],
+                                                        _d6[8] * _m11[8] * _m13[8],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -2438,7 +2978,9 @@ def _make_derived1():
                             v_ss_cdemo_sk
                         )
                         if _g3:
-                            for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_store_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -2450,9 +2992,10 @@ def _make_derived1():
                                     _p[7] * _w1[7],
                                     _p[8] * _w1[8],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _t4 = (v_ss_item_sk, v_ss_store_sk)
+                                _o = n2.get(_t4)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                                    n2[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -2466,14 +3009,43 @@ def _make_derived1():
                                         _o[8] + _d2[8],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t4] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t4]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d2,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d2,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
@@ -2494,125 +3066,167 @@ def _make_derived1():
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
                                                     v_ss_store_sk
-                                                ]
-                                _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                                ] = next(iter(_grp.items()))
+                                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w5 is not None:
+                                    _d6 = (
+                                        _d2[0] * _w5[0],
+                                        _d2[1] * _w5[1],
+                                        _d2[2] * _w5[2],
+                                        _d2[3] * _w5[3],
+                                        _d2[4] * _w5[4],
+                                        _d2[5] * _w5[5],
+                                        _d2[6] * _w5[6],
+                                        _d2[7] * _w5[7],
+                                        _d2[8] * _w5[8],
                                     )
                                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                     if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d5
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d5
-                                        else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t4, _d6)
+                                    elif type(_grp) is tuple:
+                                        _e = _t4
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
-                                                _o[3] + _d5[3],
-                                                _o[4] + _d5[4],
-                                                _o[5] + _d5[5],
-                                                _o[6] + _d5[6],
-                                                _o[7] + _d5[7],
-                                                _o[8] + _d5[8],
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
                                             )
                                             if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d6,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t4)
+                                        if _o is None:
+                                            _grp[_t4] = _d6
+                                        else:
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t4] = _n
+                                            else:
+                                                del _grp[_t4]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d5
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d6
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
                                         )
                                         if _n[0]:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
-                                            _d5[3] * _w6[3],
-                                            _d5[4] * _w6[4],
-                                            _d5[5] * _w6[5],
-                                            _d5[6] * _w6[6],
-                                            _d5[7] * _w6[7],
-                                            _d5[8] * _w6[8],
+                                    _w7 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w7 is not None:
+                                        _d8 = (
+                                            _d6[0] * _w7[0],
+                                            _d6[1] * _w7[1],
+                                            _d6[2] * _w7[2],
+                                            _d6[3] * _w7[3],
+                                            _d6[4] * _w7[4],
+                                            _d6[5] * _w7[5],
+                                            _d6[6] * _w7[6],
+                                            _d6[7] * _w7[7],
+                                            _d6[8] * _w7[8],
                                         )
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d7
+                                            n0_root[v_ss_item_sk] = _d8
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
-                                                _o[3] + _d7[3],
-                                                _o[4] + _d7[4],
-                                                _o[5] + _d7[5],
-                                                _o[6] + _d7[6],
-                                                _o[7] + _d7[7],
-                                                _o[8] + _d7[8],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
                                             )
                                             if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
                                             else:
                                                 del n0_root[v_ss_item_sk]
                                         if pending is not None:
-                                            for (
-                                                v_ss_store_sk,
-                                                v_s_state,
-                                            ), _m8 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            for (v_ss_store_sk, v_s_state), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
-                                                ), _m9 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m11 in (
+                                                    (_g12,)
+                                                    if type(
+                                                        (
+                                                            _g12 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g12.items()
+                                                ):
                                                     _k = (v_i_item_id, v_s_state)
                                                     _v = (
-                                                        _d2[0] * _m8[0] * _m9[0],
-                                                        _d2[1] * _m8[1] * _m9[1],
-                                                        _d2[2] * _m8[2] * _m9[2],
-                                                        _d2[3] * _m8[3] * _m9[3],
-                                                        _d2[4] * _m8[4] * _m9[4],
-                                                        _d2[5] * _m8[5] * _m9[5],
-                                                        _d2[6] * _m8[6] * _m9[6],
-                                                        _d2[7] * _m8[7] * _m9[7],
-                                                        _d2[8] * _m8[8] * _m9[8],
+                                                        _d2[0] * _m9[0] * _m11[0],
+                                                        _d2[1] * _m9[1] * _m11[1],
+                                                        _d2[2] * _m9[2] * _m11[2],
+                                                        _d2[3] * _m9[3] * _m11[3],
+                                                        _d2[4] * _m9[4] * _m11[4],
+                                                        _d2[5] * _m9[5] * _m11[5],
+                                                        _d2[6] * _m9[6] * _m11[6],
+                                                        _d2[7] * _m9[7] * _m11[7],
+                                                        _d2[8] * _m9[8] * _m11[8],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -2741,11 +3355,9 @@ def _make_derived1():
                             v_ss_sold_date_sk
                         )
                         if _g3:
-                            for (
-                                v_ss_item_sk,
-                                v_ss_cdemo_sk,
-                                v_ss_store_sk,
-                            ), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -2757,17 +3369,45 @@ def _make_derived1():
                                     _p[7] * _w1[7],
                                     _p[8] * _w1[8],
                                 )
+                                _t4 = (v_ss_item_sk, v_ss_store_sk)
                                 _grp = n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
                                 if _grp is None:
                                     n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                         v_ss_cdemo_sk
-                                    ] = {(v_ss_item_sk, v_ss_store_sk): _d2}
+                                    ] = (_t4, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            v_ss_cdemo_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                                        _grp[_t4] = _d2
                                     else:
                                         _n = (
                                             _o[0] + _d2[0],
@@ -2781,142 +3421,191 @@ def _make_derived1():
                                             _o[8] + _d2[8],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            _grp[_t4] = _n
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk[
                                                     v_ss_cdemo_sk
-                                                ]
-                                _w4 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w5 = customer_demographics_count_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                if _w5 is not None:
+                                    _d6 = (
+                                        _d2[0] * _w5[0],
+                                        _d2[1] * _w5[1],
+                                        _d2[2] * _w5[2],
+                                        _d2[3] * _w5[3],
+                                        _d2[4] * _w5[4],
+                                        _d2[5] * _w5[5],
+                                        _d2[6] * _w5[6],
+                                        _d2[7] * _w5[7],
+                                        _d2[8] * _w5[8],
                                     )
-                                    _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                    _o = n2.get(_t4)
                                     if _o is None:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _d5
+                                        n2[_t4] = _d6
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
                                         )
                                         if _n[0]:
-                                            n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n2[_t4] = _n
                                         else:
-                                            del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                            del n2[_t4]
                                     _grp = n2_ss_item_sk_by_ss_store_sk.get(
                                         v_ss_store_sk
                                     )
                                     if _grp is None:
-                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                            v_ss_item_sk: _d5
-                                        }
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            v_ss_item_sk,
+                                            _d6,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
+                                            )
+                                            if _n[0]:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                        else:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d6}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
-                                            _grp[v_ss_item_sk] = _d5
+                                            _grp[v_ss_item_sk] = _d6
                                         else:
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
-                                                _o[3] + _d5[3],
-                                                _o[4] + _d5[4],
-                                                _o[5] + _d5[5],
-                                                _o[6] + _d5[6],
-                                                _o[7] + _d5[7],
-                                                _o[8] + _d5[8],
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
                                             )
                                             if _n[0]:
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n2_ss_item_sk_by_ss_store_sk[
+                                                if len(_grp) == 1:
+                                                    n2_ss_item_sk_by_ss_store_sk[
                                                         v_ss_store_sk
-                                                    ]
-                                    _w6 = store_2_count_by_ss_store_sk.get(
+                                                    ] = next(iter(_grp.items()))
+                                    _w7 = store_2_count_by_ss_store_sk.get(
                                         v_ss_store_sk
                                     )
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
-                                            _d5[3] * _w6[3],
-                                            _d5[4] * _w6[4],
-                                            _d5[5] * _w6[5],
-                                            _d5[6] * _w6[6],
-                                            _d5[7] * _w6[7],
-                                            _d5[8] * _w6[8],
+                                    if _w7 is not None:
+                                        _d8 = (
+                                            _d6[0] * _w7[0],
+                                            _d6[1] * _w7[1],
+                                            _d6[2] * _w7[2],
+                                            _d6[3] * _w7[3],
+                                            _d6[4] * _w7[4],
+                                            _d6[5] * _w7[5],
+                                            _d6[6] * _w7[6],
+                                            _d6[7] * _w7[7],
+                                            _d6[8] * _w7[8],
                                         )
                                         _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                         if _grp is None:
-                                            n1_by_ss_item_sk[v_ss_item_sk] = {
-                                                (v_ss_item_sk, v_ss_store_sk): _d7
-                                            }
-                                        else:
-                                            _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                            if _o is None:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = (
-                                                    _d7
-                                                )
-                                            else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (_t4, _d8)
+                                        elif type(_grp) is tuple:
+                                            _e = _t4
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
                                                 _n = (
-                                                    _o[0] + _d7[0],
-                                                    _o[1] + _d7[1],
-                                                    _o[2] + _d7[2],
-                                                    _o[3] + _d7[3],
-                                                    _o[4] + _d7[4],
-                                                    _o[5] + _d7[5],
-                                                    _o[6] + _d7[6],
-                                                    _o[7] + _d7[7],
-                                                    _o[8] + _d7[8],
+                                                    _o[0] + _d8[0],
+                                                    _o[1] + _d8[1],
+                                                    _o[2] + _d8[2],
+                                                    _o[3] + _d8[3],
+                                                    _o[4] + _d8[4],
+                                                    _o[5] + _d8[5],
+                                                    _o[6] + _d8[6],
+                                                    _o[7] + _d8[7],
+                                                    _o[8] + _d8[8],
                                                 )
                                                 if _n[0]:
-                                                    _grp[
-                                                        (v_ss_item_sk, v_ss_store_sk)
-                                                    ] = _n
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        _grp[0],
+                                                        _n,
+                                                    )
                                                 else:
-                                                    del _grp[
-                                                        (v_ss_item_sk, v_ss_store_sk)
-                                                    ]
-                                                    if not _grp:
-                                                        del n1_by_ss_item_sk[
+                                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                            else:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                    _grp[0]: _grp[1],
+                                                    _e: _d8,
+                                                }
+                                        else:
+                                            _o = _grp.get(_t4)
+                                            if _o is None:
+                                                _grp[_t4] = _d8
+                                            else:
+                                                _n = (
+                                                    _o[0] + _d8[0],
+                                                    _o[1] + _d8[1],
+                                                    _o[2] + _d8[2],
+                                                    _o[3] + _d8[3],
+                                                    _o[4] + _d8[4],
+                                                    _o[5] + _d8[5],
+                                                    _o[6] + _d8[6],
+                                                    _o[7] + _d8[7],
+                                                    _o[8] + _d8[8],
+                                                )
+                                                if _n[0]:
+                                                    _grp[_t4] = _n
+                                                else:
+                                                    del _grp[_t4]
+                                                    if len(_grp) == 1:
+                                                        n1_by_ss_item_sk[
                                                             v_ss_item_sk
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                         if _o is None:
-                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _d7
+                                            n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
-                                                _o[3] + _d7[3],
-                                                _o[4] + _d7[4],
-                                                _o[5] + _d7[5],
-                                                _o[6] + _d7[6],
-                                                _o[7] + _d7[7],
-                                                _o[8] + _d7[8],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
                                             )
                                             if _n[0]:
                                                 n1_count_by_ss_item_sk[v_ss_item_sk] = (
@@ -2924,33 +3613,33 @@ def _make_derived1():
                                                 )
                                             else:
                                                 del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                        _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                        if _w8 is not None:
-                                            _d9 = (
-                                                _d7[0] * _w8[0],
-                                                _d7[1] * _w8[1],
-                                                _d7[2] * _w8[2],
-                                                _d7[3] * _w8[3],
-                                                _d7[4] * _w8[4],
-                                                _d7[5] * _w8[5],
-                                                _d7[6] * _w8[6],
-                                                _d7[7] * _w8[7],
-                                                _d7[8] * _w8[8],
+                                        _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                        if _w9 is not None:
+                                            _d10 = (
+                                                _d8[0] * _w9[0],
+                                                _d8[1] * _w9[1],
+                                                _d8[2] * _w9[2],
+                                                _d8[3] * _w9[3],
+                                                _d8[4] * _w9[4],
+                                                _d8[5] * _w9[5],
+                                                _d8[6] * _w9[6],
+                                                _d8[7] * _w9[7],
+                                                _d8[8] * _w9[8],
                                             )
                                             _o = n0_root.get(v_ss_item_sk)
                                             if _o is None:
-                                                n0_root[v_ss_item_sk] = _d9
+                                                n0_root[v_ss_item_sk] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d9[0],
-                                                    _o[1] + _d9[1],
-                                                    _o[2] + _d9[2],
-                                                    _o[3] + _d9[3],
-                                                    _o[4] + _d9[4],
-                                                    _o[5] + _d9[5],
-                                                    _o[6] + _d9[6],
-                                                    _o[7] + _d9[7],
-                                                    _o[8] + _d9[8],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
+                                                    _o[3] + _d10[3],
+                                                    _o[4] + _d10[4],
+                                                    _o[5] + _d10[5],
+                                                    _o[6] + _d10[6],
+                                                    _o[7] + _d10[7],
+                                                    _o[8] + _d10[8],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_ss_item_sk] = _n
@@ -2960,26 +3649,44 @@ def _make_derived1():
                                                 for (
                                                     v_ss_store_sk,
                                                     v_s_state,
-                                                ), _m10 in self.store_2_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ].items():
+                                                ), _m11 in (
+                                                    (_g12,)
+                                                    if type(
+                                                        (
+                                                            _g12 := self.store_2_by_ss_store_sk[
+                                                                v_ss_store_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g12.items()
+                                                ):
                                                     for (
                                                         v_ss_item_sk,
                                                         v_i_item_id,
-                                                    ), _m11 in self.item_by_ss_item_sk[
-                                                        v_ss_item_sk
-                                                    ].items():
+                                                    ), _m13 in (
+                                                        (_g14,)
+                                                        if type(
+                                                            (
+                                                                _g14 := self.item_by_ss_item_sk[
+                                                                    v_ss_item_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g14.items()
+                                                    ):
                                                         _k = (v_i_item_id, v_s_state)
                                                         _v = (
-                                                            _d5[0] * _m10[0] * _m11[0],
-                                                            _d5[1] * _m10[1] * _m11[1],
-                                                            _d5[2] * _m10[2] * _m11[2],
-                                                            _d5[3] * _m10[3] * _m11[3],
-                                                            _d5[4] * _m10[4] * _m11[4],
-                                                            _d5[5] * _m10[5] * _m11[5],
-                                                            _d5[6] * _m10[6] * _m11[6],
-                                                            _d5[7] * _m10[7] * _m11[7],
-                                                            _d5[8] * _m10[8] * _m11[8],
+                                                            _d6[0] * _m11[0] * _m13[0],
+                                                            _d6[1] * _m11[1] * _m13[1],
+                                                            _d6[2] * _m11[2] * _m13[2],
+                                                            _d6[3] * _m11[3] * _m13[3],
+                                                            _d6[4] * _m11[4] * _m13[4],
+                                                            _d6[5] * _m11[5] * _m13[5],
+                                                            _d6[6] * _m11[6] * _m13[6],
+                                                            _d6[7] * _m11[7] * _m13[7],
+                                                            _d6[8] * _m11[8] * _m13[8],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -3066,24 +3773,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_2_by_ss_store_sk.get(v_ss_store_sk)
-                                    or _EMPTY
-                                ).get((v_ss_store_sk, v_s_state))
-                                or _ZERO
+                            or not _entry(
+                                self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                                (v_ss_store_sk, v_s_state),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ss_store_sk, v_s_state)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                (v_ss_store_sk, v_s_state): _p
-                            }
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_store_sk, v_s_state))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_store_sk, v_s_state)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (
                                     _o[0] + _p[0],
@@ -3097,11 +3828,13 @@ def _make_derived1():
                                     _o[8] + _p[8],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ss_store_sk, v_s_state)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_store_sk, v_s_state)]
-                                    if not _grp:
-                                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -3121,117 +3854,153 @@ def _make_derived1():
                                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                        _g3 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
-                        if _g3:
-                            for v_ss_item_sk, _w1 in _g3.items():
-                                _d2 = (
-                                    _p[0] * _w1[0],
-                                    _p[1] * _w1[1],
-                                    _p[2] * _w1[2],
-                                    _p[3] * _w1[3],
-                                    _p[4] * _w1[4],
-                                    _p[5] * _w1[5],
-                                    _p[6] * _w1[6],
-                                    _p[7] * _w1[7],
-                                    _p[8] * _w1[8],
+                        _g4 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+                        if _g4:
+                            for v_ss_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = (
+                                    _p[0] * _w2[0],
+                                    _p[1] * _w2[1],
+                                    _p[2] * _w2[2],
+                                    _p[3] * _w2[3],
+                                    _p[4] * _w2[4],
+                                    _p[5] * _w2[5],
+                                    _p[6] * _w2[6],
+                                    _p[7] * _w2[7],
+                                    _p[8] * _w2[8],
                                 )
+                                _t5 = (v_ss_item_sk, v_ss_store_sk)
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
-                                            _o[3] + _d2[3],
-                                            _o[4] + _d2[4],
-                                            _o[5] + _d2[5],
-                                            _o[6] + _d2[6],
-                                            _o[7] + _d2[7],
-                                            _o[8] + _d2[8],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                            _o[3] + _d3[3],
+                                            _o[4] + _d3[4],
+                                            _o[5] + _d3[5],
+                                            _o[6] + _d3[6],
+                                            _o[7] + _d3[7],
+                                            _o[8] + _d3[8],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                            _o[3] + _d3[3],
+                                            _o[4] + _d3[4],
+                                            _o[5] + _d3[5],
+                                            _o[6] + _d3[6],
+                                            _o[7] + _d3[7],
+                                            _o[8] + _d3[8],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
-                                        _o[5] + _d2[5],
-                                        _o[6] + _d2[6],
-                                        _o[7] + _d2[7],
-                                        _o[8] + _d2[8],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
                                     )
                                     if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d3[0] * _w6[0],
+                                        _d3[1] * _w6[1],
+                                        _d3[2] * _w6[2],
+                                        _d3[3] * _w6[3],
+                                        _d3[4] * _w6[4],
+                                        _d3[5] * _w6[5],
+                                        _d3[6] * _w6[6],
+                                        _d3[7] * _w6[7],
+                                        _d3[8] * _w6[8],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d5
+                                        n0_root[v_ss_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                            _o[3] + _d7[3],
+                                            _o[4] + _d7[4],
+                                            _o[5] + _d7[5],
+                                            _o[6] + _d7[6],
+                                            _o[7] + _d7[7],
+                                            _o[8] + _d7[8],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
                                     if pending is not None:
-                                        _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                                        for (
-                                            v_ss_item_sk,
-                                            v_i_item_id,
-                                        ), _m7 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        _m8 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        for (v_ss_item_sk, v_i_item_id), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (v_i_item_id, v_s_state)
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
-                                                _p[3] * _m6[3] * _m7[3],
-                                                _p[4] * _m6[4] * _m7[4],
-                                                _p[5] * _m6[5] * _m7[5],
-                                                _p[6] * _m6[6] * _m7[6],
-                                                _p[7] * _m6[7] * _m7[7],
-                                                _p[8] * _m6[8] * _m7[8],
+                                                _p[0] * _m8[0] * _m9[0],
+                                                _p[1] * _m8[1] * _m9[1],
+                                                _p[2] * _m8[2] * _m9[2],
+                                                _p[3] * _m8[3] * _m9[3],
+                                                _p[4] * _m8[4] * _m9[4],
+                                                _p[5] * _m8[5] * _m9[5],
+                                                _p[6] * _m8[6] * _m9[6],
+                                                _p[7] * _m8[7] * _m9[7],
+                                                _p[8] * _m8[8] * _m9[8],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3313,23 +4082,45 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY
-                                ).get((v_ss_item_sk, v_i_item_id))
-                                or _ZERO
+                            or not _entry(
+                                self.item_by_ss_item_sk.get(v_ss_item_sk),
+                                (v_ss_item_sk, v_i_item_id),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ss_item_sk, v_i_item_id)
                         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_item_sk, v_i_item_id): _p
-                            }
+                            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_i_item_id))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_i_item_id)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (
                                     _o[0] + _p[0],
@@ -3343,11 +4134,13 @@ def _make_derived1():
                                     _o[8] + _p[8],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ss_item_sk, v_i_item_id)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_item_sk, v_i_item_id)]
-                                    if not _grp:
-                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_ss_item_sk[v_ss_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
                             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -3367,61 +4160,71 @@ def _make_derived1():
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del item_count_by_ss_item_sk[v_ss_item_sk]
-                        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w1 is not None:
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
-                                _p[5] * _w1[5],
-                                _p[6] * _w1[6],
-                                _p[7] * _w1[7],
-                                _p[8] * _w1[8],
+                        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w2 is not None:
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
+                                _p[5] * _w2[5],
+                                _p[6] * _w2[6],
+                                _p[7] * _w2[7],
+                                _p[8] * _w2[8],
                             )
                             _o = n0_root.get(v_ss_item_sk)
                             if _o is None:
-                                n0_root[v_ss_item_sk] = _d2
+                                n0_root[v_ss_item_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
-                                    _o[5] + _d2[5],
-                                    _o[6] + _d2[6],
-                                    _o[7] + _d2[7],
-                                    _o[8] + _d2[8],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                    _o[5] + _d3[5],
+                                    _o[6] + _d3[6],
+                                    _o[7] + _d3[7],
+                                    _o[8] + _d3[8],
                                 )
                                 if _n[0]:
                                     n0_root[v_ss_item_sk] = _n
                                 else:
                                     del n0_root[v_ss_item_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_item_sk,
-                                    v_ss_store_sk,
-                                ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
-                                    _m4 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_state,
-                                    ), _m5 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                for (v_ss_item_sk, v_ss_store_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    for (v_ss_store_sk, v_s_state), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_i_item_id, v_s_state)
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
-                                            _p[5] * _m4[5] * _m5[5],
-                                            _p[6] * _m4[6] * _m5[6],
-                                            _p[7] * _m4[7] * _m5[7],
-                                            _p[8] * _m4[8] * _m5[8],
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[3] * _m6[3] * _m7[3],
+                                            _p[4] * _m6[4] * _m7[4],
+                                            _p[5] * _m6[5] * _m7[5],
+                                            _p[6] * _m6[6] * _m7[6],
+                                            _p[7] * _m6[7] * _m7[7],
+                                            _p[8] * _m6[8] * _m7[8],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3448,7 +4251,7 @@ def _make_derived1():
                     _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_ss_item_sk, v_ss_store_sk))
+                    _m3 = _entry(_g2, (v_ss_item_sk, v_ss_store_sk))
                     if _m3 is None:
                         return None
                     _m4 = self.n2.get((v_ss_item_sk, v_ss_store_sk))
@@ -3457,13 +4260,13 @@ def _make_derived1():
                     _g5 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
                     if _g5 is None:
                         return None
-                    _m6 = _g5.get((v_ss_store_sk, v_s_state))
+                    _m6 = _entry(_g5, (v_ss_store_sk, v_s_state))
                     if _m6 is None:
                         return None
                     _g7 = self.item_by_ss_item_sk.get(v_ss_item_sk)
                     if _g7 is None:
                         return None
-                    _m8 = _g7.get((v_ss_item_sk, v_i_item_id))
+                    _m8 = _entry(_g7, (v_ss_item_sk, v_i_item_id))
                     if _m8 is None:
                         return None
                     return (
@@ -3731,6 +4534,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -3903,7 +4720,7 @@ def _make_derived1():
                     "agg4",
                 )
                 QUERY_ID = "106e37aa23f59a95"
-                LAYOUT_ID = "5b269493a239e95c"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "fe69f8b61b99e6d9"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4152,19 +4969,54 @@ def _make_derived1():
                         del store[row]
                     # atom store_sales
                     if keep_store_sales:
+                        _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
                         _grp = store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {
-                                (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk): _p
-                            }
+                            ] = (
+                                _t1,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (
                                     _o[0] + _p[0],
@@ -4178,121 +5030,138 @@ def _make_derived1():
                                     _o[8] + _p[8],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
-                                _p[5] * _w1[5],
-                                _p[6] * _w1[6],
-                                _p[7] * _w1[7],
-                                _p[8] * _w1[8],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
+                                _p[5] * _w2[5],
+                                _p[6] * _w2[6],
+                                _p[7] * _w2[7],
+                                _p[8] * _w2[8],
                             )
+                            _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                             _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk.get(
                                 v_ss_store_sk
                             )
                             if _grp is None:
                                 n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = {(v_ss_item_sk, v_ss_cdemo_sk): _d2}
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
-                                else:
+                                ] = (_t4, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
-                                        _o[5] + _d2[5],
-                                        _o[6] + _d2[6],
-                                        _o[7] + _d2[7],
-                                        _o[8] + _d2[8],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                                        n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                                        if not _grp:
-                                            del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                        del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                                else:
+                                    n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
-                                    _d2[3] * _w3[3],
-                                    _d2[4] * _w3[4],
-                                    _d2[5] * _w3[5],
-                                    _d2[6] * _w3[6],
-                                    _d2[7] * _w3[7],
-                                    _d2[8] * _w3[8],
+                                            ] = next(iter(_grp.items()))
+                            _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d3[0] * _w5[0],
+                                    _d3[1] * _w5[1],
+                                    _d3[2] * _w5[2],
+                                    _d3[3] * _w5[3],
+                                    _d3[4] * _w5[4],
+                                    _d3[5] * _w5[5],
+                                    _d3[6] * _w5[6],
+                                    _d3[7] * _w5[7],
+                                    _d3[8] * _w5[8],
                                 )
                                 _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                        v_ss_item_sk: _d4
-                                    }
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                        v_ss_item_sk,
+                                        _d6,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d4
-                                    else:
-                                        _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
-                                            _o[3] + _d4[3],
-                                            _o[4] + _d4[4],
-                                            _o[5] + _d4[5],
-                                            _o[6] + _d4[6],
-                                            _o[7] + _d4[7],
-                                            _o[8] + _d4[8],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_cdemo_sk[
-                                                    v_ss_cdemo_sk
-                                                ]
-                                _w5 = customer_demographics_count_by_ss_cdemo_sk.get(
-                                    v_ss_cdemo_sk
-                                )
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
-                                        _d4[3] * _w5[3],
-                                        _d4[4] * _w5[4],
-                                        _d4[5] * _w5[5],
-                                        _d4[6] * _w5[6],
-                                        _d4[7] * _w5[7],
-                                        _d4[8] * _w5[8],
-                                    )
-                                    _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d6
+                                        _grp[v_ss_item_sk] = _d6
                                     else:
                                         _n = (
                                             _o[0] + _d6[0],
@@ -4306,37 +5175,81 @@ def _make_derived1():
                                             _o[8] + _d6[8],
                                         )
                                         if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_cdemo_sk[
+                                                    v_ss_cdemo_sk
+                                                ] = next(iter(_grp.items()))
+                                _w7 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                    v_ss_cdemo_sk
+                                )
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
+                                        _d6[3] * _w7[3],
+                                        _d6[4] * _w7[4],
+                                        _d6[5] * _w7[5],
+                                        _d6[6] * _w7[6],
+                                        _d6[7] * _w7[7],
+                                        _d6[8] * _w7[8],
+                                    )
+                                    _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                            _o[7] + _d8[7],
+                                            _o[8] + _d8[8],
+                                        )
+                                        if _n[0]:
                                             n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                    _g9 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _g9:
-                                        for v_i_item_id, _w7 in _g9.items():
-                                            _d8 = (
-                                                _d6[0] * _w7[0],
-                                                _d6[1] * _w7[1],
-                                                _d6[2] * _w7[2],
-                                                _d6[3] * _w7[3],
-                                                _d6[4] * _w7[4],
-                                                _d6[5] * _w7[5],
-                                                _d6[6] * _w7[6],
-                                                _d6[7] * _w7[7],
-                                                _d6[8] * _w7[8],
+                                    _g11 = item_i_item_id_by_ss_item_sk.get(
+                                        v_ss_item_sk
+                                    )
+                                    if _g11:
+                                        for v_i_item_id, _w9 in (
+                                            (_g11,)
+                                            if type(_g11) is tuple
+                                            else _g11.items()
+                                        ):
+                                            _d10 = (
+                                                _d8[0] * _w9[0],
+                                                _d8[1] * _w9[1],
+                                                _d8[2] * _w9[2],
+                                                _d8[3] * _w9[3],
+                                                _d8[4] * _w9[4],
+                                                _d8[5] * _w9[5],
+                                                _d8[6] * _w9[6],
+                                                _d8[7] * _w9[7],
+                                                _d8[8] * _w9[8],
                                             )
                                             _o = n0_root.get(v_i_item_id)
                                             if _o is None:
-                                                n0_root[v_i_item_id] = _d8
+                                                n0_root[v_i_item_id] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d8[0],
-                                                    _o[1] + _d8[1],
-                                                    _o[2] + _d8[2],
-                                                    _o[3] + _d8[3],
-                                                    _o[4] + _d8[4],
-                                                    _o[5] + _d8[5],
-                                                    _o[6] + _d8[6],
-                                                    _o[7] + _d8[7],
-                                                    _o[8] + _d8[8],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
+                                                    _o[3] + _d10[3],
+                                                    _o[4] + _d10[4],
+                                                    _o[5] + _d10[5],
+                                                    _o[6] + _d10[6],
+                                                    _o[7] + _d10[7],
+                                                    _o[8] + _d10[8],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_i_item_id] = _n
@@ -4344,7 +5257,7 @@ def _make_derived1():
                                                     del n0_root[v_i_item_id]
                                             if pending is not None:
                                                 _k = (v_i_item_id,)
-                                                _v = _d8
+                                                _v = _d10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
@@ -4437,7 +5350,9 @@ def _make_derived1():
                                 ]
                         _g3 = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                         if _g3:
-                            for v_ss_item_sk, _w1 in _g3.items():
+                            for v_ss_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -4470,7 +5385,9 @@ def _make_derived1():
                                         del n3_count_by_ss_item_sk[v_ss_item_sk]
                                 _g6 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                                 if _g6:
-                                    for v_i_item_id, _w4 in _g6.items():
+                                    for v_i_item_id, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -4589,11 +5506,9 @@ def _make_derived1():
                             v_ss_sold_date_sk
                         )
                         if _g3:
-                            for (
-                                v_ss_item_sk,
-                                v_ss_cdemo_sk,
-                                v_ss_store_sk,
-                            ), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -4605,17 +5520,45 @@ def _make_derived1():
                                     _p[7] * _w1[7],
                                     _p[8] * _w1[8],
                                 )
+                                _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                                 _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk.get(
                                     v_ss_store_sk
                                 )
                                 if _grp is None:
                                     n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ] = {(v_ss_item_sk, v_ss_cdemo_sk): _d2}
+                                    ] = (_t4, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
+                                        _grp[_t4] = _d2
                                     else:
                                         _n = (
                                             _o[0] + _d2[0],
@@ -4629,88 +5572,118 @@ def _make_derived1():
                                             _o[8] + _d2[8],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                                            _grp[_t4] = _n
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                                            if not _grp:
-                                                del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                                     v_ss_store_sk
-                                                ]
-                                _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w5 is not None:
+                                    _d6 = (
+                                        _d2[0] * _w5[0],
+                                        _d2[1] * _w5[1],
+                                        _d2[2] * _w5[2],
+                                        _d2[3] * _w5[3],
+                                        _d2[4] * _w5[4],
+                                        _d2[5] * _w5[5],
+                                        _d2[6] * _w5[6],
+                                        _d2[7] * _w5[7],
+                                        _d2[8] * _w5[8],
                                     )
                                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(
                                         v_ss_cdemo_sk
                                     )
                                     if _grp is None:
-                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                            v_ss_item_sk: _d5
-                                        }
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                            v_ss_item_sk,
+                                            _d6,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
+                                            )
+                                            if _n[0]:
+                                                n4_ss_item_sk_by_ss_cdemo_sk[
+                                                    v_ss_cdemo_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                    v_ss_cdemo_sk
+                                                ]
+                                        else:
+                                            n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d6}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
-                                            _grp[v_ss_item_sk] = _d5
+                                            _grp[v_ss_item_sk] = _d6
                                         else:
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
-                                                _o[3] + _d5[3],
-                                                _o[4] + _d5[4],
-                                                _o[5] + _d5[5],
-                                                _o[6] + _d5[6],
-                                                _o[7] + _d5[7],
-                                                _o[8] + _d5[8],
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
                                             )
                                             if _n[0]:
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                if len(_grp) == 1:
+                                                    n4_ss_item_sk_by_ss_cdemo_sk[
                                                         v_ss_cdemo_sk
-                                                    ]
-                                    _w6 = (
+                                                    ] = next(iter(_grp.items()))
+                                    _w7 = (
                                         customer_demographics_count_by_ss_cdemo_sk.get(
                                             v_ss_cdemo_sk
                                         )
                                     )
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
-                                            _d5[3] * _w6[3],
-                                            _d5[4] * _w6[4],
-                                            _d5[5] * _w6[5],
-                                            _d5[6] * _w6[6],
-                                            _d5[7] * _w6[7],
-                                            _d5[8] * _w6[8],
+                                    if _w7 is not None:
+                                        _d8 = (
+                                            _d6[0] * _w7[0],
+                                            _d6[1] * _w7[1],
+                                            _d6[2] * _w7[2],
+                                            _d6[3] * _w7[3],
+                                            _d6[4] * _w7[4],
+                                            _d6[5] * _w7[5],
+                                            _d6[6] * _w7[6],
+                                            _d6[7] * _w7[7],
+                                            _d6[8] * _w7[8],
                                         )
                                         _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                                         if _o is None:
-                                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d7
+                                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
-                                                _o[3] + _d7[3],
-                                                _o[4] + _d7[4],
-                                                _o[5] + _d7[5],
-                                                _o[6] + _d7[6],
-                                                _o[7] + _d7[7],
-                                                _o[8] + _d7[8],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
                                             )
                                             if _n[0]:
                                                 n3_count_by_ss_item_sk[v_ss_item_sk] = (
@@ -4718,36 +5691,40 @@ def _make_derived1():
                                                 )
                                             else:
                                                 del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                        _g10 = item_i_item_id_by_ss_item_sk.get(
+                                        _g11 = item_i_item_id_by_ss_item_sk.get(
                                             v_ss_item_sk
                                         )
-                                        if _g10:
-                                            for v_i_item_id, _w8 in _g10.items():
-                                                _d9 = (
-                                                    _d7[0] * _w8[0],
-                                                    _d7[1] * _w8[1],
-                                                    _d7[2] * _w8[2],
-                                                    _d7[3] * _w8[3],
-                                                    _d7[4] * _w8[4],
-                                                    _d7[5] * _w8[5],
-                                                    _d7[6] * _w8[6],
-                                                    _d7[7] * _w8[7],
-                                                    _d7[8] * _w8[8],
+                                        if _g11:
+                                            for v_i_item_id, _w9 in (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                else _g11.items()
+                                            ):
+                                                _d10 = (
+                                                    _d8[0] * _w9[0],
+                                                    _d8[1] * _w9[1],
+                                                    _d8[2] * _w9[2],
+                                                    _d8[3] * _w9[3],
+                                                    _d8[4] * _w9[4],
+                                                    _d8[5] * _w9[5],
+                                                    _d8[6] * _w9[6],
+                                                    _d8[7] * _w9[7],
+                                                    _d8[8] * _w9[8],
                                                 )
                                                 _o = n0_root.get(v_i_item_id)
                                                 if _o is None:
-                                                    n0_root[v_i_item_id] = _d9
+                                                    n0_root[v_i_item_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
-                                                        _o[3] + _d9[3],
-                                                        _o[4] + _d9[4],
-                                                        _o[5] + _d9[5],
-                                                        _o[6] + _d9[6],
-                                                        _o[7] + _d9[7],
-                                                        _o[8] + _d9[8],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
+                                                        _o[3] + _d10[3],
+                                                        _o[4] + _d10[4],
+                                                        _o[5] + _d10[5],
+                                                        _o[6] + _d10[6],
+                                                        _o[7] + _d10[7],
+                                                        _o[8] + _d10[8],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_item_id] = _n
@@ -4755,7 +5732,7 @@ def _make_derived1():
                                                         del n0_root[v_i_item_id]
                                                 if pending is not None:
                                                     _k = (v_i_item_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -4833,7 +5810,9 @@ def _make_derived1():
                             v_ss_store_sk
                         )
                         if _g3:
-                            for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -4847,9 +5826,38 @@ def _make_derived1():
                                 )
                                 _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                        v_ss_item_sk,
+                                        _d2,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d2,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
@@ -4870,10 +5878,10 @@ def _make_derived1():
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_cdemo_sk[
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_cdemo_sk[
                                                     v_ss_cdemo_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w4 = customer_demographics_count_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
@@ -4910,7 +5918,11 @@ def _make_derived1():
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                                     _g8 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                                     if _g8:
-                                        for v_i_item_id, _w6 in _g8.items():
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
                                             _d7 = (
                                                 _d5[0] * _w6[0],
                                                 _d5[1] * _w6[1],
@@ -4989,7 +6001,34 @@ def _make_derived1():
                     # atom item
                     _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {v_i_item_id: _p}
+                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (v_i_item_id, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_i_item_id
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                                _o[5] + _p[5],
+                                _o[6] + _p[6],
+                                _o[7] + _p[7],
+                                _o[8] + _p[8],
+                            )
+                            if _n[0]:
+                                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                        else:
+                            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_i_item_id)
                         if _o is None:
@@ -5010,8 +6049,10 @@ def _make_derived1():
                                 _grp[v_i_item_id] = _n
                             else:
                                 del _grp[v_i_item_id]
-                                if not _grp:
-                                    del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                                if len(_grp) == 1:
+                                    item_i_item_id_by_ss_item_sk[v_ss_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _w1 is not None:
                         _d2 = (
@@ -5186,30 +6227,63 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
-                                or _ZERO
+                            or not _entry(
+                                self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                                    v_ss_sold_date_sk
+                                ),
+                                (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
                         _grp = store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {
-                                (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk): _p
-                            }
+                            ] = (
+                                _t1,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (
                                     _o[0] + _p[0],
@@ -5223,121 +6297,138 @@ def _make_derived1():
                                     _o[8] + _p[8],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
-                                _p[5] * _w1[5],
-                                _p[6] * _w1[6],
-                                _p[7] * _w1[7],
-                                _p[8] * _w1[8],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
+                                _p[5] * _w2[5],
+                                _p[6] * _w2[6],
+                                _p[7] * _w2[7],
+                                _p[8] * _w2[8],
                             )
+                            _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                             _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk.get(
                                 v_ss_store_sk
                             )
                             if _grp is None:
                                 n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = {(v_ss_item_sk, v_ss_cdemo_sk): _d2}
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
-                                else:
+                                ] = (_t4, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
-                                        _o[5] + _d2[5],
-                                        _o[6] + _d2[6],
-                                        _o[7] + _d2[7],
-                                        _o[8] + _d2[8],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                                        n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                                        if not _grp:
-                                            del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                        del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                                else:
+                                    n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                        _o[5] + _d3[5],
+                                        _o[6] + _d3[6],
+                                        _o[7] + _d3[7],
+                                        _o[8] + _d3[8],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
-                                    _d2[3] * _w3[3],
-                                    _d2[4] * _w3[4],
-                                    _d2[5] * _w3[5],
-                                    _d2[6] * _w3[6],
-                                    _d2[7] * _w3[7],
-                                    _d2[8] * _w3[8],
+                                            ] = next(iter(_grp.items()))
+                            _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d3[0] * _w5[0],
+                                    _d3[1] * _w5[1],
+                                    _d3[2] * _w5[2],
+                                    _d3[3] * _w5[3],
+                                    _d3[4] * _w5[4],
+                                    _d3[5] * _w5[5],
+                                    _d3[6] * _w5[6],
+                                    _d3[7] * _w5[7],
+                                    _d3[8] * _w5[8],
                                 )
                                 _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                        v_ss_item_sk: _d4
-                                    }
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                        v_ss_item_sk,
+                                        _d6,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d4
-                                    else:
-                                        _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
-                                            _o[3] + _d4[3],
-                                            _o[4] + _d4[4],
-                                            _o[5] + _d4[5],
-                                            _o[6] + _d4[6],
-                                            _o[7] + _d4[7],
-                                            _o[8] + _d4[8],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_cdemo_sk[
-                                                    v_ss_cdemo_sk
-                                                ]
-                                _w5 = customer_demographics_count_by_ss_cdemo_sk.get(
-                                    v_ss_cdemo_sk
-                                )
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
-                                        _d4[3] * _w5[3],
-                                        _d4[4] * _w5[4],
-                                        _d4[5] * _w5[5],
-                                        _d4[6] * _w5[6],
-                                        _d4[7] * _w5[7],
-                                        _d4[8] * _w5[8],
-                                    )
-                                    _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d6
+                                        _grp[v_ss_item_sk] = _d6
                                     else:
                                         _n = (
                                             _o[0] + _d6[0],
@@ -5351,37 +6442,81 @@ def _make_derived1():
                                             _o[8] + _d6[8],
                                         )
                                         if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_cdemo_sk[
+                                                    v_ss_cdemo_sk
+                                                ] = next(iter(_grp.items()))
+                                _w7 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                    v_ss_cdemo_sk
+                                )
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
+                                        _d6[3] * _w7[3],
+                                        _d6[4] * _w7[4],
+                                        _d6[5] * _w7[5],
+                                        _d6[6] * _w7[6],
+                                        _d6[7] * _w7[7],
+                                        _d6[8] * _w7[8],
+                                    )
+                                    _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                            _o[7] + _d8[7],
+                                            _o[8] + _d8[8],
+                                        )
+                                        if _n[0]:
                                             n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                    _g9 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _g9:
-                                        for v_i_item_id, _w7 in _g9.items():
-                                            _d8 = (
-                                                _d6[0] * _w7[0],
-                                                _d6[1] * _w7[1],
-                                                _d6[2] * _w7[2],
-                                                _d6[3] * _w7[3],
-                                                _d6[4] * _w7[4],
-                                                _d6[5] * _w7[5],
-                                                _d6[6] * _w7[6],
-                                                _d6[7] * _w7[7],
-                                                _d6[8] * _w7[8],
+                                    _g11 = item_i_item_id_by_ss_item_sk.get(
+                                        v_ss_item_sk
+                                    )
+                                    if _g11:
+                                        for v_i_item_id, _w9 in (
+                                            (_g11,)
+                                            if type(_g11) is tuple
+                                            else _g11.items()
+                                        ):
+                                            _d10 = (
+                                                _d8[0] * _w9[0],
+                                                _d8[1] * _w9[1],
+                                                _d8[2] * _w9[2],
+                                                _d8[3] * _w9[3],
+                                                _d8[4] * _w9[4],
+                                                _d8[5] * _w9[5],
+                                                _d8[6] * _w9[6],
+                                                _d8[7] * _w9[7],
+                                                _d8[8] * _w9[8],
                                             )
                                             _o = n0_root.get(v_i_item_id)
                                             if _o is None:
-                                                n0_root[v_i_item_id] = _d8
+                                                n0_root[v_i_item_id] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d8[0],
-                                                    _o[1] + _d8[1],
-                                                    _o[2] + _d8[2],
-                                                    _o[3] + _d8[3],
-                                                    _o[4] + _d8[4],
-                                                    _o[5] + _d8[5],
-                                                    _o[6] + _d8[6],
-                                                    _o[7] + _d8[7],
-                                                    _o[8] + _d8[8],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
+                                                    _o[3] + _d10[3],
+                                                    _o[4] + _d10[4],
+                                                    _o[5] + _d10[5],
+                                                    _o[6] + _d10[6],
+                                                    _o[7] + _d10[7],
+                                                    _o[8] + _d10[8],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_i_item_id] = _n
@@ -5389,7 +6524,7 @@ def _make_derived1():
                                                     del n0_root[v_i_item_id]
                                             if pending is not None:
                                                 _k = (v_i_item_id,)
-                                                _v = _d8
+                                                _v = _d10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
@@ -5524,7 +6659,9 @@ def _make_derived1():
                                 ]
                         _g3 = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                         if _g3:
-                            for v_ss_item_sk, _w1 in _g3.items():
+                            for v_ss_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -5557,7 +6694,9 @@ def _make_derived1():
                                         del n3_count_by_ss_item_sk[v_ss_item_sk]
                                 _g6 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                                 if _g6:
-                                    for v_i_item_id, _w4 in _g6.items():
+                                    for v_i_item_id, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -5716,11 +6855,9 @@ def _make_derived1():
                             v_ss_sold_date_sk
                         )
                         if _g3:
-                            for (
-                                v_ss_item_sk,
-                                v_ss_cdemo_sk,
-                                v_ss_store_sk,
-                            ), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -5732,17 +6869,45 @@ def _make_derived1():
                                     _p[7] * _w1[7],
                                     _p[8] * _w1[8],
                                 )
+                                _t4 = (v_ss_item_sk, v_ss_cdemo_sk)
                                 _grp = n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk.get(
                                     v_ss_store_sk
                                 )
                                 if _grp is None:
                                     n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ] = {(v_ss_item_sk, v_ss_cdemo_sk): _d2}
+                                    ] = (_t4, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk))
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _d2
+                                        _grp[_t4] = _d2
                                     else:
                                         _n = (
                                             _o[0] + _d2[0],
@@ -5756,88 +6921,118 @@ def _make_derived1():
                                             _o[8] + _d2[8],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_cdemo_sk)] = _n
+                                            _grp[_t4] = _n
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_cdemo_sk)]
-                                            if not _grp:
-                                                del n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk[
                                                     v_ss_store_sk
-                                                ]
-                                _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
-                                        _d2[3] * _w4[3],
-                                        _d2[4] * _w4[4],
-                                        _d2[5] * _w4[5],
-                                        _d2[6] * _w4[6],
-                                        _d2[7] * _w4[7],
-                                        _d2[8] * _w4[8],
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w5 is not None:
+                                    _d6 = (
+                                        _d2[0] * _w5[0],
+                                        _d2[1] * _w5[1],
+                                        _d2[2] * _w5[2],
+                                        _d2[3] * _w5[3],
+                                        _d2[4] * _w5[4],
+                                        _d2[5] * _w5[5],
+                                        _d2[6] * _w5[6],
+                                        _d2[7] * _w5[7],
+                                        _d2[8] * _w5[8],
                                     )
                                     _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(
                                         v_ss_cdemo_sk
                                     )
                                     if _grp is None:
-                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                            v_ss_item_sk: _d5
-                                        }
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                            v_ss_item_sk,
+                                            _d6,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
+                                            )
+                                            if _n[0]:
+                                                n4_ss_item_sk_by_ss_cdemo_sk[
+                                                    v_ss_cdemo_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                    v_ss_cdemo_sk
+                                                ]
+                                        else:
+                                            n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d6}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
-                                            _grp[v_ss_item_sk] = _d5
+                                            _grp[v_ss_item_sk] = _d6
                                         else:
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
-                                                _o[3] + _d5[3],
-                                                _o[4] + _d5[4],
-                                                _o[5] + _d5[5],
-                                                _o[6] + _d5[6],
-                                                _o[7] + _d5[7],
-                                                _o[8] + _d5[8],
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                                _o[3] + _d6[3],
+                                                _o[4] + _d6[4],
+                                                _o[5] + _d6[5],
+                                                _o[6] + _d6[6],
+                                                _o[7] + _d6[7],
+                                                _o[8] + _d6[8],
                                             )
                                             if _n[0]:
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                if len(_grp) == 1:
+                                                    n4_ss_item_sk_by_ss_cdemo_sk[
                                                         v_ss_cdemo_sk
-                                                    ]
-                                    _w6 = (
+                                                    ] = next(iter(_grp.items()))
+                                    _w7 = (
                                         customer_demographics_count_by_ss_cdemo_sk.get(
                                             v_ss_cdemo_sk
                                         )
                                     )
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
-                                            _d5[3] * _w6[3],
-                                            _d5[4] * _w6[4],
-                                            _d5[5] * _w6[5],
-                                            _d5[6] * _w6[6],
-                                            _d5[7] * _w6[7],
-                                            _d5[8] * _w6[8],
+                                    if _w7 is not None:
+                                        _d8 = (
+                                            _d6[0] * _w7[0],
+                                            _d6[1] * _w7[1],
+                                            _d6[2] * _w7[2],
+                                            _d6[3] * _w7[3],
+                                            _d6[4] * _w7[4],
+                                            _d6[5] * _w7[5],
+                                            _d6[6] * _w7[6],
+                                            _d6[7] * _w7[7],
+                                            _d6[8] * _w7[8],
                                         )
                                         _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                                         if _o is None:
-                                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d7
+                                            n3_count_by_ss_item_sk[v_ss_item_sk] = _d8
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
-                                                _o[3] + _d7[3],
-                                                _o[4] + _d7[4],
-                                                _o[5] + _d7[5],
-                                                _o[6] + _d7[6],
-                                                _o[7] + _d7[7],
-                                                _o[8] + _d7[8],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                                _o[3] + _d8[3],
+                                                _o[4] + _d8[4],
+                                                _o[5] + _d8[5],
+                                                _o[6] + _d8[6],
+                                                _o[7] + _d8[7],
+                                                _o[8] + _d8[8],
                                             )
                                             if _n[0]:
                                                 n3_count_by_ss_item_sk[v_ss_item_sk] = (
@@ -5845,36 +7040,40 @@ def _make_derived1():
                                                 )
                                             else:
                                                 del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                        _g10 = item_i_item_id_by_ss_item_sk.get(
+                                        _g11 = item_i_item_id_by_ss_item_sk.get(
                                             v_ss_item_sk
                                         )
-                                        if _g10:
-                                            for v_i_item_id, _w8 in _g10.items():
-                                                _d9 = (
-                                                    _d7[0] * _w8[0],
-                                                    _d7[1] * _w8[1],
-                                                    _d7[2] * _w8[2],
-                                                    _d7[3] * _w8[3],
-                                                    _d7[4] * _w8[4],
-                                                    _d7[5] * _w8[5],
-                                                    _d7[6] * _w8[6],
-                                                    _d7[7] * _w8[7],
-                                                    _d7[8] * _w8[8],
+                                        if _g11:
+                                            for v_i_item_id, _w9 in (
+                                                (_g11,)
+                                                if type(_g11) is tuple
+                                                else _g11.items()
+                                            ):
+                                                _d10 = (
+                                                    _d8[0] * _w9[0],
+                                                    _d8[1] * _w9[1],
+                                                    _d8[2] * _w9[2],
+                                                    _d8[3] * _w9[3],
+                                                    _d8[4] * _w9[4],
+                                                    _d8[5] * _w9[5],
+                                                    _d8[6] * _w9[6],
+                                                    _d8[7] * _w9[7],
+                                                    _d8[8] * _w9[8],
                                                 )
                                                 _o = n0_root.get(v_i_item_id)
                                                 if _o is None:
-                                                    n0_root[v_i_item_id] = _d9
+                                                    n0_root[v_i_item_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
-                                                        _o[3] + _d9[3],
-                                                        _o[4] + _d9[4],
-                                                        _o[5] + _d9[5],
-                                                        _o[6] + _d9[6],
-                                                        _o[7] + _d9[7],
-                                                        _o[8] + _d9[8],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
+                                                        _o[3] + _d10[3],
+                                                        _o[4] + _d10[4],
+                                                        _o[5] + _d10[5],
+                                                        _o[6] + _d10[6],
+                                                        _o[7] + _d10[7],
+                                                        _o[8] + _d10[8],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_item_id] = _n
@@ -5882,7 +7081,7 @@ def _make_derived1():
                                                         del n0_root[v_i_item_id]
                                                 if pending is not None:
                                                     _k = (v_i_item_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -6000,7 +7199,9 @@ def _make_derived1():
                             v_ss_store_sk
                         )
                         if _g3:
-                            for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in _g3.items():
+                            for (v_ss_item_sk, v_ss_cdemo_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (
                                     _p[0] * _w1[0],
                                     _p[1] * _w1[1],
@@ -6014,9 +7215,38 @@ def _make_derived1():
                                 )
                                 _grp = n4_ss_item_sk_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = (
+                                        v_ss_item_sk,
+                                        _d2,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                            _o[3] + _d2[3],
+                                            _o[4] + _d2[4],
+                                            _o[5] + _d2[5],
+                                            _o[6] + _d2[6],
+                                            _o[7] + _d2[7],
+                                            _o[8] + _d2[8],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_cdemo_sk[
+                                                v_ss_cdemo_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_cdemo_sk[v_ss_cdemo_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d2,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
@@ -6037,10 +7267,10 @@ def _make_derived1():
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_cdemo_sk[
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_cdemo_sk[
                                                     v_ss_cdemo_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w4 = customer_demographics_count_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
@@ -6077,7 +7307,11 @@ def _make_derived1():
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                                     _g8 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                                     if _g8:
-                                        for v_i_item_id, _w6 in _g8.items():
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
                                             _d7 = (
                                                 _d5[0] * _w6[0],
                                                 _d5[1] * _w6[1],
@@ -6190,20 +7424,46 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                                    or _EMPTY
-                                ).get(v_i_item_id)
-                                or _ZERO
+                            or not _entry(
+                                self.item_i_item_id_by_ss_item_sk.get(v_ss_item_sk),
+                                v_i_item_id,
+                                _ZERO,
                             )[0]
                         ):
                             continue
                         _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {
-                                v_i_item_id: _p
-                            }
+                            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                v_i_item_id,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_id
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _p[0],
+                                    _o[1] + _p[1],
+                                    _o[2] + _p[2],
+                                    _o[3] + _p[3],
+                                    _o[4] + _p[4],
+                                    _o[5] + _p[5],
+                                    _o[6] + _p[6],
+                                    _o[7] + _p[7],
+                                    _o[8] + _p[8],
+                                )
+                                if _n[0]:
+                                    item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_i_item_id)
                             if _o is None:
@@ -6224,8 +7484,10 @@ def _make_derived1():
                                     _grp[v_i_item_id] = _n
                                 else:
                                     del _grp[v_i_item_id]
-                                    if not _grp:
-                                        del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                                    if len(_grp) == 1:
+                                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _w1 is not None:
                             _d2 = (
@@ -6576,6 +7838,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -6749,7 +8023,7 @@ def _make_derived1():
             )
             QUERY_ID = "71191b32ad5c8b61"
             LAYOUT_ID = (
-                "5694bdc47211a406"  # the state's layout: snapshots restore only here
+                "037ee5d3d28fc49a"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7000,19 +8274,54 @@ def _make_derived1():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
+                    _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
                     _grp = store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {
-                            (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk): _p
-                        }
+                        ] = (
+                            _t1,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                                _o[5] + _p[5],
+                                _o[6] + _p[6],
+                                _o[7] + _p[7],
+                                _o[8] + _p[8],
+                            )
+                            if _n[0]:
+                                store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -7026,115 +8335,138 @@ def _make_derived1():
                                 _o[8] + _p[8],
                             )
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
-                            _p[5] * _w1[5],
-                            _p[6] * _w1[6],
-                            _p[7] * _w1[7],
-                            _p[8] * _w1[8],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
+                            _p[5] * _w2[5],
+                            _p[6] * _w2[6],
+                            _p[7] * _w2[7],
+                            _p[8] * _w2[8],
                         )
+                        _t4 = (v_ss_cdemo_sk, v_ss_store_sk)
                         _grp = n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
-                            n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_cdemo_sk, v_ss_store_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ss_cdemo_sk, v_ss_store_sk))
-                            if _o is None:
-                                _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _d2
-                            else:
+                            n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                                _t4,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
-                                    _o[5] + _d2[5],
-                                    _o[6] + _d2[6],
-                                    _o[7] + _d2[7],
-                                    _o[8] + _d2[8],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                    _o[5] + _d3[5],
+                                    _o[6] + _d3[6],
+                                    _o[7] + _d3[7],
+                                    _o[8] + _d3[8],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _n
+                                    n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_cdemo_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                    del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d3}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                    _o[5] + _d3[5],
+                                    _o[6] + _d3[6],
+                                    _o[7] + _d3[7],
+                                    _o[8] + _d3[8],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w3 is not None:
-                            _d4 = (
-                                _d2[0] * _w3[0],
-                                _d2[1] * _w3[1],
-                                _d2[2] * _w3[2],
-                                _d2[3] * _w3[3],
-                                _d2[4] * _w3[4],
-                                _d2[5] * _w3[5],
-                                _d2[6] * _w3[6],
-                                _d2[7] * _w3[7],
-                                _d2[8] * _w3[8],
+                                        ] = next(iter(_grp.items()))
+                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d3[0] * _w5[0],
+                                _d3[1] * _w5[1],
+                                _d3[2] * _w5[2],
+                                _d3[3] * _w5[3],
+                                _d3[4] * _w5[4],
+                                _d3[5] * _w5[5],
+                                _d3[6] * _w5[6],
+                                _d3[7] * _w5[7],
+                                _d3[8] * _w5[8],
                             )
                             _grp = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_cdemo_sk: _d4
-                                }
+                                n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_cdemo_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_cdemo_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                    )
+                                    if _n[0]:
+                                        n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_cdemo_sk)
                                 if _o is None:
-                                    _grp[v_ss_cdemo_sk] = _d4
-                                else:
-                                    _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
-                                        _o[5] + _d4[5],
-                                        _o[6] + _d4[6],
-                                        _o[7] + _d4[7],
-                                        _o[8] + _d4[8],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_ss_cdemo_sk] = _n
-                                    else:
-                                        del _grp[v_ss_cdemo_sk]
-                                        if not _grp:
-                                            del n3_ss_cdemo_sk_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ]
-                            _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
-                                    _d4[3] * _w5[3],
-                                    _d4[4] * _w5[4],
-                                    _d4[5] * _w5[5],
-                                    _d4[6] * _w5[6],
-                                    _d4[7] * _w5[7],
-                                    _d4[8] * _w5[8],
-                                )
-                                _o = n2_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
-                                if _o is None:
-                                    n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d6
+                                    _grp[v_ss_cdemo_sk] = _d6
                                 else:
                                     _n = (
                                         _o[0] + _d6[0],
@@ -7148,38 +8480,74 @@ def _make_derived1():
                                         _o[8] + _d6[8],
                                     )
                                     if _n[0]:
+                                        _grp[v_ss_cdemo_sk] = _n
+                                    else:
+                                        del _grp[v_ss_cdemo_sk]
+                                        if len(_grp) == 1:
+                                            n3_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = next(iter(_grp.items()))
+                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                    _d6[5] * _w7[5],
+                                    _d6[6] * _w7[6],
+                                    _d6[7] * _w7[7],
+                                    _d6[8] * _w7[8],
+                                )
+                                _o = n2_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
+                                if _o is None:
+                                    n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                        _o[7] + _d8[7],
+                                        _o[8] + _d8[8],
+                                    )
+                                    if _n[0]:
                                         n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _n
                                     else:
                                         del n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                                _w7 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                _w9 = customer_demographics_count_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
-                                if _w7 is not None:
-                                    _d8 = (
-                                        _d6[0] * _w7[0],
-                                        _d6[1] * _w7[1],
-                                        _d6[2] * _w7[2],
-                                        _d6[3] * _w7[3],
-                                        _d6[4] * _w7[4],
-                                        _d6[5] * _w7[5],
-                                        _d6[6] * _w7[6],
-                                        _d6[7] * _w7[7],
-                                        _d6[8] * _w7[8],
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
+                                        _d8[3] * _w9[3],
+                                        _d8[4] * _w9[4],
+                                        _d8[5] * _w9[5],
+                                        _d8[6] * _w9[6],
+                                        _d8[7] * _w9[7],
+                                        _d8[8] * _w9[8],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d8
+                                        n0_root[()] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                            _o[7] + _d8[7],
-                                            _o[8] + _d8[8],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -7187,7 +8555,7 @@ def _make_derived1():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d8
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -7386,11 +8754,9 @@ def _make_derived1():
                         v_ss_sold_date_sk
                     )
                     if _g3:
-                        for (
-                            v_ss_item_sk,
-                            v_ss_cdemo_sk,
-                            v_ss_store_sk,
-                        ), _w1 in _g3.items():
+                        for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -7402,17 +8768,45 @@ def _make_derived1():
                                 _p[7] * _w1[7],
                                 _p[8] * _w1[8],
                             )
+                            _t4 = (v_ss_cdemo_sk, v_ss_store_sk)
                             _grp = n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk.get(
                                 v_ss_item_sk
                             )
                             if _grp is None:
                                 n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
                                     v_ss_item_sk
-                                ] = {(v_ss_cdemo_sk, v_ss_store_sk): _d2}
+                                ] = (_t4, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                        _o[5] + _d2[5],
+                                        _o[6] + _d2[6],
+                                        _o[7] + _d2[7],
+                                        _o[8] + _d2[8],
+                                    )
+                                    if _n[0]:
+                                        n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                                else:
+                                    n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
-                                _o = _grp.get((v_ss_cdemo_sk, v_ss_store_sk))
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -7426,118 +8820,147 @@ def _make_derived1():
                                         _o[8] + _d2[8],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[(v_ss_cdemo_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
                                                 v_ss_item_sk
-                                            ]
-                            _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
-                                    _d2[5] * _w4[5],
-                                    _d2[6] * _w4[6],
-                                    _d2[7] * _w4[7],
-                                    _d2[8] * _w4[8],
+                                            ] = next(iter(_grp.items()))
+                            _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
+                                    _d2[3] * _w5[3],
+                                    _d2[4] * _w5[4],
+                                    _d2[5] * _w5[5],
+                                    _d2[6] * _w5[6],
+                                    _d2[7] * _w5[7],
+                                    _d2[8] * _w5[8],
                                 )
                                 _grp = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_cdemo_sk: _d5
-                                    }
+                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_cdemo_sk,
+                                        _d6,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_cdemo_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
+                                        )
+                                        if _n[0]:
+                                            n3_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n3_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_cdemo_sk)
                                     if _o is None:
-                                        _grp[v_ss_cdemo_sk] = _d5
+                                        _grp[v_ss_cdemo_sk] = _d6
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_cdemo_sk] = _n
                                         else:
                                             del _grp[v_ss_cdemo_sk]
-                                            if not _grp:
-                                                del n3_ss_cdemo_sk_by_ss_store_sk[
+                                            if len(_grp) == 1:
+                                                n3_ss_cdemo_sk_by_ss_store_sk[
                                                     v_ss_store_sk
-                                                ]
-                                _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
-                                        _d5[3] * _w6[3],
-                                        _d5[4] * _w6[4],
-                                        _d5[5] * _w6[5],
-                                        _d5[6] * _w6[6],
-                                        _d5[7] * _w6[7],
-                                        _d5[8] * _w6[8],
+                                                ] = next(iter(_grp.items()))
+                                _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
+                                        _d6[3] * _w7[3],
+                                        _d6[4] * _w7[4],
+                                        _d6[5] * _w7[5],
+                                        _d6[6] * _w7[6],
+                                        _d6[7] * _w7[7],
+                                        _d6[8] * _w7[8],
                                     )
                                     _o = n2_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                                     if _o is None:
-                                        n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d7
+                                        n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d8
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
-                                            _o[3] + _d7[3],
-                                            _o[4] + _d7[4],
-                                            _o[5] + _d7[5],
-                                            _o[6] + _d7[6],
-                                            _o[7] + _d7[7],
-                                            _o[8] + _d7[8],
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                            _o[7] + _d8[7],
+                                            _o[8] + _d8[8],
                                         )
                                         if _n[0]:
                                             n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _n
                                         else:
                                             del n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                                    _w8 = (
+                                    _w9 = (
                                         customer_demographics_count_by_ss_cdemo_sk.get(
                                             v_ss_cdemo_sk
                                         )
                                     )
-                                    if _w8 is not None:
-                                        _d9 = (
-                                            _d7[0] * _w8[0],
-                                            _d7[1] * _w8[1],
-                                            _d7[2] * _w8[2],
-                                            _d7[3] * _w8[3],
-                                            _d7[4] * _w8[4],
-                                            _d7[5] * _w8[5],
-                                            _d7[6] * _w8[6],
-                                            _d7[7] * _w8[7],
-                                            _d7[8] * _w8[8],
+                                    if _w9 is not None:
+                                        _d10 = (
+                                            _d8[0] * _w9[0],
+                                            _d8[1] * _w9[1],
+                                            _d8[2] * _w9[2],
+                                            _d8[3] * _w9[3],
+                                            _d8[4] * _w9[4],
+                                            _d8[5] * _w9[5],
+                                            _d8[6] * _w9[6],
+                                            _d8[7] * _w9[7],
+                                            _d8[8] * _w9[8],
                                         )
                                         _o = n0_root.get(())
                                         if _o is None:
-                                            n0_root[()] = _d9
+                                            n0_root[()] = _d10
                                         else:
                                             _n = (
-                                                _o[0] + _d9[0],
-                                                _o[1] + _d9[1],
-                                                _o[2] + _d9[2],
-                                                _o[3] + _d9[3],
-                                                _o[4] + _d9[4],
-                                                _o[5] + _d9[5],
-                                                _o[6] + _d9[6],
-                                                _o[7] + _d9[7],
-                                                _o[8] + _d9[8],
+                                                _o[0] + _d10[0],
+                                                _o[1] + _d10[1],
+                                                _o[2] + _d10[2],
+                                                _o[3] + _d10[3],
+                                                _o[4] + _d10[4],
+                                                _o[5] + _d10[5],
+                                                _o[6] + _d10[6],
+                                                _o[7] + _d10[7],
+                                                _o[8] + _d10[8],
                                             )
                                             if _n[0]:
                                                 n0_root[()] = _n
@@ -7545,7 +8968,7 @@ def _make_derived1():
                                                 del n0_root[()]
                                         if pending is not None:
                                             _k = ()
-                                            _v = _d9
+                                            _v = _d10
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -7617,7 +9040,9 @@ def _make_derived1():
                             del store_2_count_by_ss_store_sk[v_ss_store_sk]
                     _g3 = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _g3:
-                        for v_ss_cdemo_sk, _w1 in _g3.items():
+                        for v_ss_cdemo_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -7754,7 +9179,9 @@ def _make_derived1():
                         del item_count_by_ss_item_sk[v_ss_item_sk]
                 _g3 = n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                 if _g3:
-                    for (v_ss_cdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -7768,9 +9195,37 @@ def _make_derived1():
                         )
                         _grp = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_cdemo_sk: _d2
-                            }
+                            n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_cdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_cdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                    _o[7] + _d2[7],
+                                    _o[8] + _d2[8],
+                                )
+                                if _n[0]:
+                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_cdemo_sk)
                             if _o is None:
@@ -7791,8 +9246,10 @@ def _make_derived1():
                                     _grp[v_ss_cdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_cdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = (
@@ -7996,30 +9453,63 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                                    v_ss_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            ),
+                            (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)
                     _grp = store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {
-                            (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk): _p
-                        }
+                        ] = (
+                            _t1,
+                            _p,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                                _o[5] + _p[5],
+                                _o[6] + _p[6],
+                                _o[7] + _p[7],
+                                _o[8] + _p[8],
+                            )
+                            if _n[0]:
+                                store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -8033,115 +9523,138 @@ def _make_derived1():
                                 _o[8] + _p[8],
                             )
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
-                            _p[5] * _w1[5],
-                            _p[6] * _w1[6],
-                            _p[7] * _w1[7],
-                            _p[8] * _w1[8],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
+                            _p[5] * _w2[5],
+                            _p[6] * _w2[6],
+                            _p[7] * _w2[7],
+                            _p[8] * _w2[8],
                         )
+                        _t4 = (v_ss_cdemo_sk, v_ss_store_sk)
                         _grp = n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
-                            n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_cdemo_sk, v_ss_store_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ss_cdemo_sk, v_ss_store_sk))
-                            if _o is None:
-                                _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _d2
-                            else:
+                            n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                                _t4,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
-                                    _o[5] + _d2[5],
-                                    _o[6] + _d2[6],
-                                    _o[7] + _d2[7],
-                                    _o[8] + _d2[8],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                    _o[5] + _d3[5],
+                                    _o[6] + _d3[6],
+                                    _o[7] + _d3[7],
+                                    _o[8] + _d3[8],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _n
+                                    n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_cdemo_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                    del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d3}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                    _o[5] + _d3[5],
+                                    _o[6] + _d3[6],
+                                    _o[7] + _d3[7],
+                                    _o[8] + _d3[8],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w3 is not None:
-                            _d4 = (
-                                _d2[0] * _w3[0],
-                                _d2[1] * _w3[1],
-                                _d2[2] * _w3[2],
-                                _d2[3] * _w3[3],
-                                _d2[4] * _w3[4],
-                                _d2[5] * _w3[5],
-                                _d2[6] * _w3[6],
-                                _d2[7] * _w3[7],
-                                _d2[8] * _w3[8],
+                                        ] = next(iter(_grp.items()))
+                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d3[0] * _w5[0],
+                                _d3[1] * _w5[1],
+                                _d3[2] * _w5[2],
+                                _d3[3] * _w5[3],
+                                _d3[4] * _w5[4],
+                                _d3[5] * _w5[5],
+                                _d3[6] * _w5[6],
+                                _d3[7] * _w5[7],
+                                _d3[8] * _w5[8],
                             )
                             _grp = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_cdemo_sk: _d4
-                                }
+                                n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_cdemo_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_cdemo_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                        _o[7] + _d6[7],
+                                        _o[8] + _d6[8],
+                                    )
+                                    if _n[0]:
+                                        n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_cdemo_sk)
                                 if _o is None:
-                                    _grp[v_ss_cdemo_sk] = _d4
-                                else:
-                                    _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
-                                        _o[5] + _d4[5],
-                                        _o[6] + _d4[6],
-                                        _o[7] + _d4[7],
-                                        _o[8] + _d4[8],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_ss_cdemo_sk] = _n
-                                    else:
-                                        del _grp[v_ss_cdemo_sk]
-                                        if not _grp:
-                                            del n3_ss_cdemo_sk_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ]
-                            _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
-                                    _d4[3] * _w5[3],
-                                    _d4[4] * _w5[4],
-                                    _d4[5] * _w5[5],
-                                    _d4[6] * _w5[6],
-                                    _d4[7] * _w5[7],
-                                    _d4[8] * _w5[8],
-                                )
-                                _o = n2_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
-                                if _o is None:
-                                    n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d6
+                                    _grp[v_ss_cdemo_sk] = _d6
                                 else:
                                     _n = (
                                         _o[0] + _d6[0],
@@ -8155,38 +9668,74 @@ def _make_derived1():
                                         _o[8] + _d6[8],
                                     )
                                     if _n[0]:
+                                        _grp[v_ss_cdemo_sk] = _n
+                                    else:
+                                        del _grp[v_ss_cdemo_sk]
+                                        if len(_grp) == 1:
+                                            n3_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = next(iter(_grp.items()))
+                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                    _d6[5] * _w7[5],
+                                    _d6[6] * _w7[6],
+                                    _d6[7] * _w7[7],
+                                    _d6[8] * _w7[8],
+                                )
+                                _o = n2_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
+                                if _o is None:
+                                    n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                        _o[7] + _d8[7],
+                                        _o[8] + _d8[8],
+                                    )
+                                    if _n[0]:
                                         n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _n
                                     else:
                                         del n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                                _w7 = customer_demographics_count_by_ss_cdemo_sk.get(
+                                _w9 = customer_demographics_count_by_ss_cdemo_sk.get(
                                     v_ss_cdemo_sk
                                 )
-                                if _w7 is not None:
-                                    _d8 = (
-                                        _d6[0] * _w7[0],
-                                        _d6[1] * _w7[1],
-                                        _d6[2] * _w7[2],
-                                        _d6[3] * _w7[3],
-                                        _d6[4] * _w7[4],
-                                        _d6[5] * _w7[5],
-                                        _d6[6] * _w7[6],
-                                        _d6[7] * _w7[7],
-                                        _d6[8] * _w7[8],
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
+                                        _d8[3] * _w9[3],
+                                        _d8[4] * _w9[4],
+                                        _d8[5] * _w9[5],
+                                        _d8[6] * _w9[6],
+                                        _d8[7] * _w9[7],
+                                        _d8[8] * _w9[8],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d8
+                                        n0_root[()] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                            _o[7] + _d8[7],
-                                            _o[8] + _d8[8],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                            _o[7] + _d10[7],
+                                            _o[8] + _d10[8],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -8194,7 +9743,7 @@ def _make_derived1():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d8
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -8473,11 +10022,9 @@ def _make_derived1():
                         v_ss_sold_date_sk
                     )
                     if _g3:
-                        for (
-                            v_ss_item_sk,
-                            v_ss_cdemo_sk,
-                            v_ss_store_sk,
-                        ), _w1 in _g3.items():
+                        for (v_ss_item_sk, v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -8489,17 +10036,45 @@ def _make_derived1():
                                 _p[7] * _w1[7],
                                 _p[8] * _w1[8],
                             )
+                            _t4 = (v_ss_cdemo_sk, v_ss_store_sk)
                             _grp = n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk.get(
                                 v_ss_item_sk
                             )
                             if _grp is None:
                                 n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
                                     v_ss_item_sk
-                                ] = {(v_ss_cdemo_sk, v_ss_store_sk): _d2}
+                                ] = (_t4, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                        _o[5] + _d2[5],
+                                        _o[6] + _d2[6],
+                                        _o[7] + _d2[7],
+                                        _o[8] + _d2[8],
+                                    )
+                                    if _n[0]:
+                                        n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                                else:
+                                    n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
-                                _o = _grp.get((v_ss_cdemo_sk, v_ss_store_sk))
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -8513,118 +10088,147 @@ def _make_derived1():
                                         _o[8] + _d2[8],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_cdemo_sk, v_ss_store_sk)] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[(v_ss_cdemo_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk[
                                                 v_ss_item_sk
-                                            ]
-                            _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
-                                    _d2[5] * _w4[5],
-                                    _d2[6] * _w4[6],
-                                    _d2[7] * _w4[7],
-                                    _d2[8] * _w4[8],
+                                            ] = next(iter(_grp.items()))
+                            _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
+                                    _d2[3] * _w5[3],
+                                    _d2[4] * _w5[4],
+                                    _d2[5] * _w5[5],
+                                    _d2[6] * _w5[6],
+                                    _d2[7] * _w5[7],
+                                    _d2[8] * _w5[8],
                                 )
                                 _grp = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_cdemo_sk: _d5
-                                    }
+                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_cdemo_sk,
+                                        _d6,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_cdemo_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
+                                        )
+                                        if _n[0]:
+                                            n3_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n3_ss_cdemo_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_cdemo_sk)
                                     if _o is None:
-                                        _grp[v_ss_cdemo_sk] = _d5
+                                        _grp[v_ss_cdemo_sk] = _d6
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
-                                            _o[5] + _d5[5],
-                                            _o[6] + _d5[6],
-                                            _o[7] + _d5[7],
-                                            _o[8] + _d5[8],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                            _o[3] + _d6[3],
+                                            _o[4] + _d6[4],
+                                            _o[5] + _d6[5],
+                                            _o[6] + _d6[6],
+                                            _o[7] + _d6[7],
+                                            _o[8] + _d6[8],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_cdemo_sk] = _n
                                         else:
                                             del _grp[v_ss_cdemo_sk]
-                                            if not _grp:
-                                                del n3_ss_cdemo_sk_by_ss_store_sk[
+                                            if len(_grp) == 1:
+                                                n3_ss_cdemo_sk_by_ss_store_sk[
                                                     v_ss_store_sk
-                                                ]
-                                _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
-                                        _d5[3] * _w6[3],
-                                        _d5[4] * _w6[4],
-                                        _d5[5] * _w6[5],
-                                        _d5[6] * _w6[6],
-                                        _d5[7] * _w6[7],
-                                        _d5[8] * _w6[8],
+                                                ] = next(iter(_grp.items()))
+                                _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
+                                        _d6[3] * _w7[3],
+                                        _d6[4] * _w7[4],
+                                        _d6[5] * _w7[5],
+                                        _d6[6] * _w7[6],
+                                        _d6[7] * _w7[7],
+                                        _d6[8] * _w7[8],
                                     )
                                     _o = n2_count_by_ss_cdemo_sk.get(v_ss_cdemo_sk)
                                     if _o is None:
-                                        n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d7
+                                        n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _d8
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
-                                            _o[3] + _d7[3],
-                                            _o[4] + _d7[4],
-                                            _o[5] + _d7[5],
-                                            _o[6] + _d7[6],
-                                            _o[7] + _d7[7],
-                                            _o[8] + _d7[8],
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                            _o[3] + _d8[3],
+                                            _o[4] + _d8[4],
+                                            _o[5] + _d8[5],
+                                            _o[6] + _d8[6],
+                                            _o[7] + _d8[7],
+                                            _o[8] + _d8[8],
                                         )
                                         if _n[0]:
                                             n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk] = _n
                                         else:
                                             del n2_count_by_ss_cdemo_sk[v_ss_cdemo_sk]
-                                    _w8 = (
+                                    _w9 = (
                                         customer_demographics_count_by_ss_cdemo_sk.get(
                                             v_ss_cdemo_sk
                                         )
                                     )
-                                    if _w8 is not None:
-                                        _d9 = (
-                                            _d7[0] * _w8[0],
-                                            _d7[1] * _w8[1],
-                                            _d7[2] * _w8[2],
-                                            _d7[3] * _w8[3],
-                                            _d7[4] * _w8[4],
-                                            _d7[5] * _w8[5],
-                                            _d7[6] * _w8[6],
-                                            _d7[7] * _w8[7],
-                                            _d7[8] * _w8[8],
+                                    if _w9 is not None:
+                                        _d10 = (
+                                            _d8[0] * _w9[0],
+                                            _d8[1] * _w9[1],
+                                            _d8[2] * _w9[2],
+                                            _d8[3] * _w9[3],
+                                            _d8[4] * _w9[4],
+                                            _d8[5] * _w9[5],
+                                            _d8[6] * _w9[6],
+                                            _d8[7] * _w9[7],
+                                            _d8[8] * _w9[8],
                                         )
                                         _o = n0_root.get(())
                                         if _o is None:
-                                            n0_root[()] = _d9
+                                            n0_root[()] = _d10
                                         else:
                                             _n = (
-                                                _o[0] + _d9[0],
-                                                _o[1] + _d9[1],
-                                                _o[2] + _d9[2],
-                                                _o[3] + _d9[3],
-                                                _o[4] + _d9[4],
-                                                _o[5] + _d9[5],
-                                                _o[6] + _d9[6],
-                                                _o[7] + _d9[7],
-                                                _o[8] + _d9[8],
+                                                _o[0] + _d10[0],
+                                                _o[1] + _d10[1],
+                                                _o[2] + _d10[2],
+                                                _o[3] + _d10[3],
+                                                _o[4] + _d10[4],
+                                                _o[5] + _d10[5],
+                                                _o[6] + _d10[6],
+                                                _o[7] + _d10[7],
+                                                _o[8] + _d10[8],
                                             )
                                             if _n[0]:
                                                 n0_root[()] = _n
@@ -8632,7 +10236,7 @@ def _make_derived1():
                                                 del n0_root[()]
                                         if pending is not None:
                                             _k = ()
-                                            _v = _d9
+                                            _v = _d10
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -8744,7 +10348,9 @@ def _make_derived1():
                             del store_2_count_by_ss_store_sk[v_ss_store_sk]
                     _g3 = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _g3:
-                        for v_ss_cdemo_sk, _w1 in _g3.items():
+                        for v_ss_cdemo_sk, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -8920,7 +10526,9 @@ def _make_derived1():
                             del item_count_by_ss_item_sk[v_ss_item_sk]
                     _g3 = n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                     if _g3:
-                        for (v_ss_cdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                        for (v_ss_cdemo_sk, v_ss_store_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -8934,9 +10542,37 @@ def _make_derived1():
                             )
                             _grp = n3_ss_cdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_cdemo_sk: _d2
-                                }
+                                n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_cdemo_sk,
+                                    _d2,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_cdemo_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                        _o[5] + _d2[5],
+                                        _o[6] + _d2[6],
+                                        _o[7] + _d2[7],
+                                        _o[8] + _d2[8],
+                                    )
+                                    if _n[0]:
+                                        n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n3_ss_cdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_cdemo_sk)
                                 if _o is None:
@@ -8957,10 +10593,10 @@ def _make_derived1():
                                         _grp[v_ss_cdemo_sk] = _n
                                     else:
                                         del _grp[v_ss_cdemo_sk]
-                                        if not _grp:
-                                            del n3_ss_cdemo_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n3_ss_cdemo_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                             if _w4 is not None:
                                 _d5 = (
@@ -9419,7 +11055,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "s_state", "g_state", "agg1", "agg2", "agg3", "agg4")
     QUERY_ID = "d31bb42066b0ab9e"
-    LAYOUT_ID = "185317551919001e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b112fca12e0586c6"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

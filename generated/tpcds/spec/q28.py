@@ -65,6 +65,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -277,7 +291,7 @@ def _make_derived1():
         COLUMNS = ("b1_lp", "b1_cnt", "b1_cntd")
         QUERY_ID = "f9a8d0aad7a9ddf0"
         LAYOUT_ID = (
-            "9e745dbd2867666d"  # the state's layout: snapshots restore only here
+            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -851,7 +865,7 @@ def _make_derived2():
         COLUMNS = ("b2_lp", "b2_cnt", "b2_cntd")
         QUERY_ID = "d887befcf4ce5deb"
         LAYOUT_ID = (
-            "9e745dbd2867666d"  # the state's layout: snapshots restore only here
+            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1425,7 +1439,7 @@ def _make_derived3():
         COLUMNS = ("b3_lp", "b3_cnt", "b3_cntd")
         QUERY_ID = "66714e95146242e8"
         LAYOUT_ID = (
-            "9e745dbd2867666d"  # the state's layout: snapshots restore only here
+            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1999,7 +2013,7 @@ def _make_derived4():
         COLUMNS = ("b4_lp", "b4_cnt", "b4_cntd")
         QUERY_ID = "269c83b7f4bd33d0"
         LAYOUT_ID = (
-            "9e745dbd2867666d"  # the state's layout: snapshots restore only here
+            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2573,7 +2587,7 @@ def _make_derived5():
         COLUMNS = ("b5_lp", "b5_cnt", "b5_cntd")
         QUERY_ID = "ab01a342290667e1"
         LAYOUT_ID = (
-            "9e745dbd2867666d"  # the state's layout: snapshots restore only here
+            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3147,7 +3161,7 @@ def _make_derived6():
         COLUMNS = ("b6_lp", "b6_cnt", "b6_cntd")
         QUERY_ID = "972085ad21380a95"
         LAYOUT_ID = (
-            "9e745dbd2867666d"  # the state's layout: snapshots restore only here
+            "1fa5018121da60ae"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3690,7 +3704,7 @@ class View:
         "b6_cntd",
     )
     QUERY_ID = "53d43ad003147b37"
-    LAYOUT_ID = "d2f658e80a35780e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "eeef864e5c517095"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3874,7 +3888,7 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived1", 3, row))
         v_b1_lp, v_b1_cnt, v_b1_cntd = row
-        if d < 0 and self.b1_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.b1_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived1", row))
         pending = self._pending
         b1_by_all = self.b1_by_all
@@ -3893,7 +3907,18 @@ class View:
         _p = d
         _grp = b1_by_all.get(())
         if _grp is None:
-            b1_by_all[()] = {row: _p}
+            b1_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    b1_by_all[()] = (_grp[0], _n)
+                else:
+                    del b1_by_all[()]
+            else:
+                b1_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -3904,8 +3929,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del b1_by_all[()]
+                    if len(_grp) == 1:
+                        b1_by_all[()] = next(iter(_grp.items()))
         _o = b1_count_by_all.get(())
         if _o is None:
             b1_count_by_all[()] = _p
@@ -3976,31 +4001,44 @@ class View:
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for (
-                                    v_b2_lp,
-                                    v_b2_cnt,
-                                    v_b2_cntd,
-                                ), _m11 in self.b2_by_all[()].items():
-                                    for (
-                                        v_b3_lp,
-                                        v_b3_cnt,
-                                        v_b3_cntd,
-                                    ), _m12 in self.b3_by_all[()].items():
-                                        for (
-                                            v_b4_lp,
-                                            v_b4_cnt,
-                                            v_b4_cntd,
-                                        ), _m13 in self.b4_by_all[()].items():
+                                for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.b2_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.b3_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.b4_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_b5_lp,
                                                 v_b5_cnt,
                                                 v_b5_cntd,
-                                            ), _m14 in self.b5_by_all[()].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.b5_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 for (
                                                     v_b6_lp,
                                                     v_b6_cnt,
                                                     v_b6_cntd,
-                                                ), _m15 in self.b6_by_all[()].items():
+                                                ), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.b6_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     _k = (
                                                         v_b1_lp,
                                                         v_b1_cnt,
@@ -4024,10 +4062,10 @@ class View:
                                                     _v = (
                                                         _p
                                                         * _m11
-                                                        * _m12
                                                         * _m13
-                                                        * _m14
                                                         * _m15
+                                                        * _m17
+                                                        * _m19
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4041,7 +4079,7 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived2", 3, row))
         v_b2_lp, v_b2_cnt, v_b2_cntd = row
-        if d < 0 and self.b2_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.b2_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived2", row))
         pending = self._pending
         b1_count_by_all = self.b1_count_by_all
@@ -4060,7 +4098,18 @@ class View:
         _p = d
         _grp = b2_by_all.get(())
         if _grp is None:
-            b2_by_all[()] = {row: _p}
+            b2_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    b2_by_all[()] = (_grp[0], _n)
+                else:
+                    del b2_by_all[()]
+            else:
+                b2_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4071,8 +4120,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del b2_by_all[()]
+                    if len(_grp) == 1:
+                        b2_by_all[()] = next(iter(_grp.items()))
         _o = b2_count_by_all.get(())
         if _o is None:
             b2_count_by_all[()] = _p
@@ -4143,31 +4192,44 @@ class View:
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for (
-                                    v_b1_lp,
-                                    v_b1_cnt,
-                                    v_b1_cntd,
-                                ), _m11 in self.b1_by_all[()].items():
-                                    for (
-                                        v_b3_lp,
-                                        v_b3_cnt,
-                                        v_b3_cntd,
-                                    ), _m12 in self.b3_by_all[()].items():
-                                        for (
-                                            v_b4_lp,
-                                            v_b4_cnt,
-                                            v_b4_cntd,
-                                        ), _m13 in self.b4_by_all[()].items():
+                                for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.b1_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.b3_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.b4_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_b5_lp,
                                                 v_b5_cnt,
                                                 v_b5_cntd,
-                                            ), _m14 in self.b5_by_all[()].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.b5_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 for (
                                                     v_b6_lp,
                                                     v_b6_cnt,
                                                     v_b6_cntd,
-                                                ), _m15 in self.b6_by_all[()].items():
+                                                ), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.b6_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     _k = (
                                                         v_b1_lp,
                                                         v_b1_cnt,
@@ -4191,10 +4253,10 @@ class View:
                                                     _v = (
                                                         _p
                                                         * _m11
-                                                        * _m12
                                                         * _m13
-                                                        * _m14
                                                         * _m15
+                                                        * _m17
+                                                        * _m19
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4208,7 +4270,7 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived3", 3, row))
         v_b3_lp, v_b3_cnt, v_b3_cntd = row
-        if d < 0 and self.b3_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.b3_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived3", row))
         pending = self._pending
         b3_by_all = self.b3_by_all
@@ -4225,7 +4287,18 @@ class View:
         _p = d
         _grp = b3_by_all.get(())
         if _grp is None:
-            b3_by_all[()] = {row: _p}
+            b3_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    b3_by_all[()] = (_grp[0], _n)
+                else:
+                    del b3_by_all[()]
+            else:
+                b3_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4236,8 +4309,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del b3_by_all[()]
+                    if len(_grp) == 1:
+                        b3_by_all[()] = next(iter(_grp.items()))
         _o = b3_count_by_all.get(())
         if _o is None:
             b3_count_by_all[()] = _p
@@ -4296,29 +4369,37 @@ class View:
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m9 in self.b2_by_all[
-                                ()
-                            ].items():
-                                for (
-                                    v_b1_lp,
-                                    v_b1_cnt,
-                                    v_b1_cntd,
-                                ), _m10 in self.b1_by_all[()].items():
-                                    for (
-                                        v_b4_lp,
-                                        v_b4_cnt,
-                                        v_b4_cntd,
-                                    ), _m11 in self.b4_by_all[()].items():
-                                        for (
-                                            v_b5_lp,
-                                            v_b5_cnt,
-                                            v_b5_cntd,
-                                        ), _m12 in self.b5_by_all[()].items():
+                            for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.b2_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.b1_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.b4_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_b5_lp, v_b5_cnt, v_b5_cntd), _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.b5_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_b6_lp,
                                                 v_b6_cnt,
                                                 v_b6_cntd,
-                                            ), _m13 in self.b6_by_all[()].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.b6_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_b1_lp,
                                                     v_b1_cnt,
@@ -4340,7 +4421,7 @@ class View:
                                                     v_b6_cntd,
                                                 )
                                                 _v = (
-                                                    _p * _m9 * _m10 * _m11 * _m12 * _m13
+                                                    _p * _m9 * _m11 * _m13 * _m15 * _m17
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -4354,7 +4435,7 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived4", 3, row))
         v_b4_lp, v_b4_cnt, v_b4_cntd = row
-        if d < 0 and self.b4_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.b4_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived4", row))
         pending = self._pending
         b4_by_all = self.b4_by_all
@@ -4369,7 +4450,18 @@ class View:
         _p = d
         _grp = b4_by_all.get(())
         if _grp is None:
-            b4_by_all[()] = {row: _p}
+            b4_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    b4_by_all[()] = (_grp[0], _n)
+                else:
+                    del b4_by_all[()]
+            else:
+                b4_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4380,8 +4472,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del b4_by_all[()]
+                    if len(_grp) == 1:
+                        b4_by_all[()] = next(iter(_grp.items()))
         _o = b4_count_by_all.get(())
         if _o is None:
             b4_count_by_all[()] = _p
@@ -4428,27 +4520,32 @@ class View:
                         else:
                             del n0_root[()]
                     if pending is not None:
-                        for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m7 in self.b2_by_all[
-                            ()
-                        ].items():
-                            for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m8 in self.b1_by_all[
-                                ()
-                            ].items():
-                                for (
-                                    v_b3_lp,
-                                    v_b3_cnt,
-                                    v_b3_cntd,
-                                ), _m9 in self.b3_by_all[()].items():
-                                    for (
-                                        v_b5_lp,
-                                        v_b5_cnt,
-                                        v_b5_cntd,
-                                    ), _m10 in self.b5_by_all[()].items():
-                                        for (
-                                            v_b6_lp,
-                                            v_b6_cnt,
-                                            v_b6_cntd,
-                                        ), _m11 in self.b6_by_all[()].items():
+                        for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.b2_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.b1_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.b3_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_b5_lp, v_b5_cnt, v_b5_cntd), _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.b5_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_b6_lp, v_b6_cnt, v_b6_cntd), _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.b6_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (
                                                 v_b1_lp,
                                                 v_b1_cnt,
@@ -4469,7 +4566,7 @@ class View:
                                                 v_b6_cnt,
                                                 v_b6_cntd,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9 * _m10 * _m11
+                                            _v = _p * _m7 * _m9 * _m11 * _m13 * _m15
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -4480,7 +4577,7 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived5", 3, row))
         v_b5_lp, v_b5_cnt, v_b5_cntd = row
-        if d < 0 and self.b5_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.b5_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived5", row))
         pending = self._pending
         b5_by_all = self.b5_by_all
@@ -4493,7 +4590,18 @@ class View:
         _p = d
         _grp = b5_by_all.get(())
         if _grp is None:
-            b5_by_all[()] = {row: _p}
+            b5_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    b5_by_all[()] = (_grp[0], _n)
+                else:
+                    del b5_by_all[()]
+            else:
+                b5_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4504,8 +4612,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del b5_by_all[()]
+                    if len(_grp) == 1:
+                        b5_by_all[()] = next(iter(_grp.items()))
         _o = b5_count_by_all.get(())
         if _o is None:
             b5_count_by_all[()] = _p
@@ -4540,25 +4648,31 @@ class View:
                     else:
                         del n0_root[()]
                 if pending is not None:
-                    for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m5 in self.b2_by_all[
-                        ()
-                    ].items():
-                        for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m6 in self.b1_by_all[
-                            ()
-                        ].items():
-                            for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m7 in self.b3_by_all[
-                                ()
-                            ].items():
-                                for (
-                                    v_b4_lp,
-                                    v_b4_cnt,
-                                    v_b4_cntd,
-                                ), _m8 in self.b4_by_all[()].items():
-                                    for (
-                                        v_b6_lp,
-                                        v_b6_cnt,
-                                        v_b6_cntd,
-                                    ), _m9 in self.b6_by_all[()].items():
+                    for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.b2_by_all[()])) is tuple
+                        else _g6.items()
+                    ):
+                        for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.b1_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.b3_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.b4_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_b6_lp, v_b6_cnt, v_b6_cntd), _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.b6_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (
                                             v_b1_lp,
                                             v_b1_cnt,
@@ -4579,7 +4693,7 @@ class View:
                                             v_b6_cnt,
                                             v_b6_cntd,
                                         )
-                                        _v = _p * _m5 * _m6 * _m7 * _m8 * _m9
+                                        _v = _p * _m5 * _m7 * _m9 * _m11 * _m13
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4590,7 +4704,7 @@ class View:
         if len(row) != 3:
             raise ViewError(_arity_message("derived6", 3, row))
         v_b6_lp, v_b6_cnt, v_b6_cntd = row
-        if d < 0 and self.b6_by_all.get((), _EMPTY).get(row, _ZERO) + d < 0:
+        if d < 0 and _entry(self.b6_by_all.get(()), row, _ZERO) + d < 0:
             raise ViewError(_absent_message("derived6", row))
         pending = self._pending
         b6_by_all = self.b6_by_all
@@ -4601,7 +4715,18 @@ class View:
         _p = d
         _grp = b6_by_all.get(())
         if _grp is None:
-            b6_by_all[()] = {row: _p}
+            b6_by_all[()] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    b6_by_all[()] = (_grp[0], _n)
+                else:
+                    del b6_by_all[()]
+            else:
+                b6_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -4612,8 +4737,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del b6_by_all[()]
+                    if len(_grp) == 1:
+                        b6_by_all[()] = next(iter(_grp.items()))
         _o = b6_count_by_all.get(())
         if _o is None:
             b6_count_by_all[()] = _p
@@ -4636,21 +4761,31 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m3 in self.b2_by_all[()].items():
-                    for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m4 in self.b1_by_all[
-                        ()
-                    ].items():
-                        for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m5 in self.b3_by_all[
-                            ()
-                        ].items():
-                            for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m6 in self.b4_by_all[
-                                ()
-                            ].items():
-                                for (
-                                    v_b5_lp,
-                                    v_b5_cnt,
-                                    v_b5_cntd,
-                                ), _m7 in self.b5_by_all[()].items():
+                for (v_b2_lp, v_b2_cnt, v_b2_cntd), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.b2_by_all[()])) is tuple
+                    else _g4.items()
+                ):
+                    for (v_b1_lp, v_b1_cnt, v_b1_cntd), _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.b1_by_all[()])) is tuple
+                        else _g6.items()
+                    ):
+                        for (v_b3_lp, v_b3_cnt, v_b3_cntd), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.b3_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for (v_b4_lp, v_b4_cnt, v_b4_cntd), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.b4_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for (v_b5_lp, v_b5_cnt, v_b5_cntd), _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.b5_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
                                     _k = (
                                         v_b1_lp,
                                         v_b1_cnt,
@@ -4671,7 +4806,7 @@ class View:
                                         v_b6_cnt,
                                         v_b6_cntd,
                                     )
-                                    _v = _p * _m3 * _m4 * _m5 * _m6 * _m7
+                                    _v = _p * _m3 * _m5 * _m7 * _m9 * _m11
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4747,37 +4882,37 @@ class View:
         _g2 = self.b2_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_b2_lp, v_b2_cnt, v_b2_cntd))
+        _m3 = _entry(_g2, (v_b2_lp, v_b2_cnt, v_b2_cntd))
         if _m3 is None:
             return None
         _g4 = self.b1_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_b1_lp, v_b1_cnt, v_b1_cntd))
+        _m5 = _entry(_g4, (v_b1_lp, v_b1_cnt, v_b1_cntd))
         if _m5 is None:
             return None
         _g6 = self.b3_by_all.get(())
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_b3_lp, v_b3_cnt, v_b3_cntd))
+        _m7 = _entry(_g6, (v_b3_lp, v_b3_cnt, v_b3_cntd))
         if _m7 is None:
             return None
         _g8 = self.b4_by_all.get(())
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_b4_lp, v_b4_cnt, v_b4_cntd))
+        _m9 = _entry(_g8, (v_b4_lp, v_b4_cnt, v_b4_cntd))
         if _m9 is None:
             return None
         _g10 = self.b5_by_all.get(())
         if _g10 is None:
             return None
-        _m11 = _g10.get((v_b5_lp, v_b5_cnt, v_b5_cntd))
+        _m11 = _entry(_g10, (v_b5_lp, v_b5_cnt, v_b5_cntd))
         if _m11 is None:
             return None
         _g12 = self.b6_by_all.get(())
         if _g12 is None:
             return None
-        _m13 = _g12.get((v_b6_lp, v_b6_cnt, v_b6_cntd))
+        _m13 = _entry(_g12, (v_b6_lp, v_b6_cnt, v_b6_cntd))
         if _m13 is None:
             return None
         return _m3 * _m5 * _m7 * _m9 * _m11 * _m13

@@ -62,6 +62,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -350,7 +364,7 @@ class View:
         "catalog_sales_quantity",
     )
     QUERY_ID = "eec9dd4634a431c9"
-    LAYOUT_ID = "6b2f0275608eb611"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "62f341de58857920"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -607,33 +621,52 @@ class View:
             del store[row]
         # atom store_sales
         if keep_store_sales:
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                        v_ss_ticket_number,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -645,244 +678,343 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
+                _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                _t5 = (v_ss_store_sk, v_ss_ticket_number)
                 _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                    _t4
                 )
                 if _grp is None:
                     n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
-                else:
-                    _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
-                    if _o is None:
-                        _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
-                    else:
+                        _t4
+                    ] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                            if not _grp:
-                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                    (v_ss_item_sk, v_ss_customer_sk)
-                                ]
-                _w3 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                            del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ]
+                    else:
+                        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                            _t4
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
+                        _d3[6] * _w6[6],
                     )
+                    _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t8
                     )
                     if _grp is None:
                         n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {v_ss_store_sk: _d4}
+                            _t8
+                        ] = (v_ss_store_sk, _d7)
+                    elif type(_grp) is tuple:
+                        _e = v_ss_store_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
+                            )
+                            if _n[0]:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ]
+                        else:
+                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                _t8
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d7,
+                            }
                     else:
                         _o = _grp.get(v_ss_store_sk)
                         if _o is None:
-                            _grp[v_ss_store_sk] = _d4
+                            _grp[v_ss_store_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
                                 _grp[v_ss_store_sk] = _n
                             else:
                                 del _grp[v_ss_store_sk]
-                                if not _grp:
-                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _w5 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                if len(_grp) == 1:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t8
                     )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
+                    if _w9 is not None:
+                        _d10 = (
+                            _d7[0] * _w9[0],
+                            _d7[1] * _w9[1],
+                            _d7[2] * _w9[2],
+                            _d7[3] * _w9[3],
+                            _d7[4] * _w9[4],
+                            _d7[5] * _w9[5],
+                            _d7[6] * _w9[6],
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                        _t11 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t11)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d6
+                            n2[_t11] = _d10
                         else:
                             _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                                _o[4] + _d6[4],
-                                _o[5] + _d6[5],
-                                _o[6] + _d6[6],
+                                _o[0] + _d10[0],
+                                _o[1] + _d10[1],
+                                _o[2] + _d10[2],
+                                _o[3] + _d10[3],
+                                _o[4] + _d10[4],
+                                _o[5] + _d10[5],
+                                _o[6] + _d10[6],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t11] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t11]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d6
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d10,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d10,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d6
+                                _grp[v_ss_item_sk] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w12 is not None:
+                            _d13 = (
+                                _d10[0] * _w12[0],
+                                _d10[1] * _w12[1],
+                                _d10[2] * _w12[2],
+                                _d10[3] * _w12[3],
+                                _d10[4] * _w12[4],
+                                _d10[5] * _w12[5],
+                                _d10[6] * _w12[6],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d8
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                            elif type(_grp) is tuple:
+                                _e = _t11
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d13,
+                                    }
+                            else:
+                                _o = _grp.get(_t11)
+                                if _o is None:
+                                    _grp[_t11] = _d13
+                                else:
+                                    _n = (
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t11] = _n
+                                    else:
+                                        del _grp[_t11]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                             else:
                                 _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
+                                    _o[0] + _d13[0],
+                                    _o[1] + _d13[1],
+                                    _o[2] + _d13[2],
+                                    _o[3] + _d13[3],
+                                    _o[4] + _d13[4],
+                                    _o[5] + _d13[5],
+                                    _o[6] + _d13[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
+                            _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w14 is not None:
+                                _d15 = (
+                                    _d13[0] * _w14[0],
+                                    _d13[1] * _w14[1],
+                                    _d13[2] * _w14[2],
+                                    _d13[3] * _w14[3],
+                                    _d13[4] * _w14[4],
+                                    _d13[5] * _w14[5],
+                                    _d13[6] * _w14[6],
                                 )
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d10
+                                    n0_root[v_ss_item_sk] = _d15
                                 else:
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
+                                        _o[0] + _d15[0],
+                                        _o[1] + _d15[1],
+                                        _o[2] + _d15[2],
+                                        _o[3] + _d15[3],
+                                        _o[4] + _d15[4],
+                                        _o[5] + _d15[5],
+                                        _o[6] + _d15[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
@@ -893,16 +1025,34 @@ class View:
                                         v_ss_store_sk,
                                         v_s_store_id,
                                         v_s_store_name,
-                                    ), _m11 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    ), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m12 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m18 in (
+                                            (_g19,)
+                                            if type(
+                                                (
+                                                    _g19 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g19.items()
+                                        ):
                                             _k = (
                                                 v_i_item_id,
                                                 v_i_item_desc,
@@ -910,13 +1060,13 @@ class View:
                                                 v_s_store_name,
                                             )
                                             _v = (
-                                                _d6[0] * _m11[0] * _m12[0],
-                                                _d6[1] * _m11[1] * _m12[1],
-                                                _d6[2] * _m11[2] * _m12[2],
-                                                _d6[3] * _m11[3] * _m12[3],
-                                                _d6[4] * _m11[4] * _m12[4],
-                                                _d6[5] * _m11[5] * _m12[5],
-                                                _d6[6] * _m11[6] * _m12[6],
+                                                _d10[0] * _m16[0] * _m18[0],
+                                                _d10[1] * _m16[1] * _m18[1],
+                                                _d10[2] * _m16[2] * _m18[2],
+                                                _d10[3] * _m16[3] * _m18[3],
+                                                _d10[4] * _m16[4] * _m18[4],
+                                                _d10[5] * _m16[5] * _m18[5],
+                                                _d10[6] * _m16[6] * _m18[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -997,19 +1147,52 @@ class View:
             del store[row]
         # atom store_returns
         if keep_store_returns:
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
             _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
             if _grp is None:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
-                ] = {
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1021,172 +1204,172 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
-                        if not _grp:
-                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ]
-            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
+                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _o is None:
-                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = _d2
+                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _n
-                    else:
-                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ]
-                _g5 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _g5:
-                    for v_ss_store_sk, _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                            _n
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                    else:
+                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    _t1
+                )
+                if _g6:
+                    for v_ss_store_sk, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
+                        )
+                        _t7 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t7)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d4
+                            n2[_t7] = _d5
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t7] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t7]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d4
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d4
+                                _grp[v_ss_item_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d7
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
-                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d7
-                            else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
                                 else:
-                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                )
-                                _o = n0_root.get(v_ss_item_sk)
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d9
+                                    _grp[_t7] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -1198,6 +1381,55 @@ class View:
                                         _o[6] + _d9[6],
                                     )
                                     if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _o is None:
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                else:
+                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
+                            _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                    _d9[6] * _w10[6],
+                                )
+                                _o = n0_root.get(v_ss_item_sk)
+                                if _o is None:
+                                    n0_root[v_ss_item_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                        _o[6] + _d11[6],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
@@ -1206,16 +1438,34 @@ class View:
                                         v_ss_store_sk,
                                         v_s_store_id,
                                         v_s_store_name,
-                                    ), _m10 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m11 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_i_item_id,
                                                 v_i_item_desc,
@@ -1223,13 +1473,13 @@ class View:
                                                 v_s_store_name,
                                             )
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0],
-                                                _d4[1] * _m10[1] * _m11[1],
-                                                _d4[2] * _m10[2] * _m11[2],
-                                                _d4[3] * _m10[3] * _m11[3],
-                                                _d4[4] * _m10[4] * _m11[4],
-                                                _d4[5] * _m10[5] * _m11[5],
-                                                _d4[6] * _m10[6] * _m11[6],
+                                                _d5[0] * _m12[0] * _m14[0],
+                                                _d5[1] * _m12[1] * _m14[1],
+                                                _d5[2] * _m12[2] * _m14[2],
+                                                _d5[3] * _m12[3] * _m14[3],
+                                                _d5[4] * _m12[4] * _m14[4],
+                                                _d5[5] * _m12[5] * _m14[5],
+                                                _d5[6] * _m12[6] * _m14[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1313,17 +1563,43 @@ class View:
             del store[row]
         # atom catalog_sales
         if keep_catalog_sales:
+            _t1 = (v_ss_item_sk, v_ss_customer_sk)
             _grp = catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
                 v_cs_sold_date_sk
             )
             if _grp is None:
                 catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                     v_cs_sold_date_sk
-                ] = {(v_ss_item_sk, v_ss_customer_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ]
+                else:
+                    catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        v_cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1335,196 +1611,191 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                        if not _grp:
-                            del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ]
-            _w1 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(iter(_grp.items()))
+            _w2 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
+                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t1)
                 if _o is None:
-                    n8_count_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = _d2
+                    n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _n
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _n
                     else:
-                        del n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ]
-                _g5 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                        del n8_count_by_ss_item_sk_ss_customer_sk[_t1]
+                _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                    _t1
                 )
-                if _g5:
-                    for (v_ss_store_sk, v_ss_ticket_number), _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
+                if _g6:
+                    for (v_ss_store_sk, v_ss_ticket_number), _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
                         )
+                        _t7 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t7
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d4
-                            }
+                                _t7
+                            ] = (
+                                v_ss_store_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d4
+                                _grp[v_ss_store_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_store_sk] = _n
                                 else:
                                     del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t7
                             )
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t10 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t10)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                n2[_t10] = _d9
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t10] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t10]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d9,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_ss_item_sk] = _n
-                                    else:
-                                        del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                )
-                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
-                                        _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                        )
-                                        if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                        else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    _grp[v_ss_item_sk] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -1536,32 +1807,114 @@ class View:
                                         _o[6] + _d9[6],
                                     )
                                     if _n[0]:
+                                        _grp[v_ss_item_sk] = _n
+                                    else:
+                                        del _grp[v_ss_item_sk]
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = next(iter(_grp.items()))
+                            _w11 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w11 is not None:
+                                _d12 = (
+                                    _d9[0] * _w11[0],
+                                    _d9[1] * _w11[1],
+                                    _d9[2] * _w11[2],
+                                    _d9[3] * _w11[3],
+                                    _d9[4] * _w11[4],
+                                    _d9[5] * _w11[5],
+                                    _d9[6] * _w11[6],
+                                )
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t10, _d12)
+                                elif type(_grp) is tuple:
+                                    _e = _t10
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                        )
+                                        if _n[0]:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d12,
+                                        }
+                                else:
+                                    _o = _grp.get(_t10)
+                                    if _o is None:
+                                        _grp[_t10] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t10] = _n
+                                        else:
+                                            del _grp[_t10]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d12
+                                else:
+                                    _n = (
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
+                                    )
+                                    if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
+                                _w13 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w13 is not None:
+                                    _d14 = (
+                                        _d12[0] * _w13[0],
+                                        _d12[1] * _w13[1],
+                                        _d12[2] * _w13[2],
+                                        _d12[3] * _w13[3],
+                                        _d12[4] * _w13[4],
+                                        _d12[5] * _w13[5],
+                                        _d12[6] * _w13[6],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d14
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
+                                            _o[0] + _d14[0],
+                                            _o[1] + _d14[1],
+                                            _o[2] + _d14[2],
+                                            _o[3] + _d14[3],
+                                            _o[4] + _d14[4],
+                                            _o[5] + _d14[5],
+                                            _o[6] + _d14[6],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
@@ -1572,16 +1925,34 @@ class View:
                                             v_ss_store_sk,
                                             v_s_store_id,
                                             v_s_store_name,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
@@ -1589,13 +1960,13 @@ class View:
                                                     v_s_store_name,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
+                                                    _d9[0] * _m15[0] * _m17[0],
+                                                    _d9[1] * _m15[1] * _m17[1],
+                                                    _d9[2] * _m15[2] * _m17[2],
+                                                    _d9[3] * _m15[3] * _m17[3],
+                                                    _d9[4] * _m15[4] * _m17[4],
+                                                    _d9[5] * _m15[5] * _m17[5],
+                                                    _d9[6] * _m15[6] * _m17[6],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1718,7 +2089,7 @@ class View:
                     v_ss_customer_sk,
                     v_ss_store_sk,
                     v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1728,17 +2099,50 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _t5 = (v_ss_store_sk, v_ss_ticket_number)
                     _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                        _t4
                     )
                     if _grp is None:
                         n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
+                            _t4
+                        ] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ]
+                        else:
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -1750,79 +2154,72 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                                if not _grp:
-                                    del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                        (v_ss_item_sk, v_ss_customer_sk)
-                                    ]
-                    _w4 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                        _t4
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d2[0] * _w6[0],
+                            _d2[1] * _w6[1],
+                            _d2[2] * _w6[2],
+                            _d2[3] * _w6[3],
+                            _d2[4] * _w6[4],
+                            _d2[5] * _w6[5],
+                            _d2[6] * _w6[6],
                         )
+                        _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t8
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d5
-                            }
+                                _t8
+                            ] = (
+                                v_ss_store_sk,
+                                _d7,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                )
-                                if _n[0]:
-                                    _grp[v_ss_store_sk] = _n
-                                else:
-                                    del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
-                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            )
-                        )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
-                            )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
-                            if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                _grp[v_ss_store_sk] = _d7
                             else:
                                 _n = (
                                     _o[0] + _d7[0],
@@ -1834,112 +2231,202 @@ class View:
                                     _o[6] + _d7[6],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    _grp[v_ss_store_sk] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del _grp[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w9 = (
+                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
+                            )
+                        )
+                        if _w9 is not None:
+                            _d10 = (
+                                _d7[0] * _w9[0],
+                                _d7[1] * _w9[1],
+                                _d7[2] * _w9[2],
+                                _d7[3] * _w9[3],
+                                _d7[4] * _w9[4],
+                                _d7[5] * _w9[5],
+                                _d7[6] * _w9[6],
+                            )
+                            _t11 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t11)
+                            if _o is None:
+                                n2[_t11] = _d10
+                            else:
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                )
+                                if _n[0]:
+                                    n2[_t11] = _n
+                                else:
+                                    del n2[_t11]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d10,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d10,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
+                                    _grp[v_ss_item_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                                            ] = next(iter(_grp.items()))
+                            _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w12 is not None:
+                                _d13 = (
+                                    _d10[0] * _w12[0],
+                                    _d10[1] * _w12[1],
+                                    _d10[2] * _w12[2],
+                                    _d10[3] * _w12[3],
+                                    _d10[4] * _w12[4],
+                                    _d10[5] * _w12[5],
+                                    _d10[6] * _w12[6],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                elif type(_grp) is tuple:
+                                    _e = _t11
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d13,
+                                        }
+                                else:
+                                    _o = _grp.get(_t11)
+                                    if _o is None:
+                                        _grp[_t11] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t11] = _n
+                                        else:
+                                            del _grp[_t11]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
                                     )
                                     if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
+                                _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w14 is not None:
+                                    _d15 = (
+                                        _d13[0] * _w14[0],
+                                        _d13[1] * _w14[1],
+                                        _d13[2] * _w14[2],
+                                        _d13[3] * _w14[3],
+                                        _d13[4] * _w14[4],
+                                        _d13[5] * _w14[5],
+                                        _d13[6] * _w14[6],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d15
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
+                                            _o[0] + _d15[0],
+                                            _o[1] + _d15[1],
+                                            _o[2] + _d15[2],
+                                            _o[3] + _d15[3],
+                                            _o[4] + _d15[4],
+                                            _o[5] + _d15[5],
+                                            _o[6] + _d15[6],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
@@ -1950,16 +2437,34 @@ class View:
                                             v_ss_store_sk,
                                             v_s_store_id,
                                             v_s_store_name,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
@@ -1967,13 +2472,13 @@ class View:
                                                     v_s_store_name,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
+                                                    _d10[0] * _m16[0] * _m18[0],
+                                                    _d10[1] * _m16[1] * _m18[1],
+                                                    _d10[2] * _m16[2] * _m18[2],
+                                                    _d10[3] * _m16[3] * _m18[3],
+                                                    _d10[4] * _m16[4] * _m18[4],
+                                                    _d10[5] * _m16[5] * _m18[5],
+                                                    _d10[6] * _m16[6] * _m18[6],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2016,7 +2521,9 @@ class View:
                 v_cs_sold_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_customer_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2026,13 +2533,10 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
-                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
                     if _o is None:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _d2
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -2044,158 +2548,158 @@ class View:
                             _o[6] + _d2[6],
                         )
                         if _n[0]:
-                            n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ] = _n
+                            n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _n
                         else:
-                            del n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ]
-                    _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                            del n8_count_by_ss_item_sk_ss_customer_sk[_t4]
+                    _g7 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                        _t4
                     )
-                    if _g6:
-                        for (v_ss_store_sk, v_ss_ticket_number), _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                    if _g7:
+                        for (v_ss_store_sk, v_ss_ticket_number), _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
+                            _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                             _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t8
                             )
                             if _grp is None:
                                 n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = {
-                                    v_ss_store_sk: _d5
-                                }
+                                    _t8
+                                ] = (
+                                    v_ss_store_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_store_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ]
+                                else:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_store_sk)
                                 if _o is None:
-                                    _grp[v_ss_store_sk] = _d5
+                                    _grp[v_ss_store_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_store_sk] = _n
                                     else:
                                         del _grp[v_ss_store_sk]
-                                        if not _grp:
-                                            del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                                (
-                                                    v_ss_item_sk,
-                                                    v_ss_customer_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                            _w7 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                        if len(_grp) == 1:
+                                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                _t8
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
                             )
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _t11 = (v_ss_item_sk, v_ss_store_sk)
+                                _o = n2.get(_t11)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d8
+                                    n2[_t11] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t11] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t11]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d8
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d10,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d8
-                                    else:
-                                        _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ]
-                                _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                    )
-                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d10
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d10
-                                        else:
-                                            _n = (
-                                                _o[0] + _d10[0],
-                                                _o[1] + _d10[1],
-                                                _o[2] + _d10[2],
-                                                _o[3] + _d10[3],
-                                                _o[4] + _d10[4],
-                                                _o[5] + _d10[5],
-                                                _o[6] + _d10[6],
-                                            )
-                                            if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                            else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
-                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                        _grp[v_ss_item_sk] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -2207,32 +2711,114 @@ class View:
                                             _o[6] + _d10[6],
                                         )
                                         if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = next(iter(_grp.items()))
+                                _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w12 is not None:
+                                    _d13 = (
+                                        _d10[0] * _w12[0],
+                                        _d10[1] * _w12[1],
+                                        _d10[2] * _w12[2],
+                                        _d10[3] * _w12[3],
+                                        _d10[4] * _w12[4],
+                                        _d10[5] * _w12[5],
+                                        _d10[6] * _w12[6],
+                                    )
+                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _grp is None:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                    elif type(_grp) is tuple:
+                                        _e = _t11
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                            )
+                                            if _n[0]:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d13,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t11)
+                                        if _o is None:
+                                            _grp[_t11] = _d13
+                                        else:
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t11] = _n
+                                            else:
+                                                del _grp[_t11]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
+                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                        )
+                                        if _n[0]:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w11 is not None:
-                                        _d12 = (
-                                            _d10[0] * _w11[0],
-                                            _d10[1] * _w11[1],
-                                            _d10[2] * _w11[2],
-                                            _d10[3] * _w11[3],
-                                            _d10[4] * _w11[4],
-                                            _d10[5] * _w11[5],
-                                            _d10[6] * _w11[6],
+                                    _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w14 is not None:
+                                        _d15 = (
+                                            _d13[0] * _w14[0],
+                                            _d13[1] * _w14[1],
+                                            _d13[2] * _w14[2],
+                                            _d13[3] * _w14[3],
+                                            _d13[4] * _w14[4],
+                                            _d13[5] * _w14[5],
+                                            _d13[6] * _w14[6],
                                         )
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d12
+                                            n0_root[v_ss_item_sk] = _d15
                                         else:
                                             _n = (
-                                                _o[0] + _d12[0],
-                                                _o[1] + _d12[1],
-                                                _o[2] + _d12[2],
-                                                _o[3] + _d12[3],
-                                                _o[4] + _d12[4],
-                                                _o[5] + _d12[5],
-                                                _o[6] + _d12[6],
+                                                _o[0] + _d15[0],
+                                                _o[1] + _d15[1],
+                                                _o[2] + _d15[2],
+                                                _o[3] + _d15[3],
+                                                _o[4] + _d15[4],
+                                                _o[5] + _d15[5],
+                                                _o[6] + _d15[6],
                                             )
                                             if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
@@ -2243,16 +2829,34 @@ class View:
                                                 v_ss_store_sk,
                                                 v_s_store_id,
                                                 v_s_store_name,
-                                            ), _m13 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
                                                     v_i_item_desc,
-                                                ), _m14 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     _k = (
                                                         v_i_item_id,
                                                         v_i_item_desc,
@@ -2260,13 +2864,13 @@ class View:
                                                         v_s_store_name,
                                                     )
                                                     _v = (
-                                                        _d8[0] * _m13[0] * _m14[0],
-                                                        _d8[1] * _m13[1] * _m14[1],
-                                                        _d8[2] * _m13[2] * _m14[2],
-                                                        _d8[3] * _m13[3] * _m14[3],
-                                                        _d8[4] * _m13[4] * _m14[4],
-                                                        _d8[5] * _m13[5] * _m14[5],
-                                                        _d8[6] * _m13[6] * _m14[6],
+                                                        _d10[0] * _m16[0] * _m18[0],
+                                                        _d10[1] * _m16[1] * _m18[1],
+                                                        _d10[2] * _m16[2] * _m18[2],
+                                                        _d10[3] * _m16[3] * _m18[3],
+                                                        _d10[4] * _m16[4] * _m18[4],
+                                                        _d10[5] * _m16[5] * _m18[5],
+                                                        _d10[6] * _m16[6] * _m18[6],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -2310,11 +2914,9 @@ class View:
                 v_sr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_ss_item_sk,
-                    v_ss_customer_sk,
-                    v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2324,13 +2926,14 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t4
                     )
                     if _o is None:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d2
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _d2
+                        )
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -2343,137 +2946,142 @@ class View:
                         )
                         if _n[0]:
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ] = _n
                         else:
                             del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ]
-                    _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _g7 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t4
                     )
-                    if _g6:
-                        for v_ss_store_sk, _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                    if _g7:
+                        for v_ss_store_sk, _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t8 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t8)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d5
+                                n2[_t8] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t8] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t8]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d5
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d5
+                                    _grp[v_ss_item_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
+                                            ] = next(iter(_grp.items()))
+                            _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d8
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t8, _d10)
+                                elif type(_grp) is tuple:
+                                    _e = _t8
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
-                                else:
-                                    _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
                                     else:
-                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                    )
-                                    _o = n0_root.get(v_ss_item_sk)
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
+                                else:
+                                    _o = _grp.get(_t8)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d10
+                                        _grp[_t8] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -2485,6 +3093,55 @@ class View:
                                             _o[6] + _d10[6],
                                         )
                                         if _n[0]:
+                                            _grp[_t8] = _n
+                                        else:
+                                            del _grp[_t8]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                else:
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
+                                        _d10[5] * _w11[5],
+                                        _d10[6] * _w11[6],
+                                    )
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
@@ -2493,16 +3150,34 @@ class View:
                                             v_ss_store_sk,
                                             v_s_store_id,
                                             v_s_store_name,
-                                        ), _m11 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m12 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
@@ -2510,13 +3185,13 @@ class View:
                                                     v_s_store_name,
                                                 )
                                                 _v = (
-                                                    _d5[0] * _m11[0] * _m12[0],
-                                                    _d5[1] * _m11[1] * _m12[1],
-                                                    _d5[2] * _m11[2] * _m12[2],
-                                                    _d5[3] * _m11[3] * _m12[3],
-                                                    _d5[4] * _m11[4] * _m12[4],
-                                                    _d5[5] * _m11[5] * _m12[5],
-                                                    _d5[6] * _m11[6] * _m12[6],
+                                                    _d6[0] * _m13[0] * _m15[0],
+                                                    _d6[1] * _m13[1] * _m15[1],
+                                                    _d6[2] * _m13[2] * _m15[2],
+                                                    _d6[3] * _m13[3] * _m15[3],
+                                                    _d6[4] * _m13[4] * _m15[4],
+                                                    _d6[5] * _m13[5] * _m15[5],
+                                                    _d6[6] * _m13[6] * _m15[6],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2562,15 +3237,33 @@ class View:
         else:
             del store[row]
         # atom store_2
+        _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _grp is None:
-            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-            }
+            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                else:
+                    del store_2_by_ss_store_sk[v_ss_store_sk]
+            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -2582,11 +3275,11 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                    if not _grp:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = next(iter(_grp.items()))
         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
         if _o is None:
             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2604,95 +3297,116 @@ class View:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
             else:
                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-        _g3 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
-        if _g3:
-            for v_ss_item_sk, _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+        _g4 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+        if _g4:
+            for v_ss_item_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
+                _t5 = (v_ss_item_sk, v_ss_store_sk)
                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                 if _grp is None:
-                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                        (v_ss_item_sk, v_ss_store_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                    if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                    else:
+                    n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del n1_by_ss_item_sk[v_ss_item_sk]
+                            del n1_by_ss_item_sk[v_ss_item_sk]
+                    else:
+                        n1_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                 if _o is None:
-                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                     else:
                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
+                _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
+                        _d3[6] * _w6[6],
                     )
                     _o = n0_root.get(v_ss_item_sk)
                     if _o is None:
-                        n0_root[v_ss_item_sk] = _d5
+                        n0_root[v_ss_item_sk] = _d7
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
-                            _o[6] + _d5[6],
+                            _o[0] + _d7[0],
+                            _o[1] + _d7[1],
+                            _o[2] + _d7[2],
+                            _o[3] + _d7[3],
+                            _o[4] + _d7[4],
+                            _o[5] + _d7[5],
+                            _o[6] + _d7[6],
                         )
                         if _n[0]:
                             n0_root[v_ss_item_sk] = _n
                         else:
                             del n0_root[v_ss_item_sk]
                     if pending is not None:
-                        _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                        for (
-                            v_ss_item_sk,
-                            v_i_item_id,
-                            v_i_item_desc,
-                        ), _m7 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                        _m8 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                        for (v_ss_item_sk, v_i_item_id, v_i_item_desc), _m9 in (
+                            (_g10,)
+                            if type((_g10 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g10.items()
+                        ):
                             _k = (
                                 v_i_item_id,
                                 v_i_item_desc,
@@ -2700,13 +3414,13 @@ class View:
                                 v_s_store_name,
                             )
                             _v = (
-                                _p[0] * _m6[0] * _m7[0],
-                                _p[1] * _m6[1] * _m7[1],
-                                _p[2] * _m6[2] * _m7[2],
-                                _p[3] * _m6[3] * _m7[3],
-                                _p[4] * _m6[4] * _m7[4],
-                                _p[5] * _m6[5] * _m7[5],
-                                _p[6] * _m6[6] * _m7[6],
+                                _p[0] * _m8[0] * _m9[0],
+                                _p[1] * _m8[1] * _m9[1],
+                                _p[2] * _m8[2] * _m9[2],
+                                _p[3] * _m8[3] * _m9[3],
+                                _p[4] * _m8[4] * _m9[4],
+                                _p[5] * _m8[5] * _m9[5],
+                                _p[6] * _m8[6] * _m9[6],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -2749,15 +3463,33 @@ class View:
         else:
             del store[row]
         # atom item
+        _t1 = (v_ss_item_sk, v_i_item_id, v_i_item_desc)
         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
         if _grp is None:
-            item_by_ss_item_sk[v_ss_item_sk] = {
-                (v_ss_item_sk, v_i_item_id, v_i_item_desc): _p
-            }
+            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                else:
+                    del item_by_ss_item_sk[v_ss_item_sk]
+            else:
+                item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ss_item_sk, v_i_item_id, v_i_item_desc))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -2769,11 +3501,11 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)]
-                    if not _grp:
-                        del item_by_ss_item_sk[v_ss_item_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
         if _o is None:
             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -2791,53 +3523,56 @@ class View:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
             else:
                 del item_count_by_ss_item_sk[v_ss_item_sk]
-        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
-                _p[5] * _w1[5],
-                _p[6] * _w1[6],
+        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
+                _p[5] * _w2[5],
+                _p[6] * _w2[6],
             )
             _o = n0_root.get(v_ss_item_sk)
             if _o is None:
-                n0_root[v_ss_item_sk] = _d2
+                n0_root[v_ss_item_sk] = _d3
             else:
                 _n = (
-                    _o[0] + _d2[0],
-                    _o[1] + _d2[1],
-                    _o[2] + _d2[2],
-                    _o[3] + _d2[3],
-                    _o[4] + _d2[4],
-                    _o[5] + _d2[5],
-                    _o[6] + _d2[6],
+                    _o[0] + _d3[0],
+                    _o[1] + _d3[1],
+                    _o[2] + _d3[2],
+                    _o[3] + _d3[3],
+                    _o[4] + _d3[4],
+                    _o[5] + _d3[5],
+                    _o[6] + _d3[6],
                 )
                 if _n[0]:
                     n0_root[v_ss_item_sk] = _n
                 else:
                     del n0_root[v_ss_item_sk]
             if pending is not None:
-                for (v_ss_item_sk, v_ss_store_sk), _m3 in self.n1_by_ss_item_sk[
-                    v_ss_item_sk
-                ].items():
-                    _m4 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                    for (
-                        v_ss_store_sk,
-                        v_s_store_id,
-                        v_s_store_name,
-                    ), _m5 in self.store_2_by_ss_store_sk[v_ss_store_sk].items():
+                for (v_ss_item_sk, v_ss_store_sk), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])) is tuple
+                    else _g5.items()
+                ):
+                    _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                    for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
+                        (_g8,)
+                        if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
+                        is tuple
+                        else _g8.items()
+                    ):
                         _k = (v_i_item_id, v_i_item_desc, v_s_store_id, v_s_store_name)
                         _v = (
-                            _p[0] * _m4[0] * _m5[0],
-                            _p[1] * _m4[1] * _m5[1],
-                            _p[2] * _m4[2] * _m5[2],
-                            _p[3] * _m4[3] * _m5[3],
-                            _p[4] * _m4[4] * _m5[4],
-                            _p[5] * _m4[5] * _m5[5],
-                            _p[6] * _m4[6] * _m5[6],
+                            _p[0] * _m6[0] * _m7[0],
+                            _p[1] * _m6[1] * _m7[1],
+                            _p[2] * _m6[2] * _m7[2],
+                            _p[3] * _m6[3] * _m7[3],
+                            _p[4] * _m6[4] * _m7[4],
+                            _p[5] * _m6[5] * _m7[5],
+                            _p[6] * _m6[6] * _m7[6],
                         )
                         _o = pending.get(_k)
                         pending[_k] = (
@@ -2968,51 +3703,61 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                        v_ss_ticket_number,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3024,244 +3769,343 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
+                _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                _t5 = (v_ss_store_sk, v_ss_ticket_number)
                 _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                    _t4
                 )
                 if _grp is None:
                     n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
-                else:
-                    _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
-                    if _o is None:
-                        _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
-                    else:
+                        _t4
+                    ] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                            if not _grp:
-                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                    (v_ss_item_sk, v_ss_customer_sk)
-                                ]
-                _w3 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                            del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ]
+                    else:
+                        n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                            _t4
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
+                        _d3[6] * _w6[6],
                     )
+                    _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t8
                     )
                     if _grp is None:
                         n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {v_ss_store_sk: _d4}
+                            _t8
+                        ] = (v_ss_store_sk, _d7)
+                    elif type(_grp) is tuple:
+                        _e = v_ss_store_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
+                            )
+                            if _n[0]:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ]
+                        else:
+                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                _t8
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d7,
+                            }
                     else:
                         _o = _grp.get(v_ss_store_sk)
                         if _o is None:
-                            _grp[v_ss_store_sk] = _d4
+                            _grp[v_ss_store_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
                                 _grp[v_ss_store_sk] = _n
                             else:
                                 del _grp[v_ss_store_sk]
-                                if not _grp:
-                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _w5 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                if len(_grp) == 1:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t8
                     )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
+                    if _w9 is not None:
+                        _d10 = (
+                            _d7[0] * _w9[0],
+                            _d7[1] * _w9[1],
+                            _d7[2] * _w9[2],
+                            _d7[3] * _w9[3],
+                            _d7[4] * _w9[4],
+                            _d7[5] * _w9[5],
+                            _d7[6] * _w9[6],
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                        _t11 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t11)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d6
+                            n2[_t11] = _d10
                         else:
                             _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                                _o[4] + _d6[4],
-                                _o[5] + _d6[5],
-                                _o[6] + _d6[6],
+                                _o[0] + _d10[0],
+                                _o[1] + _d10[1],
+                                _o[2] + _d10[2],
+                                _o[3] + _d10[3],
+                                _o[4] + _d10[4],
+                                _o[5] + _d10[5],
+                                _o[6] + _d10[6],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t11] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t11]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d6
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d10,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d10,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d6
+                                _grp[v_ss_item_sk] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w12 is not None:
+                            _d13 = (
+                                _d10[0] * _w12[0],
+                                _d10[1] * _w12[1],
+                                _d10[2] * _w12[2],
+                                _d10[3] * _w12[3],
+                                _d10[4] * _w12[4],
+                                _d10[5] * _w12[5],
+                                _d10[6] * _w12[6],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d8
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                            elif type(_grp) is tuple:
+                                _e = _t11
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d13,
+                                    }
+                            else:
+                                _o = _grp.get(_t11)
+                                if _o is None:
+                                    _grp[_t11] = _d13
+                                else:
+                                    _n = (
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t11] = _n
+                                    else:
+                                        del _grp[_t11]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                             else:
                                 _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
+                                    _o[0] + _d13[0],
+                                    _o[1] + _d13[1],
+                                    _o[2] + _d13[2],
+                                    _o[3] + _d13[3],
+                                    _o[4] + _d13[4],
+                                    _o[5] + _d13[5],
+                                    _o[6] + _d13[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
+                            _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w14 is not None:
+                                _d15 = (
+                                    _d13[0] * _w14[0],
+                                    _d13[1] * _w14[1],
+                                    _d13[2] * _w14[2],
+                                    _d13[3] * _w14[3],
+                                    _d13[4] * _w14[4],
+                                    _d13[5] * _w14[5],
+                                    _d13[6] * _w14[6],
                                 )
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d10
+                                    n0_root[v_ss_item_sk] = _d15
                                 else:
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
+                                        _o[0] + _d15[0],
+                                        _o[1] + _d15[1],
+                                        _o[2] + _d15[2],
+                                        _o[3] + _d15[3],
+                                        _o[4] + _d15[4],
+                                        _o[5] + _d15[5],
+                                        _o[6] + _d15[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
@@ -3272,16 +4116,34 @@ class View:
                                         v_ss_store_sk,
                                         v_s_store_id,
                                         v_s_store_name,
-                                    ), _m11 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    ), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m12 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m18 in (
+                                            (_g19,)
+                                            if type(
+                                                (
+                                                    _g19 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g19.items()
+                                        ):
                                             _k = (
                                                 v_i_item_id,
                                                 v_i_item_desc,
@@ -3289,13 +4151,13 @@ class View:
                                                 v_s_store_name,
                                             )
                                             _v = (
-                                                _d6[0] * _m11[0] * _m12[0],
-                                                _d6[1] * _m11[1] * _m12[1],
-                                                _d6[2] * _m11[2] * _m12[2],
-                                                _d6[3] * _m11[3] * _m12[3],
-                                                _d6[4] * _m11[4] * _m12[4],
-                                                _d6[5] * _m11[5] * _m12[5],
-                                                _d6[6] * _m11[6] * _m12[6],
+                                                _d10[0] * _m16[0] * _m18[0],
+                                                _d10[1] * _m16[1] * _m18[1],
+                                                _d10[2] * _m16[2] * _m18[2],
+                                                _d10[3] * _m16[3] * _m18[3],
+                                                _d10[4] * _m16[4] * _m18[4],
+                                                _d10[5] * _m16[5] * _m18[5],
+                                                _d10[6] * _m16[6] * _m18[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3415,30 +4277,61 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
-                            v_sr_returned_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
-                    or _ZERO
+                or not _entry(
+                    self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
             _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
             if _grp is None:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
-                ] = {
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3450,172 +4343,172 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
-                        if not _grp:
-                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ]
-            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
+                _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
                 if _o is None:
-                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = _d2
+                    n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _n
-                    else:
-                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ]
-                _g5 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _g5:
-                    for v_ss_store_sk, _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                            _n
                         )
-                        _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                    else:
+                        del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                    _t1
+                )
+                if _g6:
+                    for v_ss_store_sk, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
+                        )
+                        _t7 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n2.get(_t7)
                         if _o is None:
-                            n2[(v_ss_item_sk, v_ss_store_sk)] = _d4
+                            n2[_t7] = _d5
                         else:
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
                             )
                             if _n[0]:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n2[_t7] = _n
                             else:
-                                del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                del n2[_t7]
                         _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_item_sk: _d4
-                            }
+                            n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_item_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                )
+                                if _n[0]:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
-                                _grp[v_ss_item_sk] = _d4
+                                _grp[v_ss_item_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
-                        _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
+                                    if len(_grp) == 1:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
                             )
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_item_sk, v_ss_store_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_store_sk)] = _d7
-                                else:
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
-                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d7
-                            else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
                                 else:
-                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                )
-                                _o = n0_root.get(v_ss_item_sk)
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d9
+                                    _grp[_t7] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -3627,6 +4520,55 @@ class View:
                                         _o[6] + _d9[6],
                                     )
                                     if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _o is None:
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                else:
+                                    del n1_count_by_ss_item_sk[v_ss_item_sk]
+                            _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                    _d9[6] * _w10[6],
+                                )
+                                _o = n0_root.get(v_ss_item_sk)
+                                if _o is None:
+                                    n0_root[v_ss_item_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                        _o[6] + _d11[6],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
@@ -3635,16 +4577,34 @@ class View:
                                         v_ss_store_sk,
                                         v_s_store_id,
                                         v_s_store_name,
-                                    ), _m10 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_ss_item_sk,
                                             v_i_item_id,
                                             v_i_item_desc,
-                                        ), _m11 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_i_item_id,
                                                 v_i_item_desc,
@@ -3652,13 +4612,13 @@ class View:
                                                 v_s_store_name,
                                             )
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0],
-                                                _d4[1] * _m10[1] * _m11[1],
-                                                _d4[2] * _m10[2] * _m11[2],
-                                                _d4[3] * _m10[3] * _m11[3],
-                                                _d4[4] * _m10[4] * _m11[4],
-                                                _d4[5] * _m10[5] * _m11[5],
-                                                _d4[6] * _m10[6] * _m11[6],
+                                                _d5[0] * _m12[0] * _m14[0],
+                                                _d5[1] * _m12[1] * _m14[1],
+                                                _d5[2] * _m12[2] * _m14[2],
+                                                _d5[3] * _m12[3] * _m14[3],
+                                                _d5[4] * _m12[4] * _m14[4],
+                                                _d5[5] * _m12[5] * _m14[5],
+                                                _d5[6] * _m12[6] * _m14[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3771,28 +4731,52 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
-                            v_cs_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_item_sk, v_ss_customer_sk))
-                    or _ZERO
+                or not _entry(
+                    self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
+                        v_cs_sold_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk)
             _grp = catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk.get(
                 v_cs_sold_date_sk
             )
             if _grp is None:
                 catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                     v_cs_sold_date_sk
-                ] = {(v_ss_item_sk, v_ss_customer_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ]
+                else:
+                    catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        v_cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3804,196 +4788,191 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                        if not _grp:
-                            del catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ]
-            _w1 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(iter(_grp.items()))
+            _w2 = d3_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
-                )
+                _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t1)
                 if _o is None:
-                    n8_count_by_ss_item_sk_ss_customer_sk[
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    ] = _d2
+                    n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _n
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t1] = _n
                     else:
-                        del n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ]
-                _g5 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                    (v_ss_item_sk, v_ss_customer_sk)
+                        del n8_count_by_ss_item_sk_ss_customer_sk[_t1]
+                _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                    _t1
                 )
-                if _g5:
-                    for (v_ss_store_sk, v_ss_ticket_number), _w3 in _g5.items():
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
+                if _g6:
+                    for (v_ss_store_sk, v_ss_ticket_number), _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (
+                            _d3[0] * _w4[0],
+                            _d3[1] * _w4[1],
+                            _d3[2] * _w4[2],
+                            _d3[3] * _w4[3],
+                            _d3[4] * _w4[4],
+                            _d3[5] * _w4[5],
+                            _d3[6] * _w4[6],
                         )
+                        _t7 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t7
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d4
-                            }
+                                _t7
+                            ] = (
+                                v_ss_store_sk,
+                                _d5,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t7
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d4
+                                _grp[v_ss_store_sk] = _d5
                             else:
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
+                                    _o[0] + _d5[0],
+                                    _o[1] + _d5[1],
+                                    _o[2] + _d5[2],
+                                    _o[3] + _d5[3],
+                                    _o[4] + _d5[4],
+                                    _o[5] + _d5[5],
+                                    _o[6] + _d5[6],
                                 )
                                 if _n[0]:
                                     _grp[v_ss_store_sk] = _n
                                 else:
                                     del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = (
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t7
                             )
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
+                        if _w8 is not None:
+                            _d9 = (
+                                _d5[0] * _w8[0],
+                                _d5[1] * _w8[1],
+                                _d5[2] * _w8[2],
+                                _d5[3] * _w8[3],
+                                _d5[4] * _w8[4],
+                                _d5[5] * _w8[5],
+                                _d5[6] * _w8[6],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t10 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t10)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                n2[_t10] = _d9
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t10] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t10]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d9,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_ss_item_sk] = _n
-                                    else:
-                                        del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                )
-                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
-                                        _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                        )
-                                        if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                        else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    _grp[v_ss_item_sk] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -4005,32 +4984,114 @@ class View:
                                         _o[6] + _d9[6],
                                     )
                                     if _n[0]:
+                                        _grp[v_ss_item_sk] = _n
+                                    else:
+                                        del _grp[v_ss_item_sk]
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = next(iter(_grp.items()))
+                            _w11 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w11 is not None:
+                                _d12 = (
+                                    _d9[0] * _w11[0],
+                                    _d9[1] * _w11[1],
+                                    _d9[2] * _w11[2],
+                                    _d9[3] * _w11[3],
+                                    _d9[4] * _w11[4],
+                                    _d9[5] * _w11[5],
+                                    _d9[6] * _w11[6],
+                                )
+                                _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                if _grp is None:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t10, _d12)
+                                elif type(_grp) is tuple:
+                                    _e = _t10
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                        )
+                                        if _n[0]:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d12,
+                                        }
+                                else:
+                                    _o = _grp.get(_t10)
+                                    if _o is None:
+                                        _grp[_t10] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t10] = _n
+                                        else:
+                                            del _grp[_t10]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d12
+                                else:
+                                    _n = (
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
+                                    )
+                                    if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
+                                _w13 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w13 is not None:
+                                    _d14 = (
+                                        _d12[0] * _w13[0],
+                                        _d12[1] * _w13[1],
+                                        _d12[2] * _w13[2],
+                                        _d12[3] * _w13[3],
+                                        _d12[4] * _w13[4],
+                                        _d12[5] * _w13[5],
+                                        _d12[6] * _w13[6],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d14
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
+                                            _o[0] + _d14[0],
+                                            _o[1] + _d14[1],
+                                            _o[2] + _d14[2],
+                                            _o[3] + _d14[3],
+                                            _o[4] + _d14[4],
+                                            _o[5] + _d14[5],
+                                            _o[6] + _d14[6],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
@@ -4041,16 +5102,34 @@ class View:
                                             v_ss_store_sk,
                                             v_s_store_id,
                                             v_s_store_name,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
@@ -4058,13 +5137,13 @@ class View:
                                                     v_s_store_name,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
+                                                    _d9[0] * _m15[0] * _m17[0],
+                                                    _d9[1] * _m15[1] * _m17[1],
+                                                    _d9[2] * _m15[2] * _m17[2],
+                                                    _d9[3] * _m15[3] * _m17[3],
+                                                    _d9[4] * _m15[4] * _m17[4],
+                                                    _d9[5] * _m15[5] * _m17[5],
+                                                    _d9[6] * _m15[6] * _m17[6],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -4257,7 +5336,7 @@ class View:
                     v_ss_customer_sk,
                     v_ss_store_sk,
                     v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4267,17 +5346,50 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _t5 = (v_ss_store_sk, v_ss_ticket_number)
                     _grp = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                        _t4
                     )
                     if _grp is None:
                         n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = {(v_ss_store_sk, v_ss_ticket_number): _d2}
+                            _t4
+                        ] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                    _t4
+                                ]
+                        else:
+                            n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                _t4
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_store_sk, v_ss_ticket_number))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ss_store_sk, v_ss_ticket_number)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -4289,79 +5401,72 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[(v_ss_store_sk, v_ss_ticket_number)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ss_store_sk, v_ss_ticket_number)]
-                                if not _grp:
-                                    del n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
-                                        (v_ss_item_sk, v_ss_customer_sk)
-                                    ]
-                    _w4 = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk[
+                                        _t4
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w6 = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d2[0] * _w6[0],
+                            _d2[1] * _w6[1],
+                            _d2[2] * _w6[2],
+                            _d2[3] * _w6[3],
+                            _d2[4] * _w6[4],
+                            _d2[5] * _w6[5],
+                            _d2[6] * _w6[6],
                         )
+                        _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t8
                         )
                         if _grp is None:
                             n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                v_ss_store_sk: _d5
-                            }
+                                _t8
+                            ] = (
+                                v_ss_store_sk,
+                                _d7,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_store_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                    _o[6] + _d7[6],
+                                )
+                                if _n[0]:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ]
+                            else:
+                                n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t8
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
+                                }
                         else:
                             _o = _grp.get(v_ss_store_sk)
                             if _o is None:
-                                _grp[v_ss_store_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                )
-                                if _n[0]:
-                                    _grp[v_ss_store_sk] = _n
-                                else:
-                                    del _grp[v_ss_store_sk]
-                                    if not _grp:
-                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                        _w6 = (
-                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            )
-                        )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
-                            )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
-                            if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d7
+                                _grp[v_ss_store_sk] = _d7
                             else:
                                 _n = (
                                     _o[0] + _d7[0],
@@ -4373,112 +5478,202 @@ class View:
                                     _o[6] + _d7[6],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    _grp[v_ss_store_sk] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del _grp[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w9 = (
+                            n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
+                            )
+                        )
+                        if _w9 is not None:
+                            _d10 = (
+                                _d7[0] * _w9[0],
+                                _d7[1] * _w9[1],
+                                _d7[2] * _w9[2],
+                                _d7[3] * _w9[3],
+                                _d7[4] * _w9[4],
+                                _d7[5] * _w9[5],
+                                _d7[6] * _w9[6],
+                            )
+                            _t11 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t11)
+                            if _o is None:
+                                n2[_t11] = _d10
+                            else:
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                    _o[6] + _d10[6],
+                                )
+                                if _n[0]:
+                                    n2[_t11] = _n
+                                else:
+                                    del n2[_t11]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d7
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d10,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d10,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d7
+                                    _grp[v_ss_item_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                                            ] = next(iter(_grp.items()))
+                            _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w12 is not None:
+                                _d13 = (
+                                    _d10[0] * _w12[0],
+                                    _d10[1] * _w12[1],
+                                    _d10[2] * _w12[2],
+                                    _d10[3] * _w12[3],
+                                    _d10[4] * _w12[4],
+                                    _d10[5] * _w12[5],
+                                    _d10[6] * _w12[6],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d9
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d9
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                elif type(_grp) is tuple:
+                                    _e = _t11
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d13,
+                                        }
+                                else:
+                                    _o = _grp.get(_t11)
+                                    if _o is None:
+                                        _grp[_t11] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t11] = _n
+                                        else:
+                                            del _grp[_t11]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d9
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d13[0],
+                                        _o[1] + _d13[1],
+                                        _o[2] + _d13[2],
+                                        _o[3] + _d13[3],
+                                        _o[4] + _d13[4],
+                                        _o[5] + _d13[5],
+                                        _o[6] + _d13[6],
                                     )
                                     if _n[0]:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w10 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
+                                _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w14 is not None:
+                                    _d15 = (
+                                        _d13[0] * _w14[0],
+                                        _d13[1] * _w14[1],
+                                        _d13[2] * _w14[2],
+                                        _d13[3] * _w14[3],
+                                        _d13[4] * _w14[4],
+                                        _d13[5] * _w14[5],
+                                        _d13[6] * _w14[6],
                                     )
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d11
+                                        n0_root[v_ss_item_sk] = _d15
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
+                                            _o[0] + _d15[0],
+                                            _o[1] + _d15[1],
+                                            _o[2] + _d15[2],
+                                            _o[3] + _d15[3],
+                                            _o[4] + _d15[4],
+                                            _o[5] + _d15[5],
+                                            _o[6] + _d15[6],
                                         )
                                         if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
@@ -4489,16 +5684,34 @@ class View:
                                             v_ss_store_sk,
                                             v_s_store_id,
                                             v_s_store_name,
-                                        ), _m12 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m13 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
@@ -4506,13 +5719,13 @@ class View:
                                                     v_s_store_name,
                                                 )
                                                 _v = (
-                                                    _d7[0] * _m12[0] * _m13[0],
-                                                    _d7[1] * _m12[1] * _m13[1],
-                                                    _d7[2] * _m12[2] * _m13[2],
-                                                    _d7[3] * _m12[3] * _m13[3],
-                                                    _d7[4] * _m12[4] * _m13[4],
-                                                    _d7[5] * _m12[5] * _m13[5],
-                                                    _d7[6] * _m12[6] * _m13[6],
+                                                    _d10[0] * _m16[0] * _m18[0],
+                                                    _d10[1] * _m16[1] * _m18[1],
+                                                    _d10[2] * _m16[2] * _m18[2],
+                                                    _d10[3] * _m16[3] * _m18[3],
+                                                    _d10[4] * _m16[4] * _m18[4],
+                                                    _d10[5] * _m16[5] * _m18[5],
+                                                    _d10[6] * _m16[6] * _m18[6],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -4560,7 +5773,9 @@ class View:
                 v_cs_sold_date_sk
             )
             if _g3:
-                for (v_ss_item_sk, v_ss_customer_sk), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4570,13 +5785,10 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
-                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
-                    )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                    _o = n8_count_by_ss_item_sk_ss_customer_sk.get(_t4)
                     if _o is None:
-                        n8_count_by_ss_item_sk_ss_customer_sk[
-                            (v_ss_item_sk, v_ss_customer_sk)
-                        ] = _d2
+                        n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -4588,158 +5800,158 @@ class View:
                             _o[6] + _d2[6],
                         )
                         if _n[0]:
-                            n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ] = _n
+                            n8_count_by_ss_item_sk_ss_customer_sk[_t4] = _n
                         else:
-                            del n8_count_by_ss_item_sk_ss_customer_sk[
-                                (v_ss_item_sk, v_ss_customer_sk)
-                            ]
-                    _g6 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
-                        (v_ss_item_sk, v_ss_customer_sk)
+                            del n8_count_by_ss_item_sk_ss_customer_sk[_t4]
+                    _g7 = n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk.get(
+                        _t4
                     )
-                    if _g6:
-                        for (v_ss_store_sk, v_ss_ticket_number), _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                    if _g7:
+                        for (v_ss_store_sk, v_ss_ticket_number), _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
+                            _t8 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                             _grp = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t8
                             )
                             if _grp is None:
                                 n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = {
-                                    v_ss_store_sk: _d5
-                                }
+                                    _t8
+                                ] = (
+                                    v_ss_store_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_store_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t8
+                                        ]
+                                else:
+                                    n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t8
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_store_sk)
                                 if _o is None:
-                                    _grp[v_ss_store_sk] = _d5
+                                    _grp[v_ss_store_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_store_sk] = _n
                                     else:
                                         del _grp[v_ss_store_sk]
-                                        if not _grp:
-                                            del n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                                (
-                                                    v_ss_item_sk,
-                                                    v_ss_customer_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                            _w7 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                        if len(_grp) == 1:
+                                            n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                _t8
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w9 = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                                _t8
                             )
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
                                 )
-                                _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                                _t11 = (v_ss_item_sk, v_ss_store_sk)
+                                _o = n2.get(_t11)
                                 if _o is None:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _d8
+                                    n2[_t11] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
-                                        n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                        n2[_t11] = _n
                                     else:
-                                        del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                        del n2[_t11]
                                 _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                                 if _grp is None:
-                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                        v_ss_item_sk: _d8
-                                    }
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        v_ss_item_sk,
+                                        _d10,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
+                                        )
+                                        if _n[0]:
+                                            n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ss_item_sk_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                    else:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d8
-                                    else:
-                                        _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
-                                        )
-                                        if _n[0]:
-                                            _grp[v_ss_item_sk] = _n
-                                        else:
-                                            del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n2_ss_item_sk_by_ss_store_sk[
-                                                    v_ss_store_sk
-                                                ]
-                                _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                    )
-                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _grp is None:
-                                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                                            (v_ss_item_sk, v_ss_store_sk): _d10
-                                        }
-                                    else:
-                                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                        if _o is None:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d10
-                                        else:
-                                            _n = (
-                                                _o[0] + _d10[0],
-                                                _o[1] + _d10[1],
-                                                _o[2] + _d10[2],
-                                                _o[3] + _d10[3],
-                                                _o[4] + _d10[4],
-                                                _o[5] + _d10[5],
-                                                _o[6] + _d10[6],
-                                            )
-                                            if _n[0]:
-                                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
-                                            else:
-                                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                                if not _grp:
-                                                    del n1_by_ss_item_sk[v_ss_item_sk]
-                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _o is None:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                        _grp[v_ss_item_sk] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -4751,32 +5963,114 @@ class View:
                                             _o[6] + _d10[6],
                                         )
                                         if _n[0]:
+                                            _grp[v_ss_item_sk] = _n
+                                        else:
+                                            del _grp[v_ss_item_sk]
+                                            if len(_grp) == 1:
+                                                n2_ss_item_sk_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ] = next(iter(_grp.items()))
+                                _w12 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                                if _w12 is not None:
+                                    _d13 = (
+                                        _d10[0] * _w12[0],
+                                        _d10[1] * _w12[1],
+                                        _d10[2] * _w12[2],
+                                        _d10[3] * _w12[3],
+                                        _d10[4] * _w12[4],
+                                        _d10[5] * _w12[5],
+                                        _d10[6] * _w12[6],
+                                    )
+                                    _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _grp is None:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_t11, _d13)
+                                    elif type(_grp) is tuple:
+                                        _e = _t11
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                            )
+                                            if _n[0]:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                        else:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d13,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t11)
+                                        if _o is None:
+                                            _grp[_t11] = _d13
+                                        else:
+                                            _n = (
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
+                                                _o[3] + _d13[3],
+                                                _o[4] + _d13[4],
+                                                _o[5] + _d13[5],
+                                                _o[6] + _d13[6],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t11] = _n
+                                            else:
+                                                del _grp[_t11]
+                                                if len(_grp) == 1:
+                                                    n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                        next(iter(_grp.items()))
+                                                    )
+                                    _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d13
+                                    else:
+                                        _n = (
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
+                                            _o[3] + _d13[3],
+                                            _o[4] + _d13[4],
+                                            _o[5] + _d13[5],
+                                            _o[6] + _d13[6],
+                                        )
+                                        if _n[0]:
                                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                    _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _w11 is not None:
-                                        _d12 = (
-                                            _d10[0] * _w11[0],
-                                            _d10[1] * _w11[1],
-                                            _d10[2] * _w11[2],
-                                            _d10[3] * _w11[3],
-                                            _d10[4] * _w11[4],
-                                            _d10[5] * _w11[5],
-                                            _d10[6] * _w11[6],
+                                    _w14 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _w14 is not None:
+                                        _d15 = (
+                                            _d13[0] * _w14[0],
+                                            _d13[1] * _w14[1],
+                                            _d13[2] * _w14[2],
+                                            _d13[3] * _w14[3],
+                                            _d13[4] * _w14[4],
+                                            _d13[5] * _w14[5],
+                                            _d13[6] * _w14[6],
                                         )
                                         _o = n0_root.get(v_ss_item_sk)
                                         if _o is None:
-                                            n0_root[v_ss_item_sk] = _d12
+                                            n0_root[v_ss_item_sk] = _d15
                                         else:
                                             _n = (
-                                                _o[0] + _d12[0],
-                                                _o[1] + _d12[1],
-                                                _o[2] + _d12[2],
-                                                _o[3] + _d12[3],
-                                                _o[4] + _d12[4],
-                                                _o[5] + _d12[5],
-                                                _o[6] + _d12[6],
+                                                _o[0] + _d15[0],
+                                                _o[1] + _d15[1],
+                                                _o[2] + _d15[2],
+                                                _o[3] + _d15[3],
+                                                _o[4] + _d15[4],
+                                                _o[5] + _d15[5],
+                                                _o[6] + _d15[6],
                                             )
                                             if _n[0]:
                                                 n0_root[v_ss_item_sk] = _n
@@ -4787,16 +6081,34 @@ class View:
                                                 v_ss_store_sk,
                                                 v_s_store_id,
                                                 v_s_store_name,
-                                            ), _m13 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_ss_item_sk,
                                                     v_i_item_id,
                                                     v_i_item_desc,
-                                                ), _m14 in self.item_by_ss_item_sk[
-                                                    v_ss_item_sk
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.item_by_ss_item_sk[
+                                                                v_ss_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     _k = (
                                                         v_i_item_id,
                                                         v_i_item_desc,
@@ -4804,13 +6116,13 @@ class View:
                                                         v_s_store_name,
                                                     )
                                                     _v = (
-                                                        _d8[0] * _m13[0] * _m14[0],
-                                                        _d8[1] * _m13[1] * _m14[1],
-                                                        _d8[2] * _m13[2] * _m14[2],
-                                                        _d8[3] * _m13[3] * _m14[3],
-                                                        _d8[4] * _m13[4] * _m14[4],
-                                                        _d8[5] * _m13[5] * _m14[5],
-                                                        _d8[6] * _m13[6] * _m14[6],
+                                                        _d10[0] * _m16[0] * _m18[0],
+                                                        _d10[1] * _m16[1] * _m18[1],
+                                                        _d10[2] * _m16[2] * _m18[2],
+                                                        _d10[3] * _m16[3] * _m18[3],
+                                                        _d10[4] * _m16[4] * _m18[4],
+                                                        _d10[5] * _m16[5] * _m18[5],
+                                                        _d10[6] * _m16[6] * _m18[6],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4860,11 +6172,9 @@ class View:
                 v_sr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_ss_item_sk,
-                    v_ss_customer_sk,
-                    v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4874,13 +6184,14 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _o = n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                        _t4
                     )
                     if _o is None:
-                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d2
+                        n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _d2
+                        )
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -4893,137 +6204,142 @@ class View:
                         )
                         if _n[0]:
                             n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ] = _n
                         else:
                             del n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ]
-                    _g6 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _g7 = n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t4
                     )
-                    if _g6:
-                        for v_ss_store_sk, _w4 in _g6.items():
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                    if _g7:
+                        for v_ss_store_sk, _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
-                            _o = n2.get((v_ss_item_sk, v_ss_store_sk))
+                            _t8 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n2.get(_t8)
                             if _o is None:
-                                n2[(v_ss_item_sk, v_ss_store_sk)] = _d5
+                                n2[_t8] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    n2[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n2[_t8] = _n
                                 else:
-                                    del n2[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n2[_t8]
                             _grp = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_item_sk: _d5
-                                }
+                                n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_item_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n2_ss_item_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_item_sk)
                                 if _o is None:
-                                    _grp[v_ss_item_sk] = _d5
+                                    _grp[v_ss_item_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_item_sk] = _n
                                     else:
                                         del _grp[v_ss_item_sk]
-                                        if not _grp:
-                                            del n2_ss_item_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n2_ss_item_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d5[0] * _w7[0],
-                                    _d5[1] * _w7[1],
-                                    _d5[2] * _w7[2],
-                                    _d5[3] * _w7[3],
-                                    _d5[4] * _w7[4],
-                                    _d5[5] * _w7[5],
-                                    _d5[6] * _w7[6],
+                                            ] = next(iter(_grp.items()))
+                            _w9 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d6[0] * _w9[0],
+                                    _d6[1] * _w9[1],
+                                    _d6[2] * _w9[2],
+                                    _d6[3] * _w9[3],
+                                    _d6[4] * _w9[4],
+                                    _d6[5] * _w9[5],
+                                    _d6[6] * _w9[6],
                                 )
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_item_sk, v_ss_store_sk): _d8
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _d8
-                                    else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t8, _d10)
+                                elif type(_grp) is tuple:
+                                    _e = _t8
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d8[0],
-                                            _o[1] + _d8[1],
-                                            _o[2] + _d8[2],
-                                            _o[3] + _d8[3],
-                                            _o[4] + _d8[4],
-                                            _o[5] + _d8[5],
-                                            _o[6] + _d8[6],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
+                                            _o[3] + _d10[3],
+                                            _o[4] + _d10[4],
+                                            _o[5] + _d10[5],
+                                            _o[6] + _d10[6],
                                         )
                                         if _n[0]:
-                                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
-                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d8
-                                else:
-                                    _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
                                     else:
-                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w9 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
-                                        _d8[3] * _w9[3],
-                                        _d8[4] * _w9[4],
-                                        _d8[5] * _w9[5],
-                                        _d8[6] * _w9[6],
-                                    )
-                                    _o = n0_root.get(v_ss_item_sk)
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
+                                else:
+                                    _o = _grp.get(_t8)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d10
+                                        _grp[_t8] = _d10
                                     else:
                                         _n = (
                                             _o[0] + _d10[0],
@@ -5035,6 +6351,55 @@ class View:
                                             _o[6] + _d10[6],
                                         )
                                         if _n[0]:
+                                            _grp[_t8] = _n
+                                        else:
+                                            del _grp[_t8]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _o is None:
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d10
+                                else:
+                                    _n = (
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_item_sk[v_ss_item_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_item_sk[v_ss_item_sk]
+                                _w11 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
+                                        _d10[5] * _w11[5],
+                                        _d10[6] * _w11[6],
+                                    )
+                                    _o = n0_root.get(v_ss_item_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_item_sk] = _d12
+                                    else:
+                                        _n = (
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
+                                            _o[5] + _d12[5],
+                                            _o[6] + _d12[6],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
                                             del n0_root[v_ss_item_sk]
@@ -5043,16 +6408,34 @@ class View:
                                             v_ss_store_sk,
                                             v_s_store_id,
                                             v_s_store_name,
-                                        ), _m11 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_ss_item_sk,
                                                 v_i_item_id,
                                                 v_i_item_desc,
-                                            ), _m12 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_i_item_id,
                                                     v_i_item_desc,
@@ -5060,13 +6443,13 @@ class View:
                                                     v_s_store_name,
                                                 )
                                                 _v = (
-                                                    _d5[0] * _m11[0] * _m12[0],
-                                                    _d5[1] * _m11[1] * _m12[1],
-                                                    _d5[2] * _m11[2] * _m12[2],
-                                                    _d5[3] * _m11[3] * _m12[3],
-                                                    _d5[4] * _m11[4] * _m12[4],
-                                                    _d5[5] * _m11[5] * _m12[5],
-                                                    _d5[6] * _m11[6] * _m12[6],
+                                                    _d6[0] * _m13[0] * _m15[0],
+                                                    _d6[1] * _m13[1] * _m15[1],
+                                                    _d6[2] * _m13[2] * _m15[2],
+                                                    _d6[3] * _m13[3] * _m15[3],
+                                                    _d6[4] * _m13[4] * _m15[4],
+                                                    _d6[5] * _m13[5] * _m15[5],
+                                                    _d6[6] * _m13[6] * _m15[6],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -5146,23 +6529,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                        (v_ss_store_sk, v_s_store_id, v_s_store_name)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                    (v_ss_store_sk, v_s_store_id, v_s_store_name),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                    (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-                }
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -5174,11 +6574,13 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -5196,95 +6598,118 @@ class View:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _g3 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
-            if _g3:
-                for v_ss_item_sk, _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+            _g4 = n2_ss_item_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g4:
+                for v_ss_item_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
                     )
+                    _t5 = (v_ss_item_sk, v_ss_store_sk)
                     _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        n1_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_item_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _d2
-                        else:
+                        n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n1_by_ss_item_sk[v_ss_item_sk]
+                                del n1_by_ss_item_sk[v_ss_item_sk]
+                        else:
+                            n1_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _o is None:
-                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                        n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
                             n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                         else:
                             del n1_count_by_ss_item_sk[v_ss_item_sk]
-                    _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                    _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d3[0] * _w6[0],
+                            _d3[1] * _w6[1],
+                            _d3[2] * _w6[2],
+                            _d3[3] * _w6[3],
+                            _d3[4] * _w6[4],
+                            _d3[5] * _w6[5],
+                            _d3[6] * _w6[6],
                         )
                         _o = n0_root.get(v_ss_item_sk)
                         if _o is None:
-                            n0_root[v_ss_item_sk] = _d5
+                            n0_root[v_ss_item_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
                                 n0_root[v_ss_item_sk] = _n
                             else:
                                 del n0_root[v_ss_item_sk]
                         if pending is not None:
-                            _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                            for (
-                                v_ss_item_sk,
-                                v_i_item_id,
-                                v_i_item_desc,
-                            ), _m7 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                            _m8 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                            for (v_ss_item_sk, v_i_item_id, v_i_item_desc), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_i_item_id,
                                     v_i_item_desc,
@@ -5292,13 +6717,13 @@ class View:
                                     v_s_store_name,
                                 )
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
-                                    _p[3] * _m6[3] * _m7[3],
-                                    _p[4] * _m6[4] * _m7[4],
-                                    _p[5] * _m6[5] * _m7[5],
-                                    _p[6] * _m6[6] * _m7[6],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
+                                    _p[3] * _m8[3] * _m9[3],
+                                    _p[4] * _m8[4] * _m9[4],
+                                    _p[5] * _m8[5] * _m9[5],
+                                    _p[6] * _m8[6] * _m9[6],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -5375,23 +6800,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
-                        (v_ss_item_sk, v_i_item_id, v_i_item_desc)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                    (v_ss_item_sk, v_i_item_id, v_i_item_desc),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_i_item_id, v_i_item_desc)
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {
-                    (v_ss_item_sk, v_i_item_id, v_i_item_desc): _p
-                }
+                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_i_item_id, v_i_item_desc))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -5403,11 +6845,11 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_i_item_id, v_i_item_desc)]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -5425,44 +6867,47 @@ class View:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
                     del item_count_by_ss_item_sk[v_ss_item_sk]
-            _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
                 _o = n0_root.get(v_ss_item_sk)
                 if _o is None:
-                    n0_root[v_ss_item_sk] = _d2
+                    n0_root[v_ss_item_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n0_root[v_ss_item_sk] = _n
                     else:
                         del n0_root[v_ss_item_sk]
                 if pending is not None:
-                    for (v_ss_item_sk, v_ss_store_sk), _m3 in self.n1_by_ss_item_sk[
-                        v_ss_item_sk
-                    ].items():
-                        _m4 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
-                        for (
-                            v_ss_store_sk,
-                            v_s_store_id,
-                            v_s_store_name,
-                        ), _m5 in self.store_2_by_ss_store_sk[v_ss_store_sk].items():
+                    for (v_ss_item_sk, v_ss_store_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.n2[(v_ss_item_sk, v_ss_store_sk)]
+                        for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (
                                 v_i_item_id,
                                 v_i_item_desc,
@@ -5470,13 +6915,13 @@ class View:
                                 v_s_store_name,
                             )
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
-                                _p[3] * _m4[3] * _m5[3],
-                                _p[4] * _m4[4] * _m5[4],
-                                _p[5] * _m4[5] * _m5[5],
-                                _p[6] * _m4[6] * _m5[6],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
+                                _p[3] * _m6[3] * _m7[3],
+                                _p[4] * _m6[4] * _m7[4],
+                                _p[5] * _m6[5] * _m7[5],
+                                _p[6] * _m6[6] * _m7[6],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -5509,7 +6954,7 @@ class View:
         _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ss_item_sk, v_ss_store_sk))
+        _m3 = _entry(_g2, (v_ss_item_sk, v_ss_store_sk))
         if _m3 is None:
             return None
         _m4 = self.n2.get((v_ss_item_sk, v_ss_store_sk))
@@ -5518,13 +6963,13 @@ class View:
         _g5 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+        _m6 = _entry(_g5, (v_ss_store_sk, v_s_store_id, v_s_store_name))
         if _m6 is None:
             return None
         _g7 = self.item_by_ss_item_sk.get(v_ss_item_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_ss_item_sk, v_i_item_id, v_i_item_desc))
+        _m8 = _entry(_g7, (v_ss_item_sk, v_i_item_id, v_i_item_desc))
         if _m8 is None:
             return None
         return (

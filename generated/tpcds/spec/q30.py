@@ -57,6 +57,20 @@ class _Gone:
 
 _GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -221,6 +235,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -336,7 +362,7 @@ def _make_derived1():
         COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
         QUERY_ID = "c161436c53e330b1"
         LAYOUT_ID = (
-            "04446cd56a15f855"  # the state's layout: snapshots restore only here
+            "9a0bf66cbb502479"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -536,97 +562,133 @@ def _make_derived1():
                 del store[row]
             # atom web_returns
             if keep_web_returns:
+                _t1 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                 _grp = web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
                     v_wr_returned_date_sk
                 )
                 if _grp is None:
                     web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                         v_wr_returned_date_sk
-                    ] = {
-                        (v_wr_returning_customer_sk, v_wr_returning_addr_sk): _p
-                    }
+                    ] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ]
+                    else:
+                        web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                            v_wr_returned_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_wr_returning_customer_sk, v_wr_returning_addr_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_wr_returning_customer_sk, v_wr_returning_addr_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ]
-                            if not _grp:
-                                del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                                     v_wr_returned_date_sk
-                                ]
-                _w1 = date_dim_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                     if _grp is None:
-                        n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _n
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del n1_by_wr_returning_addr_sk[
+                                del n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk]
+                        else:
+                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_wr_returning_addr_sk[
                                         v_wr_returning_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                     if _o is None:
-                        n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = _d2
+                        n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
                                 _n
                             )
                         else:
                             del n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk]
-                    _w3 = customer_address_count_by_wr_returning_addr_sk.get(
+                    _w4 = customer_address_count_by_wr_returning_addr_sk.get(
                         v_wr_returning_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_wr_returning_addr_sk)
                         if _o is None:
-                            n0_root[v_wr_returning_addr_sk] = _d4
+                            n0_root[v_wr_returning_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_wr_returning_addr_sk] = _n
                             else:
                                 del n0_root[v_wr_returning_addr_sk]
                         if pending is not None:
-                            for (
-                                v_wr_returning_addr_sk,
-                                v_ca_state,
-                            ), _m5 in self.customer_address_by_wr_returning_addr_sk[
-                                v_wr_returning_addr_sk
-                            ].items():
+                            for (v_wr_returning_addr_sk, v_ca_state), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.customer_address_by_wr_returning_addr_sk[
+                                            v_wr_returning_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
                                 _k = (v_wr_returning_customer_sk, v_ca_state)
-                                _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                                _v = (_d3[0] * _m6[0], _d3[1] * _m6[1], _d3[2] * _m6[2])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -687,47 +749,49 @@ def _make_derived1():
                     v_wr_returned_date_sk
                 )
                 if _g3:
-                    for (
-                        v_wr_returning_customer_sk,
-                        v_wr_returning_addr_sk,
-                    ), _w1 in _g3.items():
+                    for (v_wr_returning_customer_sk, v_wr_returning_addr_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                         _grp = n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                                (
-                                    v_wr_returning_customer_sk,
-                                    v_wr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ]
+                            else:
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_wr_returning_addr_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_wr_returning_addr_sk[
                                             v_wr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
@@ -745,32 +809,38 @@ def _make_derived1():
                                 del n1_count_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
                                 ]
-                        _w4 = customer_address_count_by_wr_returning_addr_sk.get(
+                        _w5 = customer_address_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _o = n0_root.get(v_wr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_wr_returning_addr_sk] = _d5
+                                n0_root[v_wr_returning_addr_sk] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_wr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_wr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_wr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m6 in self.customer_address_by_wr_returning_addr_sk[
-                                    v_wr_returning_addr_sk
-                                ].items():
+                                for (v_wr_returning_addr_sk, v_ca_state), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_wr_returning_addr_sk[
+                                                v_wr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_wr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -812,25 +882,45 @@ def _make_derived1():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_wr_returning_addr_sk, v_ca_state)
             _grp = customer_address_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
             if _grp is None:
-                customer_address_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                    (v_wr_returning_addr_sk, v_ca_state): _p
-                }
+                customer_address_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_wr_returning_addr_sk[
+                            v_wr_returning_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_wr_returning_addr_sk[
+                            v_wr_returning_addr_sk
+                        ]
+                else:
+                    customer_address_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_wr_returning_addr_sk, v_ca_state))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_wr_returning_addr_sk, v_ca_state)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_wr_returning_addr_sk, v_ca_state)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_wr_returning_addr_sk, v_ca_state)]
-                        if not _grp:
-                            del customer_address_by_wr_returning_addr_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_wr_returning_addr_sk[
                                 v_wr_returning_addr_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_address_count_by_wr_returning_addr_sk.get(
                 v_wr_returning_addr_sk
             )
@@ -848,27 +938,33 @@ def _make_derived1():
                     del customer_address_count_by_wr_returning_addr_sk[
                         v_wr_returning_addr_sk
                     ]
-            _w1 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_wr_returning_addr_sk)
                 if _o is None:
-                    n0_root[v_wr_returning_addr_sk] = _d2
+                    n0_root[v_wr_returning_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_wr_returning_addr_sk] = _n
                     else:
                         del n0_root[v_wr_returning_addr_sk]
                 if pending is not None:
-                    for (
-                        v_wr_returning_customer_sk,
-                        v_wr_returning_addr_sk,
-                    ), _m3 in self.n1_by_wr_returning_addr_sk[
-                        v_wr_returning_addr_sk
-                    ].items():
+                    for (v_wr_returning_customer_sk, v_wr_returning_addr_sk), _m4 in (
+                        (_g5,)
+                        if type(
+                            (
+                                _g5 := self.n1_by_wr_returning_addr_sk[
+                                    v_wr_returning_addr_sk
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_wr_returning_customer_sk, v_ca_state)
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -956,108 +1052,142 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
-                                v_wr_returned_date_sk
-                            )
-                            or _EMPTY
-                        ).get((v_wr_returning_customer_sk, v_wr_returning_addr_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
+                            v_wr_returned_date_sk
+                        ),
+                        (v_wr_returning_customer_sk, v_wr_returning_addr_sk),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                 _grp = web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
                     v_wr_returned_date_sk
                 )
                 if _grp is None:
                     web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                         v_wr_returned_date_sk
-                    ] = {
-                        (v_wr_returning_customer_sk, v_wr_returning_addr_sk): _p
-                    }
+                    ] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ]
+                    else:
+                        web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                            v_wr_returned_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_wr_returning_customer_sk, v_wr_returning_addr_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_wr_returning_customer_sk, v_wr_returning_addr_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ]
-                            if not _grp:
-                                del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                                     v_wr_returned_date_sk
-                                ]
-                _w1 = date_dim_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                     if _grp is None:
-                        n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _n
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del n1_by_wr_returning_addr_sk[
+                                del n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk]
+                        else:
+                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_wr_returning_addr_sk[
                                         v_wr_returning_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                     if _o is None:
-                        n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = _d2
+                        n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
                                 _n
                             )
                         else:
                             del n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk]
-                    _w3 = customer_address_count_by_wr_returning_addr_sk.get(
+                    _w4 = customer_address_count_by_wr_returning_addr_sk.get(
                         v_wr_returning_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_wr_returning_addr_sk)
                         if _o is None:
-                            n0_root[v_wr_returning_addr_sk] = _d4
+                            n0_root[v_wr_returning_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_wr_returning_addr_sk] = _n
                             else:
                                 del n0_root[v_wr_returning_addr_sk]
                         if pending is not None:
-                            for (
-                                v_wr_returning_addr_sk,
-                                v_ca_state,
-                            ), _m5 in self.customer_address_by_wr_returning_addr_sk[
-                                v_wr_returning_addr_sk
-                            ].items():
+                            for (v_wr_returning_addr_sk, v_ca_state), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.customer_address_by_wr_returning_addr_sk[
+                                            v_wr_returning_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
                                 _k = (v_wr_returning_customer_sk, v_ca_state)
-                                _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                                _v = (_d3[0] * _m6[0], _d3[1] * _m6[1], _d3[2] * _m6[2])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -1148,47 +1278,49 @@ def _make_derived1():
                     v_wr_returned_date_sk
                 )
                 if _g3:
-                    for (
-                        v_wr_returning_customer_sk,
-                        v_wr_returning_addr_sk,
-                    ), _w1 in _g3.items():
+                    for (v_wr_returning_customer_sk, v_wr_returning_addr_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                         _grp = n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                                (
-                                    v_wr_returning_customer_sk,
-                                    v_wr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ]
+                            else:
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_wr_returning_addr_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_wr_returning_addr_sk[
                                             v_wr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
@@ -1206,32 +1338,38 @@ def _make_derived1():
                                 del n1_count_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
                                 ]
-                        _w4 = customer_address_count_by_wr_returning_addr_sk.get(
+                        _w5 = customer_address_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _o = n0_root.get(v_wr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_wr_returning_addr_sk] = _d5
+                                n0_root[v_wr_returning_addr_sk] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_wr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_wr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_wr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m6 in self.customer_address_by_wr_returning_addr_sk[
-                                    v_wr_returning_addr_sk
-                                ].items():
+                                for (v_wr_returning_addr_sk, v_ca_state), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_wr_returning_addr_sk[
+                                                v_wr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_wr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1297,38 +1435,55 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_wr_returning_addr_sk.get(
-                                v_wr_returning_addr_sk
-                            )
-                            or _EMPTY
-                        ).get((v_wr_returning_addr_sk, v_ca_state))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_wr_returning_addr_sk.get(
+                            v_wr_returning_addr_sk
+                        ),
+                        (v_wr_returning_addr_sk, v_ca_state),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_wr_returning_addr_sk, v_ca_state)
                 _grp = customer_address_by_wr_returning_addr_sk.get(
                     v_wr_returning_addr_sk
                 )
                 if _grp is None:
-                    customer_address_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                        (v_wr_returning_addr_sk, v_ca_state): _p
-                    }
+                    customer_address_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_wr_returning_addr_sk[
+                                v_wr_returning_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_wr_returning_addr_sk[
+                                v_wr_returning_addr_sk
+                            ]
+                    else:
+                        customer_address_by_wr_returning_addr_sk[
+                            v_wr_returning_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_wr_returning_addr_sk, v_ca_state))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_wr_returning_addr_sk, v_ca_state)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_wr_returning_addr_sk, v_ca_state)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_wr_returning_addr_sk, v_ca_state)]
-                            if not _grp:
-                                del customer_address_by_wr_returning_addr_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_address_count_by_wr_returning_addr_sk.get(
                     v_wr_returning_addr_sk
                 )
@@ -1346,14 +1501,14 @@ def _make_derived1():
                         del customer_address_count_by_wr_returning_addr_sk[
                             v_wr_returning_addr_sk
                         ]
-                _w1 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_wr_returning_addr_sk)
                     if _o is None:
-                        n0_root[v_wr_returning_addr_sk] = _d2
+                        n0_root[v_wr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_wr_returning_addr_sk] = _n
                         else:
@@ -1362,11 +1517,20 @@ def _make_derived1():
                         for (
                             v_wr_returning_customer_sk,
                             v_wr_returning_addr_sk,
-                        ), _m3 in self.n1_by_wr_returning_addr_sk[
-                            v_wr_returning_addr_sk
-                        ].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type(
+                                (
+                                    _g5 := self.n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_wr_returning_customer_sk, v_ca_state)
-                            _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                            _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -1384,7 +1548,7 @@ def _make_derived1():
             _g2 = self.n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_wr_returning_customer_sk, v_wr_returning_addr_sk))
+            _m3 = _entry(_g2, (v_wr_returning_customer_sk, v_wr_returning_addr_sk))
             if _m3 is None:
                 return None
             _g4 = self.customer_address_by_wr_returning_addr_sk.get(
@@ -1392,7 +1556,7 @@ def _make_derived1():
             )
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_wr_returning_addr_sk, v_ca_state))
+            _m5 = _entry(_g4, (v_wr_returning_addr_sk, v_ca_state))
             if _m5 is None:
                 return None
             return (_m3[0] * _m5[0], _m3[1] * _m5[1], _m3[2] * _m5[2])
@@ -1650,6 +1814,18 @@ def _make_scalar_2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -1765,7 +1941,7 @@ def _make_scalar_2():
             COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
             QUERY_ID = "c161436c53e330b1"
             LAYOUT_ID = (
-                "04446cd56a15f855"  # the state's layout: snapshots restore only here
+                "9a0bf66cbb502479"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1973,87 +2149,108 @@ def _make_scalar_2():
                     del store[row]
                 # atom web_returns
                 if keep_web_returns:
+                    _t1 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                     _grp = web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
                         v_wr_returned_date_sk
                     )
                     if _grp is None:
                         web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                             v_wr_returned_date_sk
-                        ] = {
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                        ] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                    v_wr_returned_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                    v_wr_returned_date_sk
+                                ]
+                        else:
+                            web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                                         v_wr_returned_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_wr_returned_date_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_wr_returned_date_sk.get(
                         v_wr_returned_date_sk
                     )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                                (
-                                    v_wr_returning_customer_sk,
-                                    v_wr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                _t1,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
+                                    del n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
                                     ]
-                                    if not _grp:
-                                        del n1_by_wr_returning_addr_sk[
+                            else:
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_wr_returning_addr_sk[
                                             v_wr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
                         if _o is None:
                             n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
-                                _d2
+                                _d3
                             )
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
@@ -2062,32 +2259,38 @@ def _make_scalar_2():
                                 del n1_count_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
                                 ]
-                        _w3 = customer_address_count_by_wr_returning_addr_sk.get(
+                        _w4 = customer_address_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n0_root.get(v_wr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_wr_returning_addr_sk] = _d4
+                                n0_root[v_wr_returning_addr_sk] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n0_root[v_wr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_wr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_wr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m5 in self.customer_address_by_wr_returning_addr_sk[
-                                    v_wr_returning_addr_sk
-                                ].items():
+                                for (v_wr_returning_addr_sk, v_ca_state), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.customer_address_by_wr_returning_addr_sk[
+                                                v_wr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     _k = (v_wr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m5[0],
-                                        _d2[1] * _m5[1],
-                                        _d2[2] * _m5[2],
+                                        _d3[0] * _m6[0],
+                                        _d3[1] * _m6[1],
+                                        _d3[2] * _m6[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2162,29 +2365,42 @@ def _make_scalar_2():
                         for (
                             v_wr_returning_customer_sk,
                             v_wr_returning_addr_sk,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _t4 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                             _grp = n1_by_wr_returning_addr_sk.get(
                                 v_wr_returning_addr_sk
                             )
                             if _grp is None:
-                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                                    (
-                                        v_wr_returning_customer_sk,
-                                        v_wr_returning_addr_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                    _t4,
+                                    _d2,
                                 )
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_by_wr_returning_addr_sk[
+                                            v_wr_returning_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_wr_returning_addr_sk[
+                                            v_wr_returning_addr_sk
+                                        ]
+                                else:
+                                    n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -2192,23 +2408,13 @@ def _make_scalar_2():
                                         _o[2] + _d2[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_wr_returning_customer_sk,
-                                                v_wr_returning_addr_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_wr_returning_customer_sk,
-                                                v_wr_returning_addr_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_wr_returning_addr_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_wr_returning_addr_sk[
                                                 v_wr_returning_addr_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_wr_returning_addr_sk.get(
                                 v_wr_returning_addr_sk
                             )
@@ -2226,40 +2432,46 @@ def _make_scalar_2():
                                     del n1_count_by_wr_returning_addr_sk[
                                         v_wr_returning_addr_sk
                                     ]
-                            _w4 = customer_address_count_by_wr_returning_addr_sk.get(
+                            _w5 = customer_address_count_by_wr_returning_addr_sk.get(
                                 v_wr_returning_addr_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
                                 )
                                 _o = n0_root.get(v_wr_returning_addr_sk)
                                 if _o is None:
-                                    n0_root[v_wr_returning_addr_sk] = _d5
+                                    n0_root[v_wr_returning_addr_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_wr_returning_addr_sk] = _n
                                     else:
                                         del n0_root[v_wr_returning_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_wr_returning_addr_sk,
-                                        v_ca_state,
-                                    ), _m6 in self.customer_address_by_wr_returning_addr_sk[
-                                        v_wr_returning_addr_sk
-                                    ].items():
+                                    for (v_wr_returning_addr_sk, v_ca_state), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.customer_address_by_wr_returning_addr_sk[
+                                                    v_wr_returning_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_wr_returning_customer_sk, v_ca_state)
                                         _v = (
-                                            _d2[0] * _m6[0],
-                                            _d2[1] * _m6[1],
-                                            _d2[2] * _m6[2],
+                                            _d2[0] * _m7[0],
+                                            _d2[1] * _m7[1],
+                                            _d2[2] * _m7[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2301,27 +2513,46 @@ def _make_scalar_2():
                 else:
                     del store[row]
                 # atom customer_address
+                _t1 = (v_wr_returning_addr_sk, v_ca_state)
                 _grp = customer_address_by_wr_returning_addr_sk.get(
                     v_wr_returning_addr_sk
                 )
                 if _grp is None:
-                    customer_address_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                        (v_wr_returning_addr_sk, v_ca_state): _p
-                    }
+                    customer_address_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_wr_returning_addr_sk[
+                                v_wr_returning_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_wr_returning_addr_sk[
+                                v_wr_returning_addr_sk
+                            ]
+                    else:
+                        customer_address_by_wr_returning_addr_sk[
+                            v_wr_returning_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_wr_returning_addr_sk, v_ca_state))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_wr_returning_addr_sk, v_ca_state)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_wr_returning_addr_sk, v_ca_state)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_wr_returning_addr_sk, v_ca_state)]
-                            if not _grp:
-                                del customer_address_by_wr_returning_addr_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_address_count_by_wr_returning_addr_sk.get(
                     v_wr_returning_addr_sk
                 )
@@ -2339,14 +2570,14 @@ def _make_scalar_2():
                         del customer_address_count_by_wr_returning_addr_sk[
                             v_wr_returning_addr_sk
                         ]
-                _w1 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_wr_returning_addr_sk)
                     if _o is None:
-                        n0_root[v_wr_returning_addr_sk] = _d2
+                        n0_root[v_wr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_wr_returning_addr_sk] = _n
                         else:
@@ -2355,11 +2586,20 @@ def _make_scalar_2():
                         for (
                             v_wr_returning_customer_sk,
                             v_wr_returning_addr_sk,
-                        ), _m3 in self.n1_by_wr_returning_addr_sk[
-                            v_wr_returning_addr_sk
-                        ].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type(
+                                (
+                                    _g5 := self.n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_wr_returning_customer_sk, v_ca_state)
-                            _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                            _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -2447,98 +2687,117 @@ def _make_scalar_2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
-                                    v_wr_returned_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_wr_returning_customer_sk, v_wr_returning_addr_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
+                                v_wr_returned_date_sk
+                            ),
+                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                     _grp = web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk.get(
                         v_wr_returned_date_sk
                     )
                     if _grp is None:
                         web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                             v_wr_returned_date_sk
-                        ] = {
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                        ] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                    v_wr_returned_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                    v_wr_returned_date_sk
+                                ]
+                        else:
+                            web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk[
                                         v_wr_returned_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_wr_returned_date_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_wr_returned_date_sk.get(
                         v_wr_returned_date_sk
                     )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                                (
-                                    v_wr_returning_customer_sk,
-                                    v_wr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                            n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                _t1,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
+                                    del n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
                                     ]
-                                    if not _grp:
-                                        del n1_by_wr_returning_addr_sk[
+                            else:
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_wr_returning_addr_sk[
                                             v_wr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
                         if _o is None:
                             n1_count_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
-                                _d2
+                                _d3
                             )
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
@@ -2547,32 +2806,38 @@ def _make_scalar_2():
                                 del n1_count_by_wr_returning_addr_sk[
                                     v_wr_returning_addr_sk
                                 ]
-                        _w3 = customer_address_count_by_wr_returning_addr_sk.get(
+                        _w4 = customer_address_count_by_wr_returning_addr_sk.get(
                             v_wr_returning_addr_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n0_root.get(v_wr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_wr_returning_addr_sk] = _d4
+                                n0_root[v_wr_returning_addr_sk] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n0_root[v_wr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_wr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_wr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m5 in self.customer_address_by_wr_returning_addr_sk[
-                                    v_wr_returning_addr_sk
-                                ].items():
+                                for (v_wr_returning_addr_sk, v_ca_state), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.customer_address_by_wr_returning_addr_sk[
+                                                v_wr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     _k = (v_wr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m5[0],
-                                        _d2[1] * _m5[1],
-                                        _d2[2] * _m5[2],
+                                        _d3[0] * _m6[0],
+                                        _d3[1] * _m6[1],
+                                        _d3[2] * _m6[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2677,29 +2942,42 @@ def _make_scalar_2():
                         for (
                             v_wr_returning_customer_sk,
                             v_wr_returning_addr_sk,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _t4 = (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
                             _grp = n1_by_wr_returning_addr_sk.get(
                                 v_wr_returning_addr_sk
                             )
                             if _grp is None:
-                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = {
-                                    (
-                                        v_wr_returning_customer_sk,
-                                        v_wr_returning_addr_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_wr_returning_customer_sk, v_wr_returning_addr_sk)
+                                n1_by_wr_returning_addr_sk[v_wr_returning_addr_sk] = (
+                                    _t4,
+                                    _d2,
                                 )
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_by_wr_returning_addr_sk[
+                                            v_wr_returning_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_wr_returning_addr_sk[
+                                            v_wr_returning_addr_sk
+                                        ]
+                                else:
+                                    n1_by_wr_returning_addr_sk[
+                                        v_wr_returning_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[
-                                        (
-                                            v_wr_returning_customer_sk,
-                                            v_wr_returning_addr_sk,
-                                        )
-                                    ] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -2707,23 +2985,13 @@ def _make_scalar_2():
                                         _o[2] + _d2[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_wr_returning_customer_sk,
-                                                v_wr_returning_addr_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_wr_returning_customer_sk,
-                                                v_wr_returning_addr_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_wr_returning_addr_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_wr_returning_addr_sk[
                                                 v_wr_returning_addr_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_wr_returning_addr_sk.get(
                                 v_wr_returning_addr_sk
                             )
@@ -2741,40 +3009,46 @@ def _make_scalar_2():
                                     del n1_count_by_wr_returning_addr_sk[
                                         v_wr_returning_addr_sk
                                     ]
-                            _w4 = customer_address_count_by_wr_returning_addr_sk.get(
+                            _w5 = customer_address_count_by_wr_returning_addr_sk.get(
                                 v_wr_returning_addr_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
                                 )
                                 _o = n0_root.get(v_wr_returning_addr_sk)
                                 if _o is None:
-                                    n0_root[v_wr_returning_addr_sk] = _d5
+                                    n0_root[v_wr_returning_addr_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_wr_returning_addr_sk] = _n
                                     else:
                                         del n0_root[v_wr_returning_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_wr_returning_addr_sk,
-                                        v_ca_state,
-                                    ), _m6 in self.customer_address_by_wr_returning_addr_sk[
-                                        v_wr_returning_addr_sk
-                                    ].items():
+                                    for (v_wr_returning_addr_sk, v_ca_state), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.customer_address_by_wr_returning_addr_sk[
+                                                    v_wr_returning_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_wr_returning_customer_sk, v_ca_state)
                                         _v = (
-                                            _d2[0] * _m6[0],
-                                            _d2[1] * _m6[1],
-                                            _d2[2] * _m6[2],
+                                            _d2[0] * _m7[0],
+                                            _d2[1] * _m7[1],
+                                            _d2[2] * _m7[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2844,38 +3118,54 @@ def _make_scalar_2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.customer_address_by_wr_returning_addr_sk.get(
-                                    v_wr_returning_addr_sk
-                                )
-                                or _EMPTY
-                            ).get((v_wr_returning_addr_sk, v_ca_state))
-                            or _ZERO
+                        or not _entry(
+                            self.customer_address_by_wr_returning_addr_sk.get(
+                                v_wr_returning_addr_sk
+                            ),
+                            (v_wr_returning_addr_sk, v_ca_state),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_wr_returning_addr_sk, v_ca_state)
                     _grp = customer_address_by_wr_returning_addr_sk.get(
                         v_wr_returning_addr_sk
                     )
                     if _grp is None:
                         customer_address_by_wr_returning_addr_sk[
                             v_wr_returning_addr_sk
-                        ] = {(v_wr_returning_addr_sk, v_ca_state): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_address_by_wr_returning_addr_sk[
+                                    v_wr_returning_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del customer_address_by_wr_returning_addr_sk[
+                                    v_wr_returning_addr_sk
+                                ]
+                        else:
+                            customer_address_by_wr_returning_addr_sk[
+                                v_wr_returning_addr_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_wr_returning_addr_sk, v_ca_state))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_wr_returning_addr_sk, v_ca_state)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_wr_returning_addr_sk, v_ca_state)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_wr_returning_addr_sk, v_ca_state)]
-                                if not _grp:
-                                    del customer_address_by_wr_returning_addr_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_address_by_wr_returning_addr_sk[
                                         v_wr_returning_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = customer_address_count_by_wr_returning_addr_sk.get(
                         v_wr_returning_addr_sk
                     )
@@ -2893,14 +3183,14 @@ def _make_scalar_2():
                             del customer_address_count_by_wr_returning_addr_sk[
                                 v_wr_returning_addr_sk
                             ]
-                    _w1 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_wr_returning_addr_sk)
                         if _o is None:
-                            n0_root[v_wr_returning_addr_sk] = _d2
+                            n0_root[v_wr_returning_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_wr_returning_addr_sk] = _n
                             else:
@@ -2909,11 +3199,20 @@ def _make_scalar_2():
                             for (
                                 v_wr_returning_customer_sk,
                                 v_wr_returning_addr_sk,
-                            ), _m3 in self.n1_by_wr_returning_addr_sk[
-                                v_wr_returning_addr_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_wr_returning_addr_sk[
+                                            v_wr_returning_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (v_wr_returning_customer_sk, v_ca_state)
-                                _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                                _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -2931,7 +3230,7 @@ def _make_scalar_2():
                 _g2 = self.n1_by_wr_returning_addr_sk.get(v_wr_returning_addr_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_wr_returning_customer_sk, v_wr_returning_addr_sk))
+                _m3 = _entry(_g2, (v_wr_returning_customer_sk, v_wr_returning_addr_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.customer_address_by_wr_returning_addr_sk.get(
@@ -2939,7 +3238,7 @@ def _make_scalar_2():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_wr_returning_addr_sk, v_ca_state))
+                _m5 = _entry(_g4, (v_wr_returning_addr_sk, v_ca_state))
                 if _m5 is None:
                     return None
                 return (_m3[0] * _m5[0], _m3[1] * _m5[1], _m3[2] * _m5[2])
@@ -3202,7 +3501,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "b54d66816ab7ec59"
         LAYOUT_ID = (
-            "567008350acf3225"  # the state's layout: snapshots restore only here
+            "c35aaa0c38e2906e"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3676,7 +3975,7 @@ class View:
         "ctr_total_return",
     )
     QUERY_ID = "36eb59e38bc0b8a7"
-    LAYOUT_ID = "0cf042914a1e6e02"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3ecdc08b858a0ecb"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3893,23 +4192,38 @@ class View:
         # atom ctr1
         if keep_ctr1:
             _p = d
+            _t1 = (v_ctr_customer_sk, v_ctr_total_return)
             _grp = ctr1_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
-                ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                    (v_ctr_customer_sk, v_ctr_total_return): _p
-                }
+                ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
+                    else:
+                        del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+                else:
+                    ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ctr_customer_sk, v_ctr_total_return))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ctr_customer_sk, v_ctr_total_return)]
-                        if not _grp:
-                            del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _o is None:
                 ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _p
@@ -3919,14 +4233,14 @@ class View:
                     ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
                 else:
                     del ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk]
-            _w1 = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ctr_customer_sk)
                 if _o is None:
-                    n0_root[v_ctr_customer_sk] = _d2
+                    n0_root[v_ctr_customer_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ctr_customer_sk] = _n
                     else:
@@ -3946,7 +4260,12 @@ class View:
                         v_c_login,
                         v_c_email_address,
                         v_c_last_review_date_sk,
-                    ), _m3 in self.n1_by_ctr_customer_sk[v_ctr_customer_sk].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ctr_customer_sk[v_ctr_customer_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_c_customer_id,
                             v_c_salutation,
@@ -3962,7 +4281,7 @@ class View:
                             v_c_last_review_date_sk,
                             v_ctr_total_return,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4028,103 +4347,54 @@ class View:
                     v_c_login,
                     v_c_email_address,
                     v_c_last_review_date_sk,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
+                    _t4 = (
+                        v_ctr_customer_sk,
+                        v_c_customer_id,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_day,
+                        v_c_birth_month,
+                        v_c_birth_year,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                        v_c_last_review_date_sk,
+                    )
                     _grp = n1_by_ctr_customer_sk.get(v_ctr_customer_sk)
                     if _grp is None:
-                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            ): _d2
-                        }
+                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
+                            else:
+                                del n1_by_ctr_customer_sk[v_ctr_customer_sk]
+                        else:
+                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get(
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            )
-                        )
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ctr_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_salutation,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_day,
-                                    v_c_birth_month,
-                                    v_c_birth_year,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                    v_c_last_review_date_sk,
-                                )
-                            ] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[
-                                    (
-                                        v_ctr_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_salutation,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_day,
-                                        v_c_birth_month,
-                                        v_c_birth_year,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                        v_c_last_review_date_sk,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ctr_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_salutation,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                        v_c_preferred_cust_flag,
-                                        v_c_birth_day,
-                                        v_c_birth_month,
-                                        v_c_birth_year,
-                                        v_c_birth_country,
-                                        v_c_login,
-                                        v_c_email_address,
-                                        v_c_last_review_date_sk,
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n1_by_ctr_customer_sk[v_ctr_customer_sk]
                     _o = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                     if _o is None:
                         n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d2
@@ -4134,25 +4404,31 @@ class View:
                             n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
                         else:
                             del n1_count_by_ctr_customer_sk[v_ctr_customer_sk]
-                    _w4 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w5 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_ctr_customer_sk)
                         if _o is None:
-                            n0_root[v_ctr_customer_sk] = _d5
+                            n0_root[v_ctr_customer_sk] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_ctr_customer_sk] = _n
                             else:
                                 del n0_root[v_ctr_customer_sk]
                         if pending is not None:
-                            for (
-                                v_ctr_customer_sk,
-                                v_ctr_total_return,
-                            ), _m6 in self.ctr1_by_ctr_customer_sk[
-                                v_ctr_customer_sk
-                            ].items():
+                            for (v_ctr_customer_sk, v_ctr_total_return), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.ctr1_by_ctr_customer_sk[
+                                            v_ctr_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_salutation,
@@ -4168,7 +4444,7 @@ class View:
                                     v_c_last_review_date_sk,
                                     v_ctr_total_return,
                                 )
-                                _v = _d2 * _m6
+                                _v = _d2 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4238,233 +4514,134 @@ class View:
         # atom customer
         if keep_customer:
             _p = d
+            _t1 = (
+                v_ctr_customer_sk,
+                v_c_customer_id,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
+                v_c_preferred_cust_flag,
+                v_c_birth_day,
+                v_c_birth_month,
+                v_c_birth_year,
+                v_c_birth_country,
+                v_c_login,
+                v_c_email_address,
+                v_c_last_review_date_sk,
+            )
             _grp = customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk.get(
                 v_ca_address_sk
             )
             if _grp is None:
                 customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                     v_ca_address_sk
-                ] = {
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                        v_c_preferred_cust_flag,
-                        v_c_birth_day,
-                        v_c_birth_month,
-                        v_c_birth_year,
-                        v_c_birth_country,
-                        v_c_login,
-                        v_c_email_address,
-                        v_c_last_review_date_sk,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                        v_c_preferred_cust_flag,
-                        v_c_birth_day,
-                        v_c_birth_month,
-                        v_c_birth_year,
-                        v_c_birth_country,
-                        v_c_login,
-                        v_c_email_address,
-                        v_c_last_review_date_sk,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_day,
-                            v_c_birth_month,
-                            v_c_birth_year,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                            v_c_last_review_date_sk,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ]
+                else:
+                    customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                        v_ca_address_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                                 v_ca_address_sk
-                            ]
-            _w1 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _grp is None:
-                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_day,
-                            v_c_birth_month,
-                            v_c_birth_year,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                            v_c_last_review_date_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_day,
-                            v_c_birth_month,
-                            v_c_birth_year,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                            v_c_last_review_date_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_ctr_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_salutation,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_day,
-                                    v_c_birth_month,
-                                    v_c_birth_year,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                    v_c_last_review_date_sk,
-                                )
-                            ] = _n
+                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
                         else:
-                            del _grp[
-                                (
-                                    v_ctr_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_salutation,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_day,
-                                    v_c_birth_month,
-                                    v_c_birth_year,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                    v_c_last_review_date_sk,
+                            del n1_by_ctr_customer_sk[v_ctr_customer_sk]
+                    else:
+                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del n1_by_ctr_customer_sk[v_ctr_customer_sk]
                 _o = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _o is None:
-                    n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d2
+                    n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
                     else:
                         del n1_count_by_ctr_customer_sk[v_ctr_customer_sk]
-                _w3 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_ctr_customer_sk)
                     if _o is None:
-                        n0_root[v_ctr_customer_sk] = _d4
+                        n0_root[v_ctr_customer_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_ctr_customer_sk] = _n
                         else:
                             del n0_root[v_ctr_customer_sk]
                     if pending is not None:
-                        for (
-                            v_ctr_customer_sk,
-                            v_ctr_total_return,
-                        ), _m5 in self.ctr1_by_ctr_customer_sk[
-                            v_ctr_customer_sk
-                        ].items():
+                        for (v_ctr_customer_sk, v_ctr_total_return), _m6 in (
+                            (_g7,)
+                            if type(
+                                (_g7 := self.ctr1_by_ctr_customer_sk[v_ctr_customer_sk])
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
                             _k = (
                                 v_c_customer_id,
                                 v_c_salutation,
@@ -4480,7 +4657,7 @@ class View:
                                 v_c_last_review_date_sk,
                                 v_ctr_total_return,
                             )
-                            _v = _d2 * _m5
+                            _v = _d3 * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -4631,260 +4808,157 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk.get(
+                        v_ca_address_sk
+                    ),
                     (
-                        self.customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk.get(
-                            v_ca_address_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_day,
-                            v_c_birth_month,
-                            v_c_birth_year,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                            v_c_last_review_date_sk,
-                        )
-                    )
-                    or _ZERO
+                        v_ctr_customer_sk,
+                        v_c_customer_id,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                        v_c_birth_day,
+                        v_c_birth_month,
+                        v_c_birth_year,
+                        v_c_birth_country,
+                        v_c_login,
+                        v_c_email_address,
+                        v_c_last_review_date_sk,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (
+                v_ctr_customer_sk,
+                v_c_customer_id,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
+                v_c_preferred_cust_flag,
+                v_c_birth_day,
+                v_c_birth_month,
+                v_c_birth_year,
+                v_c_birth_country,
+                v_c_login,
+                v_c_email_address,
+                v_c_last_review_date_sk,
+            )
             _grp = customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk.get(
                 v_ca_address_sk
             )
             if _grp is None:
                 customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                     v_ca_address_sk
-                ] = {
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                        v_c_preferred_cust_flag,
-                        v_c_birth_day,
-                        v_c_birth_month,
-                        v_c_birth_year,
-                        v_c_birth_country,
-                        v_c_login,
-                        v_c_email_address,
-                        v_c_last_review_date_sk,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                        v_c_preferred_cust_flag,
-                        v_c_birth_day,
-                        v_c_birth_month,
-                        v_c_birth_year,
-                        v_c_birth_country,
-                        v_c_login,
-                        v_c_email_address,
-                        v_c_last_review_date_sk,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_day,
-                            v_c_birth_month,
-                            v_c_birth_year,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                            v_c_last_review_date_sk,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                            v_ca_address_sk
+                        ]
+                else:
+                    customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                        v_ca_address_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk[
                                 v_ca_address_sk
-                            ]
-            _w1 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _grp is None:
-                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_day,
-                            v_c_birth_month,
-                            v_c_birth_year,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                            v_c_last_review_date_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                            v_c_birth_day,
-                            v_c_birth_month,
-                            v_c_birth_year,
-                            v_c_birth_country,
-                            v_c_login,
-                            v_c_email_address,
-                            v_c_last_review_date_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                                v_c_birth_day,
-                                v_c_birth_month,
-                                v_c_birth_year,
-                                v_c_birth_country,
-                                v_c_login,
-                                v_c_email_address,
-                                v_c_last_review_date_sk,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_ctr_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_salutation,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_day,
-                                    v_c_birth_month,
-                                    v_c_birth_year,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                    v_c_last_review_date_sk,
-                                )
-                            ] = _n
+                            n1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
                         else:
-                            del _grp[
-                                (
-                                    v_ctr_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_salutation,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                    v_c_preferred_cust_flag,
-                                    v_c_birth_day,
-                                    v_c_birth_month,
-                                    v_c_birth_year,
-                                    v_c_birth_country,
-                                    v_c_login,
-                                    v_c_email_address,
-                                    v_c_last_review_date_sk,
+                            del n1_by_ctr_customer_sk[v_ctr_customer_sk]
+                    else:
+                        n1_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del n1_by_ctr_customer_sk[v_ctr_customer_sk]
                 _o = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
                 if _o is None:
-                    n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d2
+                    n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
                     else:
                         del n1_count_by_ctr_customer_sk[v_ctr_customer_sk]
-                _w3 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_ctr_customer_sk)
                     if _o is None:
-                        n0_root[v_ctr_customer_sk] = _d4
+                        n0_root[v_ctr_customer_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_ctr_customer_sk] = _n
                         else:
                             del n0_root[v_ctr_customer_sk]
                     if pending is not None:
-                        for (
-                            v_ctr_customer_sk,
-                            v_ctr_total_return,
-                        ), _m5 in self.ctr1_by_ctr_customer_sk[
-                            v_ctr_customer_sk
-                        ].items():
+                        for (v_ctr_customer_sk, v_ctr_total_return), _m6 in (
+                            (_g7,)
+                            if type(
+                                (_g7 := self.ctr1_by_ctr_customer_sk[v_ctr_customer_sk])
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
                             _k = (
                                 v_c_customer_id,
                                 v_c_salutation,
@@ -4900,7 +4974,7 @@ class View:
                                 v_c_last_review_date_sk,
                                 v_ctr_total_return,
                             )
-                            _v = _d2 * _m5
+                            _v = _d3 * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -4933,23 +5007,35 @@ class View:
         ctr1_count_by_ctr_customer_sk = self.ctr1_count_by_ctr_customer_sk
         n0_root = self.n0_root
         n1_count_by_ctr_customer_sk = self.n1_count_by_ctr_customer_sk
+        _t1 = (v_ctr_customer_sk, v_ctr_total_return)
         _grp = ctr1_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _grp is None:
-            ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                (v_ctr_customer_sk, v_ctr_total_return): _p
-            }
+            ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
+                else:
+                    del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+            else:
+                ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ctr_customer_sk, v_ctr_total_return))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ctr_customer_sk, v_ctr_total_return)]
-                    if not _grp:
-                        del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _o is None:
             ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _p
@@ -4959,14 +5045,14 @@ class View:
                 ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
             else:
                 del ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk]
-        _w1 = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = n1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_ctr_customer_sk)
             if _o is None:
-                n0_root[v_ctr_customer_sk] = _d2
+                n0_root[v_ctr_customer_sk] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_ctr_customer_sk] = _n
                 else:
@@ -4986,7 +5072,12 @@ class View:
                     v_c_login,
                     v_c_email_address,
                     v_c_last_review_date_sk,
-                ), _m3 in self.n1_by_ctr_customer_sk[v_ctr_customer_sk].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_ctr_customer_sk[v_ctr_customer_sk]))
+                    is tuple
+                    else _g5.items()
+                ):
                     _k = (
                         v_c_customer_id,
                         v_c_salutation,
@@ -5002,7 +5093,7 @@ class View:
                         v_c_last_review_date_sk,
                         v_ctr_total_return,
                     )
-                    _v = _p * _m3
+                    _v = _p * _m4
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -5068,7 +5159,8 @@ class View:
         _g2 = self.n1_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get(
+        _m3 = _entry(
+            _g2,
             (
                 v_ctr_customer_sk,
                 v_c_customer_id,
@@ -5083,14 +5175,14 @@ class View:
                 v_c_login,
                 v_c_email_address,
                 v_c_last_review_date_sk,
-            )
+            ),
         )
         if _m3 is None:
             return None
         _g4 = self.ctr1_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_ctr_customer_sk, v_ctr_total_return))
+        _m5 = _entry(_g4, (v_ctr_customer_sk, v_ctr_total_return))
         if _m5 is None:
             return None
         return _m3 * _m5

@@ -96,6 +96,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -238,6 +252,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -352,7 +378,7 @@ def _make_derived1():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "93b89ed14d02c2af"  # the state's layout: snapshots restore only here
+            "17c66198a52d1a33"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -552,20 +578,40 @@ def _make_derived1():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
-                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                _t1 = (v_ss_sold_date_sk, v_ss_addr_sk)
+                _o = store_sales.get(_t1)
                 if _o is None:
-                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                    store_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                        store_sales[_t1] = _n
                     else:
-                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        del store_sales[_t1]
                 _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_addr_sk: _p
-                    }
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ss_addr_sk)
                     if _o is None:
@@ -576,70 +622,92 @@ def _make_derived1():
                             _grp[v_ss_addr_sk] = _n
                         else:
                             del _grp[v_ss_addr_sk]
-                            if not _grp:
-                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d4
+                            n0_root[v_ss_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ss_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -685,23 +753,38 @@ def _make_derived1():
             else:
                 del store[row]
             # atom date_dim
+            _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _grp is None:
-                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                    (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                }
+                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                else:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                        if not _grp:
-                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _o is None:
                 date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -711,61 +794,81 @@ def _make_derived1():
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                 else:
                     del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-            _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _g3:
-                for v_ss_addr_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _g4:
+                for v_ss_addr_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ss_sold_date_sk, v_ss_addr_sk)
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d5
+                            n0_root[v_ss_addr_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                            for (
-                                v_ss_addr_sk,
-                                v_ca_county,
-                            ), _m7 in self.customer_address_by_ss_addr_sk[
-                                v_ss_addr_sk
-                            ].items():
+                            _m8 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (v_ss_addr_sk, v_ca_county), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ss_addr_sk[
+                                            v_ss_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -801,23 +904,38 @@ def _make_derived1():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ss_addr_sk, v_ca_county)
             _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _grp is None:
-                customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                    (v_ss_addr_sk, v_ca_county): _p
-                }
+                customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                else:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_addr_sk, v_ca_county)]
-                        if not _grp:
-                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
             if _o is None:
                 customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -827,35 +945,42 @@ def _make_derived1():
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                 else:
                     del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-            _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_ss_addr_sk)
                 if _o is None:
-                    n0_root[v_ss_addr_sk] = _d2
+                    n0_root[v_ss_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_ss_addr_sk] = _n
                     else:
                         del n0_root[v_ss_addr_sk]
                 if pending is not None:
-                    for (v_ss_sold_date_sk, v_ss_addr_sk), _m3 in self.n1_by_ss_addr_sk[
-                        v_ss_addr_sk
-                    ].items():
-                        _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                        for (
-                            v_ss_sold_date_sk,
-                            v_d_year,
-                            v_d_qoy,
-                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ].items():
+                    for (v_ss_sold_date_sk, v_ss_addr_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_ca_county, v_d_qoy, v_d_year)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -938,20 +1063,40 @@ def _make_derived1():
                     )[0]
                 ):
                     continue
-                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                _t1 = (v_ss_sold_date_sk, v_ss_addr_sk)
+                _o = store_sales.get(_t1)
                 if _o is None:
-                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                    store_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                        store_sales[_t1] = _n
                     else:
-                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        del store_sales[_t1]
                 _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_addr_sk: _p
-                    }
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ss_addr_sk)
                     if _o is None:
@@ -962,70 +1107,92 @@ def _make_derived1():
                             _grp[v_ss_addr_sk] = _n
                         else:
                             del _grp[v_ss_addr_sk]
-                            if not _grp:
-                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d4
+                            n0_root[v_ss_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ss_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1095,32 +1262,48 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                            or _EMPTY
-                        ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
-                        or _ZERO
+                    or not _entry(
+                        self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                        (v_ss_sold_date_sk, v_d_year, v_d_qoy),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1130,63 +1313,86 @@ def _make_derived1():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _g3:
-                    for v_ss_addr_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _g4 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _g4:
+                    for v_ss_addr_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_ss_sold_date_sk, v_ss_addr_sk)
                         _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _grp is None:
-                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                            if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                    if not _grp:
-                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _o is None:
-                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                             else:
                                 del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_ss_addr_sk)
                             if _o is None:
-                                n0_root[v_ss_addr_sk] = _d5
+                                n0_root[v_ss_addr_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_ss_addr_sk] = _n
                                 else:
                                     del n0_root[v_ss_addr_sk]
                             if pending is not None:
-                                _m6 = self.store_sales[
+                                _m8 = self.store_sales[
                                     (v_ss_sold_date_sk, v_ss_addr_sk)
                                 ]
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m7 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                                for (v_ss_addr_sk, v_ca_county), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1250,32 +1456,45 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
-                            or _EMPTY
-                        ).get((v_ss_addr_sk, v_ca_county))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk),
+                        (v_ss_addr_sk, v_ca_county),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_addr_sk, v_ca_county)
                 _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _grp is None:
-                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                        (v_ss_addr_sk, v_ca_county): _p
-                    }
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                    else:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_addr_sk, v_ca_county)]
-                            if not _grp:
-                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _o is None:
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -1285,36 +1504,43 @@ def _make_derived1():
                         customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                     else:
                         del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_ss_addr_sk)
                     if _o is None:
-                        n0_root[v_ss_addr_sk] = _d2
+                        n0_root[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_ss_addr_sk] = _n
                         else:
                             del n0_root[v_ss_addr_sk]
                     if pending is not None:
-                        for (
-                            v_ss_sold_date_sk,
-                            v_ss_addr_sk,
-                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_ss_sold_date_sk, v_ss_addr_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -1333,7 +1559,7 @@ def _make_derived1():
             _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ss_sold_date_sk, v_ss_addr_sk))
+            _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_addr_sk))
             if _m3 is None:
                 return None
             _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
@@ -1342,13 +1568,13 @@ def _make_derived1():
             _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _g5 is None:
                 return None
-            _m6 = _g5.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+            _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year, v_d_qoy))
             if _m6 is None:
                 return None
             _g7 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g7 is None:
                 return None
-            _m8 = _g7.get((v_ss_addr_sk, v_ca_county))
+            _m8 = _entry(_g7, (v_ss_addr_sk, v_ca_county))
             if _m8 is None:
                 return None
             return (
@@ -1563,6 +1789,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -1677,7 +1915,7 @@ def _make_derived2():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "93b89ed14d02c2af"  # the state's layout: snapshots restore only here
+            "17c66198a52d1a33"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1877,20 +2115,40 @@ def _make_derived2():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
-                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                _t1 = (v_ss_sold_date_sk, v_ss_addr_sk)
+                _o = store_sales.get(_t1)
                 if _o is None:
-                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                    store_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                        store_sales[_t1] = _n
                     else:
-                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        del store_sales[_t1]
                 _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_addr_sk: _p
-                    }
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ss_addr_sk)
                     if _o is None:
@@ -1901,70 +2159,92 @@ def _make_derived2():
                             _grp[v_ss_addr_sk] = _n
                         else:
                             del _grp[v_ss_addr_sk]
-                            if not _grp:
-                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d4
+                            n0_root[v_ss_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ss_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2010,23 +2290,38 @@ def _make_derived2():
             else:
                 del store[row]
             # atom date_dim
+            _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _grp is None:
-                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                    (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                }
+                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                else:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                        if not _grp:
-                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _o is None:
                 date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -2036,61 +2331,81 @@ def _make_derived2():
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                 else:
                     del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-            _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _g3:
-                for v_ss_addr_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _g4:
+                for v_ss_addr_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ss_sold_date_sk, v_ss_addr_sk)
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d5
+                            n0_root[v_ss_addr_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                            for (
-                                v_ss_addr_sk,
-                                v_ca_county,
-                            ), _m7 in self.customer_address_by_ss_addr_sk[
-                                v_ss_addr_sk
-                            ].items():
+                            _m8 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (v_ss_addr_sk, v_ca_county), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ss_addr_sk[
+                                            v_ss_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -2126,23 +2441,38 @@ def _make_derived2():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ss_addr_sk, v_ca_county)
             _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _grp is None:
-                customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                    (v_ss_addr_sk, v_ca_county): _p
-                }
+                customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                else:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_addr_sk, v_ca_county)]
-                        if not _grp:
-                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
             if _o is None:
                 customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -2152,35 +2482,42 @@ def _make_derived2():
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                 else:
                     del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-            _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_ss_addr_sk)
                 if _o is None:
-                    n0_root[v_ss_addr_sk] = _d2
+                    n0_root[v_ss_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_ss_addr_sk] = _n
                     else:
                         del n0_root[v_ss_addr_sk]
                 if pending is not None:
-                    for (v_ss_sold_date_sk, v_ss_addr_sk), _m3 in self.n1_by_ss_addr_sk[
-                        v_ss_addr_sk
-                    ].items():
-                        _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                        for (
-                            v_ss_sold_date_sk,
-                            v_d_year,
-                            v_d_qoy,
-                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ].items():
+                    for (v_ss_sold_date_sk, v_ss_addr_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_ca_county, v_d_qoy, v_d_year)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -2263,20 +2600,40 @@ def _make_derived2():
                     )[0]
                 ):
                     continue
-                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                _t1 = (v_ss_sold_date_sk, v_ss_addr_sk)
+                _o = store_sales.get(_t1)
                 if _o is None:
-                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                    store_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                        store_sales[_t1] = _n
                     else:
-                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        del store_sales[_t1]
                 _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_addr_sk: _p
-                    }
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ss_addr_sk)
                     if _o is None:
@@ -2287,70 +2644,92 @@ def _make_derived2():
                             _grp[v_ss_addr_sk] = _n
                         else:
                             del _grp[v_ss_addr_sk]
-                            if not _grp:
-                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d4
+                            n0_root[v_ss_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ss_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2420,32 +2799,48 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                            or _EMPTY
-                        ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
-                        or _ZERO
+                    or not _entry(
+                        self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                        (v_ss_sold_date_sk, v_d_year, v_d_qoy),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -2455,63 +2850,86 @@ def _make_derived2():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _g3:
-                    for v_ss_addr_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _g4 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _g4:
+                    for v_ss_addr_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_ss_sold_date_sk, v_ss_addr_sk)
                         _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _grp is None:
-                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                            if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                    if not _grp:
-                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _o is None:
-                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                             else:
                                 del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_ss_addr_sk)
                             if _o is None:
-                                n0_root[v_ss_addr_sk] = _d5
+                                n0_root[v_ss_addr_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_ss_addr_sk] = _n
                                 else:
                                     del n0_root[v_ss_addr_sk]
                             if pending is not None:
-                                _m6 = self.store_sales[
+                                _m8 = self.store_sales[
                                     (v_ss_sold_date_sk, v_ss_addr_sk)
                                 ]
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m7 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                                for (v_ss_addr_sk, v_ca_county), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2575,32 +2993,45 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
-                            or _EMPTY
-                        ).get((v_ss_addr_sk, v_ca_county))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk),
+                        (v_ss_addr_sk, v_ca_county),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_addr_sk, v_ca_county)
                 _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _grp is None:
-                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                        (v_ss_addr_sk, v_ca_county): _p
-                    }
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                    else:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_addr_sk, v_ca_county)]
-                            if not _grp:
-                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _o is None:
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -2610,36 +3041,43 @@ def _make_derived2():
                         customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                     else:
                         del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_ss_addr_sk)
                     if _o is None:
-                        n0_root[v_ss_addr_sk] = _d2
+                        n0_root[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_ss_addr_sk] = _n
                         else:
                             del n0_root[v_ss_addr_sk]
                     if pending is not None:
-                        for (
-                            v_ss_sold_date_sk,
-                            v_ss_addr_sk,
-                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_ss_sold_date_sk, v_ss_addr_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -2658,7 +3096,7 @@ def _make_derived2():
             _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ss_sold_date_sk, v_ss_addr_sk))
+            _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_addr_sk))
             if _m3 is None:
                 return None
             _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
@@ -2667,13 +3105,13 @@ def _make_derived2():
             _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _g5 is None:
                 return None
-            _m6 = _g5.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+            _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year, v_d_qoy))
             if _m6 is None:
                 return None
             _g7 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g7 is None:
                 return None
-            _m8 = _g7.get((v_ss_addr_sk, v_ca_county))
+            _m8 = _entry(_g7, (v_ss_addr_sk, v_ca_county))
             if _m8 is None:
                 return None
             return (
@@ -2888,6 +3326,18 @@ def _make_derived3():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -3002,7 +3452,7 @@ def _make_derived3():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "store_sales")
         QUERY_ID = "9e33cdf6a30fc0b5"
         LAYOUT_ID = (
-            "93b89ed14d02c2af"  # the state's layout: snapshots restore only here
+            "17c66198a52d1a33"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3202,20 +3652,40 @@ def _make_derived3():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
-                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                _t1 = (v_ss_sold_date_sk, v_ss_addr_sk)
+                _o = store_sales.get(_t1)
                 if _o is None:
-                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                    store_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                        store_sales[_t1] = _n
                     else:
-                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        del store_sales[_t1]
                 _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_addr_sk: _p
-                    }
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ss_addr_sk)
                     if _o is None:
@@ -3226,70 +3696,92 @@ def _make_derived3():
                             _grp[v_ss_addr_sk] = _n
                         else:
                             del _grp[v_ss_addr_sk]
-                            if not _grp:
-                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d4
+                            n0_root[v_ss_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ss_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3335,23 +3827,38 @@ def _make_derived3():
             else:
                 del store[row]
             # atom date_dim
+            _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
             _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _grp is None:
-                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                    (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                }
+                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                else:
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                        if not _grp:
-                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _o is None:
                 date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3361,61 +3868,81 @@ def _make_derived3():
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                 else:
                     del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-            _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _g3:
-                for v_ss_addr_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _g4:
+                for v_ss_addr_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ss_sold_date_sk, v_ss_addr_sk)
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d5
+                            n0_root[v_ss_addr_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                            for (
-                                v_ss_addr_sk,
-                                v_ca_county,
-                            ), _m7 in self.customer_address_by_ss_addr_sk[
-                                v_ss_addr_sk
-                            ].items():
+                            _m8 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (v_ss_addr_sk, v_ca_county), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ss_addr_sk[
+                                            v_ss_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -3451,23 +3978,38 @@ def _make_derived3():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ss_addr_sk, v_ca_county)
             _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _grp is None:
-                customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                    (v_ss_addr_sk, v_ca_county): _p
-                }
+                customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                else:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_addr_sk, v_ca_county)]
-                        if not _grp:
-                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
             if _o is None:
                 customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -3477,35 +4019,42 @@ def _make_derived3():
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                 else:
                     del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-            _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_ss_addr_sk)
                 if _o is None:
-                    n0_root[v_ss_addr_sk] = _d2
+                    n0_root[v_ss_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_ss_addr_sk] = _n
                     else:
                         del n0_root[v_ss_addr_sk]
                 if pending is not None:
-                    for (v_ss_sold_date_sk, v_ss_addr_sk), _m3 in self.n1_by_ss_addr_sk[
-                        v_ss_addr_sk
-                    ].items():
-                        _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                        for (
-                            v_ss_sold_date_sk,
-                            v_d_year,
-                            v_d_qoy,
-                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ].items():
+                    for (v_ss_sold_date_sk, v_ss_addr_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.date_dim_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_ca_county, v_d_qoy, v_d_year)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -3588,20 +4137,40 @@ def _make_derived3():
                     )[0]
                 ):
                     continue
-                _o = store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
+                _t1 = (v_ss_sold_date_sk, v_ss_addr_sk)
+                _o = store_sales.get(_t1)
                 if _o is None:
-                    store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _p
+                    store_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                        store_sales[_t1] = _n
                     else:
-                        del store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                        del store_sales[_t1]
                 _grp = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_addr_sk: _p
-                    }
+                    store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_addr_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ss_addr_sk)
                     if _o is None:
@@ -3612,70 +4181,92 @@ def _make_derived3():
                             _grp[v_ss_addr_sk] = _n
                         else:
                             del _grp[v_ss_addr_sk]
-                            if not _grp:
-                                del store_sales_ss_addr_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _grp is None:
-                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                            (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                        if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                del n1_by_ss_addr_sk[v_ss_addr_sk]
+                        else:
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _o is None:
-                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                         else:
                             del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                    _w3 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ss_addr_sk)
                         if _o is None:
-                            n0_root[v_ss_addr_sk] = _d4
+                            n0_root[v_ss_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ss_addr_sk] = _n
                             else:
                                 del n0_root[v_ss_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ss_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3745,32 +4336,48 @@ def _make_derived3():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                            or _EMPTY
-                        ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
-                        or _ZERO
+                    or not _entry(
+                        self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                        (v_ss_sold_date_sk, v_d_year, v_d_qoy),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3780,63 +4387,86 @@ def _make_derived3():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _g3 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _g3:
-                    for v_ss_addr_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _g4 = store_sales_ss_addr_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _g4:
+                    for v_ss_addr_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_ss_sold_date_sk, v_ss_addr_sk)
                         _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _grp is None:
-                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                (v_ss_sold_date_sk, v_ss_addr_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_ss_addr_sk))
-                            if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_ss_sold_date_sk, v_ss_addr_sk)] = _n
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                                    if not _grp:
-                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _o is None:
-                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
+                            n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                             else:
                                 del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_ss_addr_sk)
                             if _o is None:
-                                n0_root[v_ss_addr_sk] = _d5
+                                n0_root[v_ss_addr_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_ss_addr_sk] = _n
                                 else:
                                     del n0_root[v_ss_addr_sk]
                             if pending is not None:
-                                _m6 = self.store_sales[
+                                _m8 = self.store_sales[
                                     (v_ss_sold_date_sk, v_ss_addr_sk)
                                 ]
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_county,
-                                ), _m7 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                                for (v_ss_addr_sk, v_ca_county), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3900,32 +4530,45 @@ def _make_derived3():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
-                            or _EMPTY
-                        ).get((v_ss_addr_sk, v_ca_county))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk),
+                        (v_ss_addr_sk, v_ca_county),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_addr_sk, v_ca_county)
                 _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _grp is None:
-                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                        (v_ss_addr_sk, v_ca_county): _p
-                    }
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                    else:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_addr_sk, v_ca_county))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_addr_sk, v_ca_county)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_addr_sk, v_ca_county)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_addr_sk, v_ca_county)]
-                            if not _grp:
-                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _o is None:
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -3935,36 +4578,43 @@ def _make_derived3():
                         customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                     else:
                         del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_ss_addr_sk)
                     if _o is None:
-                        n0_root[v_ss_addr_sk] = _d2
+                        n0_root[v_ss_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_ss_addr_sk] = _n
                         else:
                             del n0_root[v_ss_addr_sk]
                     if pending is not None:
-                        for (
-                            v_ss_sold_date_sk,
-                            v_ss_addr_sk,
-                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_ss_sold_date_sk, v_ss_addr_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_ss_addr_sk)]
+                            for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -3983,7 +4633,7 @@ def _make_derived3():
             _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ss_sold_date_sk, v_ss_addr_sk))
+            _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_addr_sk))
             if _m3 is None:
                 return None
             _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_addr_sk))
@@ -3992,13 +4642,13 @@ def _make_derived3():
             _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
             if _g5 is None:
                 return None
-            _m6 = _g5.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+            _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year, v_d_qoy))
             if _m6 is None:
                 return None
             _g7 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g7 is None:
                 return None
-            _m8 = _g7.get((v_ss_addr_sk, v_ca_county))
+            _m8 = _entry(_g7, (v_ss_addr_sk, v_ca_county))
             if _m8 is None:
                 return None
             return (
@@ -4213,6 +4863,18 @@ def _make_derived4():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -4338,7 +5000,7 @@ def _make_derived4():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "038abb93e35985dd"  # the state's layout: snapshots restore only here
+            "16421277d8a8dd68"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4538,22 +5200,41 @@ def _make_derived4():
                 del store[row]
             # atom web_sales
             if keep_web_sales:
-                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                _t1 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                _o = web_sales.get(_t1)
                 if _o is None:
-                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                    web_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                        web_sales[_t1] = _n
                     else:
-                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        del web_sales[_t1]
                 _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
                 if _grp is None:
-                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_bill_addr_sk: _p
-                    }
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_bill_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_addr_sk)
                     if _o is None:
@@ -4564,72 +5245,97 @@ def _make_derived4():
                             _grp[v_ws_bill_addr_sk] = _n
                         else:
                             del _grp[v_ws_bill_addr_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d4
+                            n0_root[v_ws_bill_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ws_bill_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -4675,23 +5381,38 @@ def _make_derived4():
             else:
                 del store[row]
             # atom date_dim
+            _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
             _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _grp is None:
-                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                    (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                }
+                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                else:
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                        if not _grp:
-                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _o is None:
                 date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -4701,63 +5422,86 @@ def _make_derived4():
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                 else:
                     del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-            _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-            if _g3:
-                for v_ws_bill_addr_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+            if _g4:
+                for v_ws_bill_addr_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w6 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d5
+                            n0_root[v_ws_bill_addr_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                            for (
-                                v_ws_bill_addr_sk,
-                                v_ca_county,
-                            ), _m7 in self.customer_address_by_ws_bill_addr_sk[
-                                v_ws_bill_addr_sk
-                            ].items():
+                            _m8 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (v_ws_bill_addr_sk, v_ca_county), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -4795,23 +5539,41 @@ def _make_derived4():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ws_bill_addr_sk, v_ca_county)
             _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _grp is None:
-                customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                    (v_ws_bill_addr_sk, v_ca_county): _p
-                }
+                customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                else:
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_bill_addr_sk, v_ca_county)]
-                        if not _grp:
-                            del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                next(iter(_grp.items()))
+                            )
             _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _o is None:
                 customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
@@ -4821,36 +5583,43 @@ def _make_derived4():
                     customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                 else:
                     del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-            _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_ws_bill_addr_sk)
                 if _o is None:
-                    n0_root[v_ws_bill_addr_sk] = _d2
+                    n0_root[v_ws_bill_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_ws_bill_addr_sk] = _n
                     else:
                         del n0_root[v_ws_bill_addr_sk]
                 if pending is not None:
-                    for (
-                        v_ws_sold_date_sk,
-                        v_ws_bill_addr_sk,
-                    ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
-                        _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                        for (
-                            v_ws_sold_date_sk,
-                            v_d_year,
-                            v_d_qoy,
-                        ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                            v_ws_sold_date_sk
-                        ].items():
+                    for (v_ws_sold_date_sk, v_ws_bill_addr_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.date_dim_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_ca_county, v_d_qoy, v_d_year)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -4933,22 +5702,41 @@ def _make_derived4():
                     )[0]
                 ):
                     continue
-                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                _t1 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                _o = web_sales.get(_t1)
                 if _o is None:
-                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                    web_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                        web_sales[_t1] = _n
                     else:
-                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        del web_sales[_t1]
                 _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
                 if _grp is None:
-                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_bill_addr_sk: _p
-                    }
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_bill_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_addr_sk)
                     if _o is None:
@@ -4959,72 +5747,97 @@ def _make_derived4():
                             _grp[v_ws_bill_addr_sk] = _n
                         else:
                             del _grp[v_ws_bill_addr_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d4
+                            n0_root[v_ws_bill_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ws_bill_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -5094,32 +5907,48 @@ def _make_derived4():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                            or _EMPTY
-                        ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
-                        or _ZERO
+                    or not _entry(
+                        self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                        (v_ws_sold_date_sk, v_d_year, v_d_qoy),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                    }
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -5129,67 +5958,93 @@ def _make_derived4():
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                _g4 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
-                if _g3:
-                    for v_ws_bill_addr_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                if _g4:
+                    for v_ws_bill_addr_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                         _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _grp is None:
-                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                                (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                            if _o is None:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                            else:
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                             else:
                                 del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                        _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                        _w6 = customer_address_count_by_ws_bill_addr_sk.get(
                             v_ws_bill_addr_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_ws_bill_addr_sk)
                             if _o is None:
-                                n0_root[v_ws_bill_addr_sk] = _d5
+                                n0_root[v_ws_bill_addr_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_ws_bill_addr_sk] = _n
                                 else:
                                     del n0_root[v_ws_bill_addr_sk]
                             if pending is not None:
-                                _m6 = self.web_sales[
+                                _m8 = self.web_sales[
                                     (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                                 ]
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m7 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                                for (v_ws_bill_addr_sk, v_ca_county), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -5255,36 +6110,48 @@ def _make_derived4():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ws_bill_addr_sk.get(
-                                v_ws_bill_addr_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ws_bill_addr_sk, v_ca_county))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk),
+                        (v_ws_bill_addr_sk, v_ca_county),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ws_bill_addr_sk, v_ca_county)
                 _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                 if _grp is None:
-                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                        (v_ws_bill_addr_sk, v_ca_county): _p
-                    }
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    else:
+                        customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_bill_addr_sk, v_ca_county)]
-                            if not _grp:
-                                del customer_address_by_ws_bill_addr_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ws_bill_addr_sk[
                                     v_ws_bill_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                 if _o is None:
                     customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
@@ -5296,36 +6163,45 @@ def _make_derived4():
                         )
                     else:
                         del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n0_root[v_ws_bill_addr_sk] = _d2
+                        n0_root[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_ws_bill_addr_sk] = _n
                         else:
                             del n0_root[v_ws_bill_addr_sk]
                     if pending is not None:
-                        for (
-                            v_ws_sold_date_sk,
-                            v_ws_bill_addr_sk,
-                        ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_ws_sold_date_sk, v_ws_bill_addr_sk), _m4 in (
+                            (_g5,)
+                            if type(
+                                (_g5 := self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk])
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -5344,7 +6220,7 @@ def _make_derived4():
             _g2 = self.n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+            _m3 = _entry(_g2, (v_ws_sold_date_sk, v_ws_bill_addr_sk))
             if _m3 is None:
                 return None
             _m4 = self.web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
@@ -5353,13 +6229,13 @@ def _make_derived4():
             _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _g5 is None:
                 return None
-            _m6 = _g5.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+            _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year, v_d_qoy))
             if _m6 is None:
                 return None
             _g7 = self.customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _g7 is None:
                 return None
-            _m8 = _g7.get((v_ws_bill_addr_sk, v_ca_county))
+            _m8 = _entry(_g7, (v_ws_bill_addr_sk, v_ca_county))
             if _m8 is None:
                 return None
             return (
@@ -5574,6 +6450,18 @@ def _make_derived5():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -5699,7 +6587,7 @@ def _make_derived5():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "038abb93e35985dd"  # the state's layout: snapshots restore only here
+            "16421277d8a8dd68"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5899,22 +6787,41 @@ def _make_derived5():
                 del store[row]
             # atom web_sales
             if keep_web_sales:
-                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                _t1 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                _o = web_sales.get(_t1)
                 if _o is None:
-                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                    web_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                        web_sales[_t1] = _n
                     else:
-                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        del web_sales[_t1]
                 _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
                 if _grp is None:
-                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_bill_addr_sk: _p
-                    }
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_bill_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_addr_sk)
                     if _o is None:
@@ -5925,72 +6832,97 @@ def _make_derived5():
                             _grp[v_ws_bill_addr_sk] = _n
                         else:
                             del _grp[v_ws_bill_addr_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d4
+                            n0_root[v_ws_bill_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ws_bill_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -6036,23 +6968,38 @@ def _make_derived5():
             else:
                 del store[row]
             # atom date_dim
+            _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
             _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _grp is None:
-                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                    (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                }
+                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                else:
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                        if not _grp:
-                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _o is None:
                 date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -6062,63 +7009,86 @@ def _make_derived5():
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                 else:
                     del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-            _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-            if _g3:
-                for v_ws_bill_addr_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+            if _g4:
+                for v_ws_bill_addr_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w6 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d5
+                            n0_root[v_ws_bill_addr_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                            for (
-                                v_ws_bill_addr_sk,
-                                v_ca_county,
-                            ), _m7 in self.customer_address_by_ws_bill_addr_sk[
-                                v_ws_bill_addr_sk
-                            ].items():
+                            _m8 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (v_ws_bill_addr_sk, v_ca_county), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -6156,23 +7126,41 @@ def _make_derived5():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ws_bill_addr_sk, v_ca_county)
             _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _grp is None:
-                customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                    (v_ws_bill_addr_sk, v_ca_county): _p
-                }
+                customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                else:
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_bill_addr_sk, v_ca_county)]
-                        if not _grp:
-                            del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                next(iter(_grp.items()))
+                            )
             _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _o is None:
                 customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
@@ -6182,36 +7170,43 @@ def _make_derived5():
                     customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                 else:
                     del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-            _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_ws_bill_addr_sk)
                 if _o is None:
-                    n0_root[v_ws_bill_addr_sk] = _d2
+                    n0_root[v_ws_bill_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_ws_bill_addr_sk] = _n
                     else:
                         del n0_root[v_ws_bill_addr_sk]
                 if pending is not None:
-                    for (
-                        v_ws_sold_date_sk,
-                        v_ws_bill_addr_sk,
-                    ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
-                        _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                        for (
-                            v_ws_sold_date_sk,
-                            v_d_year,
-                            v_d_qoy,
-                        ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                            v_ws_sold_date_sk
-                        ].items():
+                    for (v_ws_sold_date_sk, v_ws_bill_addr_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.date_dim_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_ca_county, v_d_qoy, v_d_year)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -6294,22 +7289,41 @@ def _make_derived5():
                     )[0]
                 ):
                     continue
-                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                _t1 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                _o = web_sales.get(_t1)
                 if _o is None:
-                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                    web_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                        web_sales[_t1] = _n
                     else:
-                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        del web_sales[_t1]
                 _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
                 if _grp is None:
-                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_bill_addr_sk: _p
-                    }
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_bill_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_addr_sk)
                     if _o is None:
@@ -6320,72 +7334,97 @@ def _make_derived5():
                             _grp[v_ws_bill_addr_sk] = _n
                         else:
                             del _grp[v_ws_bill_addr_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d4
+                            n0_root[v_ws_bill_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ws_bill_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -6455,32 +7494,48 @@ def _make_derived5():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                            or _EMPTY
-                        ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
-                        or _ZERO
+                    or not _entry(
+                        self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                        (v_ws_sold_date_sk, v_d_year, v_d_qoy),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                    }
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -6490,67 +7545,93 @@ def _make_derived5():
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                _g4 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
-                if _g3:
-                    for v_ws_bill_addr_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                if _g4:
+                    for v_ws_bill_addr_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                         _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _grp is None:
-                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                                (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                            if _o is None:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                            else:
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                             else:
                                 del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                        _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                        _w6 = customer_address_count_by_ws_bill_addr_sk.get(
                             v_ws_bill_addr_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_ws_bill_addr_sk)
                             if _o is None:
-                                n0_root[v_ws_bill_addr_sk] = _d5
+                                n0_root[v_ws_bill_addr_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_ws_bill_addr_sk] = _n
                                 else:
                                     del n0_root[v_ws_bill_addr_sk]
                             if pending is not None:
-                                _m6 = self.web_sales[
+                                _m8 = self.web_sales[
                                     (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                                 ]
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m7 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                                for (v_ws_bill_addr_sk, v_ca_county), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -6616,36 +7697,48 @@ def _make_derived5():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ws_bill_addr_sk.get(
-                                v_ws_bill_addr_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ws_bill_addr_sk, v_ca_county))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk),
+                        (v_ws_bill_addr_sk, v_ca_county),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ws_bill_addr_sk, v_ca_county)
                 _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                 if _grp is None:
-                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                        (v_ws_bill_addr_sk, v_ca_county): _p
-                    }
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    else:
+                        customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_bill_addr_sk, v_ca_county)]
-                            if not _grp:
-                                del customer_address_by_ws_bill_addr_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ws_bill_addr_sk[
                                     v_ws_bill_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                 if _o is None:
                     customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
@@ -6657,36 +7750,45 @@ def _make_derived5():
                         )
                     else:
                         del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n0_root[v_ws_bill_addr_sk] = _d2
+                        n0_root[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_ws_bill_addr_sk] = _n
                         else:
                             del n0_root[v_ws_bill_addr_sk]
                     if pending is not None:
-                        for (
-                            v_ws_sold_date_sk,
-                            v_ws_bill_addr_sk,
-                        ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_ws_sold_date_sk, v_ws_bill_addr_sk), _m4 in (
+                            (_g5,)
+                            if type(
+                                (_g5 := self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk])
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -6705,7 +7807,7 @@ def _make_derived5():
             _g2 = self.n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+            _m3 = _entry(_g2, (v_ws_sold_date_sk, v_ws_bill_addr_sk))
             if _m3 is None:
                 return None
             _m4 = self.web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
@@ -6714,13 +7816,13 @@ def _make_derived5():
             _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _g5 is None:
                 return None
-            _m6 = _g5.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+            _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year, v_d_qoy))
             if _m6 is None:
                 return None
             _g7 = self.customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _g7 is None:
                 return None
-            _m8 = _g7.get((v_ws_bill_addr_sk, v_ca_county))
+            _m8 = _entry(_g7, (v_ws_bill_addr_sk, v_ca_county))
             if _m8 is None:
                 return None
             return (
@@ -6935,6 +8037,18 @@ def _make_derived6():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -7060,7 +8174,7 @@ def _make_derived6():
         COLUMNS = ("ca_county", "d_qoy", "d_year", "web_sales")
         QUERY_ID = "7e2876a755a17fa1"
         LAYOUT_ID = (
-            "038abb93e35985dd"  # the state's layout: snapshots restore only here
+            "16421277d8a8dd68"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -7260,22 +8374,41 @@ def _make_derived6():
                 del store[row]
             # atom web_sales
             if keep_web_sales:
-                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                _t1 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                _o = web_sales.get(_t1)
                 if _o is None:
-                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                    web_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                        web_sales[_t1] = _n
                     else:
-                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        del web_sales[_t1]
                 _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
                 if _grp is None:
-                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_bill_addr_sk: _p
-                    }
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_bill_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_addr_sk)
                     if _o is None:
@@ -7286,72 +8419,97 @@ def _make_derived6():
                             _grp[v_ws_bill_addr_sk] = _n
                         else:
                             del _grp[v_ws_bill_addr_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d4
+                            n0_root[v_ws_bill_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ws_bill_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -7397,23 +8555,38 @@ def _make_derived6():
             else:
                 del store[row]
             # atom date_dim
+            _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
             _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _grp is None:
-                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                    (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                }
+                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                else:
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                        if not _grp:
-                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _o is None:
                 date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -7423,63 +8596,86 @@ def _make_derived6():
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                 else:
                     del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-            _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-            if _g3:
-                for v_ws_bill_addr_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+            if _g4:
+                for v_ws_bill_addr_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w6 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d5
+                            n0_root[v_ws_bill_addr_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                            for (
-                                v_ws_bill_addr_sk,
-                                v_ca_county,
-                            ), _m7 in self.customer_address_by_ws_bill_addr_sk[
-                                v_ws_bill_addr_sk
-                            ].items():
+                            _m8 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (v_ws_bill_addr_sk, v_ca_county), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -7517,23 +8713,41 @@ def _make_derived6():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ws_bill_addr_sk, v_ca_county)
             _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _grp is None:
-                customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                    (v_ws_bill_addr_sk, v_ca_county): _p
-                }
+                customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                else:
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_bill_addr_sk, v_ca_county)]
-                        if not _grp:
-                            del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                next(iter(_grp.items()))
+                            )
             _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _o is None:
                 customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
@@ -7543,36 +8757,43 @@ def _make_derived6():
                     customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                 else:
                     del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-            _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_ws_bill_addr_sk)
                 if _o is None:
-                    n0_root[v_ws_bill_addr_sk] = _d2
+                    n0_root[v_ws_bill_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_ws_bill_addr_sk] = _n
                     else:
                         del n0_root[v_ws_bill_addr_sk]
                 if pending is not None:
-                    for (
-                        v_ws_sold_date_sk,
-                        v_ws_bill_addr_sk,
-                    ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
-                        _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                        for (
-                            v_ws_sold_date_sk,
-                            v_d_year,
-                            v_d_qoy,
-                        ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                            v_ws_sold_date_sk
-                        ].items():
+                    for (v_ws_sold_date_sk, v_ws_bill_addr_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.date_dim_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_ca_county, v_d_qoy, v_d_year)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -7655,22 +8876,41 @@ def _make_derived6():
                     )[0]
                 ):
                     continue
-                _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+                _t1 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
+                _o = web_sales.get(_t1)
                 if _o is None:
-                    web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _p
+                    web_sales[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                        web_sales[_t1] = _n
                     else:
-                        del web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                        del web_sales[_t1]
                 _grp = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
                 if _grp is None:
-                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_bill_addr_sk: _p
-                    }
+                    web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_bill_addr_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_addr_sk)
                     if _o is None:
@@ -7681,72 +8921,97 @@ def _make_derived6():
                             _grp[v_ws_bill_addr_sk] = _n
                         else:
                             del _grp[v_ws_bill_addr_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_addr_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _grp is None:
-                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                            (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                        if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                if not _grp:
-                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                        else:
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                        n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                         else:
                             del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                    _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                    _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                         v_ws_bill_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_addr_sk] = _d4
+                            n0_root[v_ws_bill_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_ws_bill_addr_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_addr_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m6 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_ws_bill_addr_sk, v_ca_county), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -7816,32 +9081,48 @@ def _make_derived6():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                            or _EMPTY
-                        ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
-                        or _ZERO
+                    or not _entry(
+                        self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                        (v_ws_sold_date_sk, v_d_year, v_d_qoy),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                    }
+                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    else:
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -7851,67 +9132,93 @@ def _make_derived6():
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                _g3 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                _g4 = web_sales_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                     v_ws_sold_date_sk
                 )
-                if _g3:
-                    for v_ws_bill_addr_sk, _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                if _g4:
+                    for v_ws_bill_addr_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                         _grp = n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _grp is None:
-                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                                (v_ws_sold_date_sk, v_ws_bill_addr_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
-                            if _o is None:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)] = _n
+                                    n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                                    del n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                            else:
+                                n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _o is None:
-                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d2
+                            n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _n
                             else:
                                 del n1_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                        _w4 = customer_address_count_by_ws_bill_addr_sk.get(
+                        _w6 = customer_address_count_by_ws_bill_addr_sk.get(
                             v_ws_bill_addr_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w6 is not None:
+                            _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                             _o = n0_root.get(v_ws_bill_addr_sk)
                             if _o is None:
-                                n0_root[v_ws_bill_addr_sk] = _d5
+                                n0_root[v_ws_bill_addr_sk] = _d7
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n0_root[v_ws_bill_addr_sk] = _n
                                 else:
                                     del n0_root[v_ws_bill_addr_sk]
                             if pending is not None:
-                                _m6 = self.web_sales[
+                                _m8 = self.web_sales[
                                     (v_ws_sold_date_sk, v_ws_bill_addr_sk)
                                 ]
-                                for (
-                                    v_ws_bill_addr_sk,
-                                    v_ca_county,
-                                ), _m7 in self.customer_address_by_ws_bill_addr_sk[
-                                    v_ws_bill_addr_sk
-                                ].items():
+                                for (v_ws_bill_addr_sk, v_ca_county), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.customer_address_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (v_ca_county, v_d_qoy, v_d_year)
                                     _v = (
-                                        _p[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m6[2] * _m7[2],
+                                        _p[0] * _m8[0] * _m9[0],
+                                        _p[1] * _m8[1] * _m9[1],
+                                        _p[2] * _m8[2] * _m9[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -7977,36 +9284,48 @@ def _make_derived6():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ws_bill_addr_sk.get(
-                                v_ws_bill_addr_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ws_bill_addr_sk, v_ca_county))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk),
+                        (v_ws_bill_addr_sk, v_ca_county),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ws_bill_addr_sk, v_ca_county)
                 _grp = customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                 if _grp is None:
-                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                        (v_ws_bill_addr_sk, v_ca_county): _p
-                    }
+                    customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
+                    else:
+                        customer_address_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ws_bill_addr_sk, v_ca_county))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_bill_addr_sk, v_ca_county)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ws_bill_addr_sk, v_ca_county)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_bill_addr_sk, v_ca_county)]
-                            if not _grp:
-                                del customer_address_by_ws_bill_addr_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ws_bill_addr_sk[
                                     v_ws_bill_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_address_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                 if _o is None:
                     customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = _p
@@ -8018,36 +9337,45 @@ def _make_derived6():
                         )
                     else:
                         del customer_address_count_by_ws_bill_addr_sk[v_ws_bill_addr_sk]
-                _w1 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_ws_bill_addr_sk)
                     if _o is None:
-                        n0_root[v_ws_bill_addr_sk] = _d2
+                        n0_root[v_ws_bill_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_ws_bill_addr_sk] = _n
                         else:
                             del n0_root[v_ws_bill_addr_sk]
                     if pending is not None:
-                        for (
-                            v_ws_sold_date_sk,
-                            v_ws_bill_addr_sk,
-                        ), _m3 in self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                                v_d_qoy,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_ws_sold_date_sk, v_ws_bill_addr_sk), _m4 in (
+                            (_g5,)
+                            if type(
+                                (_g5 := self.n1_by_ws_bill_addr_sk[v_ws_bill_addr_sk])
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_ws_bill_addr_sk)]
+                            for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (v_ca_county, v_d_qoy, v_d_year)
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -8066,7 +9394,7 @@ def _make_derived6():
             _g2 = self.n1_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
+            _m3 = _entry(_g2, (v_ws_sold_date_sk, v_ws_bill_addr_sk))
             if _m3 is None:
                 return None
             _m4 = self.web_sales.get((v_ws_sold_date_sk, v_ws_bill_addr_sk))
@@ -8075,13 +9403,13 @@ def _make_derived6():
             _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _g5 is None:
                 return None
-            _m6 = _g5.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+            _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year, v_d_qoy))
             if _m6 is None:
                 return None
             _g7 = self.customer_address_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
             if _g7 is None:
                 return None
-            _m8 = _g7.get((v_ws_bill_addr_sk, v_ca_county))
+            _m8 = _entry(_g7, (v_ws_bill_addr_sk, v_ca_county))
             if _m8 is None:
                 return None
             return (
@@ -8388,7 +9716,7 @@ class View:
         "store_q2_q3_increase",
     )
     QUERY_ID = "554f8681a57a1ef2"
-    LAYOUT_ID = "080703d6a5447df1"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "595da68f62a04c3a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -8617,23 +9945,33 @@ class View:
         # atom ss1
         if keep_ss1:
             _p = d
+            _t1 = (v_ca_county, v_d_year, v_store_sales)
             _grp = ss1_by_ca_county.get(v_ca_county)
             if _grp is None:
-                ss1_by_ca_county[v_ca_county] = {
-                    (v_ca_county, v_d_year, v_store_sales): _p
-                }
+                ss1_by_ca_county[v_ca_county] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ss1_by_ca_county[v_ca_county] = (_grp[0], _n)
+                    else:
+                        del ss1_by_ca_county[v_ca_county]
+                else:
+                    ss1_by_ca_county[v_ca_county] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_county, v_d_year, v_store_sales))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_county, v_d_year, v_store_sales)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ca_county, v_d_year, v_store_sales)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_county, v_d_year, v_store_sales)]
-                        if not _grp:
-                            del ss1_by_ca_county[v_ca_county]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ss1_by_ca_county[v_ca_county] = next(iter(_grp.items()))
             _o = ss1_count_by_ca_county.get(v_ca_county)
             if _o is None:
                 ss1_count_by_ca_county[v_ca_county] = _p
@@ -8643,97 +9981,129 @@ class View:
                     ss1_count_by_ca_county[v_ca_county] = _n
                 else:
                     del ss1_count_by_ca_county[v_ca_county]
-            _w1 = ss2_count_by_ca_county.get(v_ca_county)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = ss2_count_by_ca_county.get(v_ca_county)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n4_count_by_ca_county.get(v_ca_county)
                 if _o is None:
-                    n4_count_by_ca_county[v_ca_county] = _d2
+                    n4_count_by_ca_county[v_ca_county] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n4_count_by_ca_county[v_ca_county] = _n
                     else:
                         del n4_count_by_ca_county[v_ca_county]
-                _w3 = ss3_count_by_ca_county.get(v_ca_county)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = ss3_count_by_ca_county.get(v_ca_county)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n3_count_by_ca_county.get(v_ca_county)
                     if _o is None:
-                        n3_count_by_ca_county[v_ca_county] = _d4
+                        n3_count_by_ca_county[v_ca_county] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n3_count_by_ca_county[v_ca_county] = _n
                         else:
                             del n3_count_by_ca_county[v_ca_county]
-                    _w5 = ws1_count_by_ca_county.get(v_ca_county)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = ws1_count_by_ca_county.get(v_ca_county)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n2_count_by_ca_county.get(v_ca_county)
                         if _o is None:
-                            n2_count_by_ca_county[v_ca_county] = _d6
+                            n2_count_by_ca_county[v_ca_county] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n2_count_by_ca_county[v_ca_county] = _n
                             else:
                                 del n2_count_by_ca_county[v_ca_county]
-                        _w7 = ws2_count_by_ca_county.get(v_ca_county)
-                        if _w7 is not None:
-                            _d8 = _d6 * _w7
+                        _w8 = ws2_count_by_ca_county.get(v_ca_county)
+                        if _w8 is not None:
+                            _d9 = _d7 * _w8
                             _o = n1_count_by_ca_county.get(v_ca_county)
                             if _o is None:
-                                n1_count_by_ca_county[v_ca_county] = _d8
+                                n1_count_by_ca_county[v_ca_county] = _d9
                             else:
-                                _n = _o + _d8
+                                _n = _o + _d9
                                 if _n:
                                     n1_count_by_ca_county[v_ca_county] = _n
                                 else:
                                     del n1_count_by_ca_county[v_ca_county]
-                            _w9 = ws3_count_by_ca_county.get(v_ca_county)
-                            if _w9 is not None:
-                                _d10 = _d8 * _w9
+                            _w10 = ws3_count_by_ca_county.get(v_ca_county)
+                            if _w10 is not None:
+                                _d11 = _d9 * _w10
                                 _o = n0_root.get(v_ca_county)
                                 if _o is None:
-                                    n0_root[v_ca_county] = _d10
+                                    n0_root[v_ca_county] = _d11
                                 else:
-                                    _n = _o + _d10
+                                    _n = _o + _d11
                                     if _n:
                                         n0_root[v_ca_county] = _n
                                     else:
                                         del n0_root[v_ca_county]
                                 if pending is not None:
-                                    for (
-                                        v_ca_county,
-                                        v_ss2_store_sales,
-                                    ), _m11 in self.ss2_by_ca_county[
-                                        v_ca_county
-                                    ].items():
-                                        for (
-                                            v_ca_county,
-                                            v_ss3_store_sales,
-                                        ), _m12 in self.ss3_by_ca_county[
-                                            v_ca_county
-                                        ].items():
-                                            for (
-                                                v_ca_county,
-                                                v_web_sales,
-                                            ), _m13 in self.ws1_by_ca_county[
-                                                v_ca_county
-                                            ].items():
+                                    for (v_ca_county, v_ss2_store_sales), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.ss2_by_ca_county[v_ca_county])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_ca_county, v_ss3_store_sales), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.ss3_by_ca_county[
+                                                        v_ca_county
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            for (v_ca_county, v_web_sales), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.ws1_by_ca_county[
+                                                            v_ca_county
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_ca_county,
                                                     v_ws2_web_sales,
-                                                ), _m14 in self.ws2_by_ca_county[
-                                                    v_ca_county
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.ws2_by_ca_county[
+                                                                v_ca_county
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     for (
                                                         v_ca_county,
                                                         v_ws3_web_sales,
-                                                    ), _m15 in self.ws3_by_ca_county[
-                                                        v_ca_county
-                                                    ].items():
+                                                    ), _m20 in (
+                                                        (_g21,)
+                                                        if type(
+                                                            (
+                                                                _g21 := self.ws3_by_ca_county[
+                                                                    v_ca_county
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g21.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 v_ws2_web_sales
@@ -8890,11 +10260,11 @@ class View:
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m11
                                                                 * _m12
-                                                                * _m13
                                                                 * _m14
-                                                                * _m15
+                                                                * _m16
+                                                                * _m18
+                                                                * _m20
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -8940,21 +10310,33 @@ class View:
         # atom ss2
         if keep_ss2:
             _p = d
+            _t1 = (v_ca_county, v_ss2_store_sales)
             _grp = ss2_by_ca_county.get(v_ca_county)
             if _grp is None:
-                ss2_by_ca_county[v_ca_county] = {(v_ca_county, v_ss2_store_sales): _p}
+                ss2_by_ca_county[v_ca_county] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ss2_by_ca_county[v_ca_county] = (_grp[0], _n)
+                    else:
+                        del ss2_by_ca_county[v_ca_county]
+                else:
+                    ss2_by_ca_county[v_ca_county] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_county, v_ss2_store_sales))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_county, v_ss2_store_sales)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ca_county, v_ss2_store_sales)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_county, v_ss2_store_sales)]
-                        if not _grp:
-                            del ss2_by_ca_county[v_ca_county]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ss2_by_ca_county[v_ca_county] = next(iter(_grp.items()))
             _o = ss2_count_by_ca_county.get(v_ca_county)
             if _o is None:
                 ss2_count_by_ca_county[v_ca_county] = _p
@@ -8964,62 +10346,62 @@ class View:
                     ss2_count_by_ca_county[v_ca_county] = _n
                 else:
                     del ss2_count_by_ca_county[v_ca_county]
-            _w1 = ss1_count_by_ca_county.get(v_ca_county)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = ss1_count_by_ca_county.get(v_ca_county)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n4_count_by_ca_county.get(v_ca_county)
                 if _o is None:
-                    n4_count_by_ca_county[v_ca_county] = _d2
+                    n4_count_by_ca_county[v_ca_county] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n4_count_by_ca_county[v_ca_county] = _n
                     else:
                         del n4_count_by_ca_county[v_ca_county]
-                _w3 = ss3_count_by_ca_county.get(v_ca_county)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = ss3_count_by_ca_county.get(v_ca_county)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n3_count_by_ca_county.get(v_ca_county)
                     if _o is None:
-                        n3_count_by_ca_county[v_ca_county] = _d4
+                        n3_count_by_ca_county[v_ca_county] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n3_count_by_ca_county[v_ca_county] = _n
                         else:
                             del n3_count_by_ca_county[v_ca_county]
-                    _w5 = ws1_count_by_ca_county.get(v_ca_county)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = ws1_count_by_ca_county.get(v_ca_county)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n2_count_by_ca_county.get(v_ca_county)
                         if _o is None:
-                            n2_count_by_ca_county[v_ca_county] = _d6
+                            n2_count_by_ca_county[v_ca_county] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n2_count_by_ca_county[v_ca_county] = _n
                             else:
                                 del n2_count_by_ca_county[v_ca_county]
-                        _w7 = ws2_count_by_ca_county.get(v_ca_county)
-                        if _w7 is not None:
-                            _d8 = _d6 * _w7
+                        _w8 = ws2_count_by_ca_county.get(v_ca_county)
+                        if _w8 is not None:
+                            _d9 = _d7 * _w8
                             _o = n1_count_by_ca_county.get(v_ca_county)
                             if _o is None:
-                                n1_count_by_ca_county[v_ca_county] = _d8
+                                n1_count_by_ca_county[v_ca_county] = _d9
                             else:
-                                _n = _o + _d8
+                                _n = _o + _d9
                                 if _n:
                                     n1_count_by_ca_county[v_ca_county] = _n
                                 else:
                                     del n1_count_by_ca_county[v_ca_county]
-                            _w9 = ws3_count_by_ca_county.get(v_ca_county)
-                            if _w9 is not None:
-                                _d10 = _d8 * _w9
+                            _w10 = ws3_count_by_ca_county.get(v_ca_county)
+                            if _w10 is not None:
+                                _d11 = _d9 * _w10
                                 _o = n0_root.get(v_ca_county)
                                 if _o is None:
-                                    n0_root[v_ca_county] = _d10
+                                    n0_root[v_ca_county] = _d11
                                 else:
-                                    _n = _o + _d10
+                                    _n = _o + _d11
                                     if _n:
                                         n0_root[v_ca_county] = _n
                                     else:
@@ -9029,33 +10411,68 @@ class View:
                                         v_ca_county,
                                         v_d_year,
                                         v_store_sales,
-                                    ), _m11 in self.ss1_by_ca_county[
-                                        v_ca_county
-                                    ].items():
-                                        for (
-                                            v_ca_county,
-                                            v_ss3_store_sales,
-                                        ), _m12 in self.ss3_by_ca_county[
-                                            v_ca_county
-                                        ].items():
-                                            for (
-                                                v_ca_county,
-                                                v_web_sales,
-                                            ), _m13 in self.ws1_by_ca_county[
-                                                v_ca_county
-                                            ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.ss1_by_ca_county[v_ca_county])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_ca_county, v_ss3_store_sales), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.ss3_by_ca_county[
+                                                        v_ca_county
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            for (v_ca_county, v_web_sales), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.ws1_by_ca_county[
+                                                            v_ca_county
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_ca_county,
                                                     v_ws2_web_sales,
-                                                ), _m14 in self.ws2_by_ca_county[
-                                                    v_ca_county
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.ws2_by_ca_county[
+                                                                v_ca_county
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     for (
                                                         v_ca_county,
                                                         v_ws3_web_sales,
-                                                    ), _m15 in self.ws3_by_ca_county[
-                                                        v_ca_county
-                                                    ].items():
+                                                    ), _m20 in (
+                                                        (_g21,)
+                                                        if type(
+                                                            (
+                                                                _g21 := self.ws3_by_ca_county[
+                                                                    v_ca_county
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g21.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 v_ws2_web_sales
@@ -9212,11 +10629,11 @@ class View:
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m11
                                                                 * _m12
-                                                                * _m13
                                                                 * _m14
-                                                                * _m15
+                                                                * _m16
+                                                                * _m18
+                                                                * _m20
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -9260,21 +10677,33 @@ class View:
         # atom ss3
         if keep_ss3:
             _p = d
+            _t1 = (v_ca_county, v_ss3_store_sales)
             _grp = ss3_by_ca_county.get(v_ca_county)
             if _grp is None:
-                ss3_by_ca_county[v_ca_county] = {(v_ca_county, v_ss3_store_sales): _p}
+                ss3_by_ca_county[v_ca_county] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ss3_by_ca_county[v_ca_county] = (_grp[0], _n)
+                    else:
+                        del ss3_by_ca_county[v_ca_county]
+                else:
+                    ss3_by_ca_county[v_ca_county] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_county, v_ss3_store_sales))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_county, v_ss3_store_sales)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ca_county, v_ss3_store_sales)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_county, v_ss3_store_sales)]
-                        if not _grp:
-                            del ss3_by_ca_county[v_ca_county]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ss3_by_ca_county[v_ca_county] = next(iter(_grp.items()))
             _o = ss3_count_by_ca_county.get(v_ca_county)
             if _o is None:
                 ss3_count_by_ca_county[v_ca_county] = _p
@@ -9284,84 +10713,117 @@ class View:
                     ss3_count_by_ca_county[v_ca_county] = _n
                 else:
                     del ss3_count_by_ca_county[v_ca_county]
-            _w1 = n4_count_by_ca_county.get(v_ca_county)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n4_count_by_ca_county.get(v_ca_county)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n3_count_by_ca_county.get(v_ca_county)
                 if _o is None:
-                    n3_count_by_ca_county[v_ca_county] = _d2
+                    n3_count_by_ca_county[v_ca_county] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n3_count_by_ca_county[v_ca_county] = _n
                     else:
                         del n3_count_by_ca_county[v_ca_county]
-                _w3 = ws1_count_by_ca_county.get(v_ca_county)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = ws1_count_by_ca_county.get(v_ca_county)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n2_count_by_ca_county.get(v_ca_county)
                     if _o is None:
-                        n2_count_by_ca_county[v_ca_county] = _d4
+                        n2_count_by_ca_county[v_ca_county] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n2_count_by_ca_county[v_ca_county] = _n
                         else:
                             del n2_count_by_ca_county[v_ca_county]
-                    _w5 = ws2_count_by_ca_county.get(v_ca_county)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = ws2_count_by_ca_county.get(v_ca_county)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n1_count_by_ca_county.get(v_ca_county)
                         if _o is None:
-                            n1_count_by_ca_county[v_ca_county] = _d6
+                            n1_count_by_ca_county[v_ca_county] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n1_count_by_ca_county[v_ca_county] = _n
                             else:
                                 del n1_count_by_ca_county[v_ca_county]
-                        _w7 = ws3_count_by_ca_county.get(v_ca_county)
-                        if _w7 is not None:
-                            _d8 = _d6 * _w7
+                        _w8 = ws3_count_by_ca_county.get(v_ca_county)
+                        if _w8 is not None:
+                            _d9 = _d7 * _w8
                             _o = n0_root.get(v_ca_county)
                             if _o is None:
-                                n0_root[v_ca_county] = _d8
+                                n0_root[v_ca_county] = _d9
                             else:
-                                _n = _o + _d8
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_ca_county] = _n
                                 else:
                                     del n0_root[v_ca_county]
                             if pending is not None:
-                                for (
-                                    v_ca_county,
-                                    v_ss2_store_sales,
-                                ), _m9 in self.ss2_by_ca_county[v_ca_county].items():
+                                for (v_ca_county, v_ss2_store_sales), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.ss2_by_ca_county[v_ca_county])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_ca_county,
                                         v_d_year,
                                         v_store_sales,
-                                    ), _m10 in self.ss1_by_ca_county[
-                                        v_ca_county
-                                    ].items():
-                                        for (
-                                            v_ca_county,
-                                            v_web_sales,
-                                        ), _m11 in self.ws1_by_ca_county[
-                                            v_ca_county
-                                        ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.ss1_by_ca_county[v_ca_county])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_ca_county, v_web_sales), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.ws1_by_ca_county[
+                                                        v_ca_county
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_ca_county,
                                                 v_ws2_web_sales,
-                                            ), _m12 in self.ws2_by_ca_county[
-                                                v_ca_county
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.ws2_by_ca_county[
+                                                            v_ca_county
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_ca_county,
                                                     v_ws3_web_sales,
-                                                ), _m13 in self.ws3_by_ca_county[
-                                                    v_ca_county
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.ws3_by_ca_county[
+                                                                v_ca_county
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     if (
                                                         (
                                                             v_ws2_web_sales is not None
@@ -9508,11 +10970,11 @@ class View:
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m9
                                                             * _m10
-                                                            * _m11
                                                             * _m12
-                                                            * _m13
+                                                            * _m14
+                                                            * _m16
+                                                            * _m18
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -9554,21 +11016,33 @@ class View:
         # atom ws1
         if keep_ws1:
             _p = d
+            _t1 = (v_ca_county, v_web_sales)
             _grp = ws1_by_ca_county.get(v_ca_county)
             if _grp is None:
-                ws1_by_ca_county[v_ca_county] = {(v_ca_county, v_web_sales): _p}
+                ws1_by_ca_county[v_ca_county] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ws1_by_ca_county[v_ca_county] = (_grp[0], _n)
+                    else:
+                        del ws1_by_ca_county[v_ca_county]
+                else:
+                    ws1_by_ca_county[v_ca_county] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_county, v_web_sales))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_county, v_web_sales)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ca_county, v_web_sales)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_county, v_web_sales)]
-                        if not _grp:
-                            del ws1_by_ca_county[v_ca_county]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ws1_by_ca_county[v_ca_county] = next(iter(_grp.items()))
             _o = ws1_count_by_ca_county.get(v_ca_county)
             if _o is None:
                 ws1_count_by_ca_county[v_ca_county] = _p
@@ -9578,70 +11052,92 @@ class View:
                     ws1_count_by_ca_county[v_ca_county] = _n
                 else:
                     del ws1_count_by_ca_county[v_ca_county]
-            _w1 = n3_count_by_ca_county.get(v_ca_county)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n3_count_by_ca_county.get(v_ca_county)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n2_count_by_ca_county.get(v_ca_county)
                 if _o is None:
-                    n2_count_by_ca_county[v_ca_county] = _d2
+                    n2_count_by_ca_county[v_ca_county] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n2_count_by_ca_county[v_ca_county] = _n
                     else:
                         del n2_count_by_ca_county[v_ca_county]
-                _w3 = ws2_count_by_ca_county.get(v_ca_county)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = ws2_count_by_ca_county.get(v_ca_county)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n1_count_by_ca_county.get(v_ca_county)
                     if _o is None:
-                        n1_count_by_ca_county[v_ca_county] = _d4
+                        n1_count_by_ca_county[v_ca_county] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n1_count_by_ca_county[v_ca_county] = _n
                         else:
                             del n1_count_by_ca_county[v_ca_county]
-                    _w5 = ws3_count_by_ca_county.get(v_ca_county)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = ws3_count_by_ca_county.get(v_ca_county)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(v_ca_county)
                         if _o is None:
-                            n0_root[v_ca_county] = _d6
+                            n0_root[v_ca_county] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_ca_county] = _n
                             else:
                                 del n0_root[v_ca_county]
                         if pending is not None:
-                            for (
-                                v_ca_county,
-                                v_ss2_store_sales,
-                            ), _m7 in self.ss2_by_ca_county[v_ca_county].items():
-                                for (
-                                    v_ca_county,
-                                    v_d_year,
-                                    v_store_sales,
-                                ), _m8 in self.ss1_by_ca_county[v_ca_county].items():
-                                    for (
-                                        v_ca_county,
-                                        v_ss3_store_sales,
-                                    ), _m9 in self.ss3_by_ca_county[
-                                        v_ca_county
-                                    ].items():
-                                        for (
-                                            v_ca_county,
-                                            v_ws2_web_sales,
-                                        ), _m10 in self.ws2_by_ca_county[
-                                            v_ca_county
-                                        ].items():
+                            for (v_ca_county, v_ss2_store_sales), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.ss2_by_ca_county[v_ca_county]))
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_ca_county, v_d_year, v_store_sales), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.ss1_by_ca_county[v_ca_county])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_ca_county, v_ss3_store_sales), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.ss3_by_ca_county[v_ca_county])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_ca_county, v_ws2_web_sales), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.ws2_by_ca_county[
+                                                        v_ca_county
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_ca_county,
                                                 v_ws3_web_sales,
-                                            ), _m11 in self.ws3_by_ca_county[
-                                                v_ca_county
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.ws3_by_ca_county[
+                                                            v_ca_county
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 if (
                                                     (
                                                         v_ws2_web_sales is not None
@@ -9775,11 +11271,11 @@ class View:
                                                     )
                                                     _v = (
                                                         _p
-                                                        * _m7
                                                         * _m8
-                                                        * _m9
                                                         * _m10
-                                                        * _m11
+                                                        * _m12
+                                                        * _m14
+                                                        * _m16
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -9817,21 +11313,33 @@ class View:
         # atom ws2
         if keep_ws2:
             _p = d
+            _t1 = (v_ca_county, v_ws2_web_sales)
             _grp = ws2_by_ca_county.get(v_ca_county)
             if _grp is None:
-                ws2_by_ca_county[v_ca_county] = {(v_ca_county, v_ws2_web_sales): _p}
+                ws2_by_ca_county[v_ca_county] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ws2_by_ca_county[v_ca_county] = (_grp[0], _n)
+                    else:
+                        del ws2_by_ca_county[v_ca_county]
+                else:
+                    ws2_by_ca_county[v_ca_county] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_county, v_ws2_web_sales))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_county, v_ws2_web_sales)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ca_county, v_ws2_web_sales)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_county, v_ws2_web_sales)]
-                        if not _grp:
-                            del ws2_by_ca_county[v_ca_county]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ws2_by_ca_county[v_ca_county] = next(iter(_grp.items()))
             _o = ws2_count_by_ca_county.get(v_ca_county)
             if _o is None:
                 ws2_count_by_ca_county[v_ca_county] = _p
@@ -9841,56 +11349,71 @@ class View:
                     ws2_count_by_ca_county[v_ca_county] = _n
                 else:
                     del ws2_count_by_ca_county[v_ca_county]
-            _w1 = n2_count_by_ca_county.get(v_ca_county)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n2_count_by_ca_county.get(v_ca_county)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n1_count_by_ca_county.get(v_ca_county)
                 if _o is None:
-                    n1_count_by_ca_county[v_ca_county] = _d2
+                    n1_count_by_ca_county[v_ca_county] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_ca_county[v_ca_county] = _n
                     else:
                         del n1_count_by_ca_county[v_ca_county]
-                _w3 = ws3_count_by_ca_county.get(v_ca_county)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = ws3_count_by_ca_county.get(v_ca_county)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_ca_county)
                     if _o is None:
-                        n0_root[v_ca_county] = _d4
+                        n0_root[v_ca_county] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_ca_county] = _n
                         else:
                             del n0_root[v_ca_county]
                     if pending is not None:
-                        for (
-                            v_ca_county,
-                            v_ss2_store_sales,
-                        ), _m5 in self.ss2_by_ca_county[v_ca_county].items():
-                            for (
-                                v_ca_county,
-                                v_d_year,
-                                v_store_sales,
-                            ), _m6 in self.ss1_by_ca_county[v_ca_county].items():
-                                for (
-                                    v_ca_county,
-                                    v_ss3_store_sales,
-                                ), _m7 in self.ss3_by_ca_county[v_ca_county].items():
-                                    for (
-                                        v_ca_county,
-                                        v_web_sales,
-                                    ), _m8 in self.ws1_by_ca_county[
-                                        v_ca_county
-                                    ].items():
-                                        for (
-                                            v_ca_county,
-                                            v_ws3_web_sales,
-                                        ), _m9 in self.ws3_by_ca_county[
-                                            v_ca_county
-                                        ].items():
+                        for (v_ca_county, v_ss2_store_sales), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.ss2_by_ca_county[v_ca_county]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ca_county, v_d_year, v_store_sales), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.ss1_by_ca_county[v_ca_county]))
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_ca_county, v_ss3_store_sales), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.ss3_by_ca_county[v_ca_county])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_ca_county, v_web_sales), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.ws1_by_ca_county[v_ca_county])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_ca_county, v_ws3_web_sales), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.ws3_by_ca_county[
+                                                        v_ca_county
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             if (
                                                 (
                                                     v_ws2_web_sales is not None
@@ -10009,7 +11532,7 @@ class View:
                                                         v_ss2_store_sales,
                                                     ),
                                                 )
-                                                _v = _p * _m5 * _m6 * _m7 * _m8 * _m9
+                                                _v = _p * _m6 * _m8 * _m10 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -10044,21 +11567,33 @@ class View:
         # atom ws3
         if keep_ws3:
             _p = d
+            _t1 = (v_ca_county, v_ws3_web_sales)
             _grp = ws3_by_ca_county.get(v_ca_county)
             if _grp is None:
-                ws3_by_ca_county[v_ca_county] = {(v_ca_county, v_ws3_web_sales): _p}
+                ws3_by_ca_county[v_ca_county] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ws3_by_ca_county[v_ca_county] = (_grp[0], _n)
+                    else:
+                        del ws3_by_ca_county[v_ca_county]
+                else:
+                    ws3_by_ca_county[v_ca_county] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_county, v_ws3_web_sales))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_county, v_ws3_web_sales)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ca_county, v_ws3_web_sales)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_county, v_ws3_web_sales)]
-                        if not _grp:
-                            del ws3_by_ca_county[v_ca_county]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ws3_by_ca_county[v_ca_county] = next(iter(_grp.items()))
             _o = ws3_count_by_ca_county.get(v_ca_county)
             if _o is None:
                 ws3_count_by_ca_county[v_ca_county] = _p
@@ -10068,41 +11603,52 @@ class View:
                     ws3_count_by_ca_county[v_ca_county] = _n
                 else:
                     del ws3_count_by_ca_county[v_ca_county]
-            _w1 = n1_count_by_ca_county.get(v_ca_county)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_ca_county.get(v_ca_county)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ca_county)
                 if _o is None:
-                    n0_root[v_ca_county] = _d2
+                    n0_root[v_ca_county] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ca_county] = _n
                     else:
                         del n0_root[v_ca_county]
                 if pending is not None:
-                    for (v_ca_county, v_ss2_store_sales), _m3 in self.ss2_by_ca_county[
-                        v_ca_county
-                    ].items():
-                        for (
-                            v_ca_county,
-                            v_d_year,
-                            v_store_sales,
-                        ), _m4 in self.ss1_by_ca_county[v_ca_county].items():
-                            for (
-                                v_ca_county,
-                                v_ss3_store_sales,
-                            ), _m5 in self.ss3_by_ca_county[v_ca_county].items():
-                                for (
-                                    v_ca_county,
-                                    v_web_sales,
-                                ), _m6 in self.ws1_by_ca_county[v_ca_county].items():
-                                    for (
-                                        v_ca_county,
-                                        v_ws2_web_sales,
-                                    ), _m7 in self.ws2_by_ca_county[
-                                        v_ca_county
-                                    ].items():
+                    for (v_ca_county, v_ss2_store_sales), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.ss2_by_ca_county[v_ca_county])) is tuple
+                        else _g5.items()
+                    ):
+                        for (v_ca_county, v_d_year, v_store_sales), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.ss1_by_ca_county[v_ca_county]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ca_county, v_ss3_store_sales), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.ss3_by_ca_county[v_ca_county]))
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_ca_county, v_web_sales), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.ws1_by_ca_county[v_ca_county])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_ca_county, v_ws2_web_sales), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (_g13 := self.ws2_by_ca_county[v_ca_county])
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         if (
                                             (
                                                 v_ws2_web_sales is not None
@@ -10208,7 +11754,7 @@ class View:
                                                     v_ss3_store_sales, v_ss2_store_sales
                                                 ),
                                             )
-                                            _v = _p * _m3 * _m4 * _m5 * _m6 * _m7
+                                            _v = _p * _m4 * _m6 * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -10374,37 +11920,37 @@ class View:
         _g2 = self.ss2_by_ca_county.get(v_ca_county)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ca_county, v_ss2_store_sales))
+        _m3 = _entry(_g2, (v_ca_county, v_ss2_store_sales))
         if _m3 is None:
             return None
         _g4 = self.ss1_by_ca_county.get(v_ca_county)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_ca_county, v_d_year, v_store_sales))
+        _m5 = _entry(_g4, (v_ca_county, v_d_year, v_store_sales))
         if _m5 is None:
             return None
         _g6 = self.ss3_by_ca_county.get(v_ca_county)
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_ca_county, v_ss3_store_sales))
+        _m7 = _entry(_g6, (v_ca_county, v_ss3_store_sales))
         if _m7 is None:
             return None
         _g8 = self.ws1_by_ca_county.get(v_ca_county)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_ca_county, v_web_sales))
+        _m9 = _entry(_g8, (v_ca_county, v_web_sales))
         if _m9 is None:
             return None
         _g10 = self.ws2_by_ca_county.get(v_ca_county)
         if _g10 is None:
             return None
-        _m11 = _g10.get((v_ca_county, v_ws2_web_sales))
+        _m11 = _entry(_g10, (v_ca_county, v_ws2_web_sales))
         if _m11 is None:
             return None
         _g12 = self.ws3_by_ca_county.get(v_ca_county)
         if _g12 is None:
             return None
-        _m13 = _g12.get((v_ca_county, v_ws3_web_sales))
+        _m13 = _entry(_g12, (v_ca_county, v_ws3_web_sales))
         if _m13 is None:
             return None
         return _m3 * _m5 * _m7 * _m9 * _m11 * _m13

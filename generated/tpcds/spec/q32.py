@@ -47,6 +47,20 @@ class _Gone:
 
 _GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0)  # the payload of an absent tuple
 
 
@@ -208,6 +222,18 @@ def _make_scalar_1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -318,7 +344,7 @@ def _make_scalar_1():
         COLUMNS = ("k1", "v")
         QUERY_ID = "6b68c7f8d974da35"
         LAYOUT_ID = (
-            "cdbbea71c049bef2"  # the state's layout: snapshots restore only here
+            "35f43bff6aa064ef"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -497,9 +523,27 @@ def _make_scalar_1():
                     v_cs_sold_date_sk
                 )
                 if _grp is None:
-                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                        v_cs_item_sk: _p
-                    }
+                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                        v_cs_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_cs_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+                    else:
+                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cs_item_sk)
                     if _o is None:
@@ -510,10 +554,10 @@ def _make_scalar_1():
                             _grp[v_cs_item_sk] = _n
                         else:
                             del _grp[v_cs_item_sk]
-                            if not _grp:
-                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -580,7 +624,9 @@ def _make_scalar_1():
                         del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
                 _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _g3:
-                    for v_cs_item_sk, _w1 in _g3.items():
+                    for v_cs_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n0_root.get(v_cs_item_sk)
                         if _o is None:
@@ -664,14 +710,12 @@ def _make_scalar_1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
-                                v_cs_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_cs_item_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        ),
+                        v_cs_item_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
@@ -679,9 +723,27 @@ def _make_scalar_1():
                     v_cs_sold_date_sk
                 )
                 if _grp is None:
-                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                        v_cs_item_sk: _p
-                    }
+                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                        v_cs_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_cs_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+                    else:
+                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cs_item_sk)
                     if _o is None:
@@ -692,10 +754,10 @@ def _make_scalar_1():
                             _grp[v_cs_item_sk] = _n
                         else:
                             del _grp[v_cs_item_sk]
-                            if not _grp:
-                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -792,7 +854,9 @@ def _make_scalar_1():
                         del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
                 _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _g3:
-                    for v_cs_item_sk, _w1 in _g3.items():
+                    for v_cs_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n0_root.get(v_cs_item_sk)
                         if _o is None:
@@ -1062,7 +1126,7 @@ class View:
     }
     COLUMNS = ("excess discount amount",)
     QUERY_ID = "bc85cb8054d63978"
-    LAYOUT_ID = "cb8af5cd8c3bc685"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "243e32554e7b7118"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1284,9 +1348,28 @@ class View:
         if keep_catalog_sales:
             _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
             if _grp is None:
-                catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                    v_cs_item_sk: _p
-                }
+                catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                    v_cs_item_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_cs_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ]
+                else:
+                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_cs_item_sk)
                 if _o is None:
@@ -1297,10 +1380,10 @@ class View:
                         _grp[v_cs_item_sk] = _n
                     else:
                         del _grp[v_cs_item_sk]
-                        if not _grp:
-                            del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                        if len(_grp) == 1:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -1440,7 +1523,9 @@ class View:
                     del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
             _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
             if _g3:
-                for v_cs_item_sk, _w1 in _g3.items():
+                for v_cs_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                     _o = n2_count_by_cs_item_sk.get(v_cs_item_sk)
                     if _o is None:
@@ -1594,9 +1679,27 @@ class View:
         n2_count_by_cs_item_sk = self.n2_count_by_cs_item_sk
         _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
         if _grp is None:
-            catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                v_cs_item_sk: _p
-            }
+            catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                v_cs_item_sk,
+                _p,
+            )
+        elif type(_grp) is tuple:
+            _e = v_cs_item_sk
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk]
+            else:
+                catalog_sales_cs_item_sk_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_cs_item_sk)
             if _o is None:
@@ -1607,10 +1710,10 @@ class View:
                     _grp[v_cs_item_sk] = _n
                 else:
                     del _grp[v_cs_item_sk]
-                    if not _grp:
-                        del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                    if len(_grp) == 1:
+                        catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ]
+                        ] = next(iter(_grp.items()))
         _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
         if _w1 is not None:
             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])

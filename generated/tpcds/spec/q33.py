@@ -296,6 +296,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -397,7 +413,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "4ab57f5c9893ecd9"
-                        LAYOUT_ID = "e8a832a893866431"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "a87d05da9c4f738d"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -884,7 +900,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "d43109d76ce828bd"
-                    LAYOUT_ID = "ef9fa59bb42cf85b"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "7b61d7037d7ea4be"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1185,86 +1201,139 @@ def _make_derived1():
                             del store[row]
                         # atom store_sales
                         if keep_store_sales:
+                            _t1 = (v_ss_item_sk, v_ss_addr_sk)
                             _grp = store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {(v_ss_item_sk, v_ss_addr_sk): _p}
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_addr_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_addr_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_addr_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_addr_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                        v_ss_item_sk,
+                                        _d3,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d2
+                                        _grp[v_ss_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_addr_sk[
                                                     v_ss_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_ss_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_ss_addr_sk.get(
                                     v_ss_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d4
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                    _g7 = item_i_manufact_id_by_ss_item_sk.get(
+                                    _g8 = item_i_manufact_id_by_ss_item_sk.get(
                                         v_ss_item_sk
                                     )
-                                    if _g7:
-                                        for v_i_manufact_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    if _g8:
+                                        for v_i_manufact_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
@@ -1272,12 +1341,12 @@ def _make_derived1():
                                             if _o is None:
                                                 n1_count_by_i_manufact_id[
                                                     v_i_manufact_id
-                                                ] = _d6
+                                                ] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_manufact_id[
@@ -1287,23 +1356,23 @@ def _make_derived1():
                                                     del n1_count_by_i_manufact_id[
                                                         v_i_manufact_id
                                                     ]
-                                            _w8 = in1_count_by_i_manufact_id.get(
+                                            _w9 = in1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_manufact_id)
                                                 if _o is None:
-                                                    n0_root[v_i_manufact_id] = _d9
+                                                    n0_root[v_i_manufact_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_manufact_id] = _n
@@ -1311,7 +1380,7 @@ def _make_derived1():
                                                         del n0_root[v_i_manufact_id]
                                                 if pending is not None:
                                                     _k = (v_i_manufact_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -1391,7 +1460,9 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -1399,9 +1470,31 @@ def _make_derived1():
                                     )
                                     _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                     if _grp is None:
-                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                            v_ss_item_sk: _d2
-                                        }
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                            v_ss_item_sk,
+                                            _d2,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                        else:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
@@ -1416,10 +1509,10 @@ def _make_derived1():
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n4_ss_item_sk_by_ss_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_ss_item_sk_by_ss_addr_sk[
                                                         v_ss_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_ss_addr_sk.get(
                                         v_ss_addr_sk
                                     )
@@ -1448,7 +1541,11 @@ def _make_derived1():
                                             v_ss_item_sk
                                         )
                                         if _g8:
-                                            for v_i_manufact_id, _w6 in _g8.items():
+                                            for v_i_manufact_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -1568,7 +1665,9 @@ def _make_derived1():
                                     ]
                             _g3 = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
+                                for v_ss_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -1591,7 +1690,11 @@ def _make_derived1():
                                         v_ss_item_sk
                                     )
                                     if _g6:
-                                        for v_i_manufact_id, _w4 in _g6.items():
+                                        for v_i_manufact_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -1687,9 +1790,28 @@ def _make_derived1():
                         if keep_item:
                             _grp = item_i_manufact_id_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                item_i_manufact_id_by_ss_item_sk[v_ss_item_sk] = {
-                                    v_i_manufact_id: _p
-                                }
+                                item_i_manufact_id_by_ss_item_sk[v_ss_item_sk] = (
+                                    v_i_manufact_id,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_manufact_id
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_manufact_id_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del item_i_manufact_id_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                                else:
+                                    item_i_manufact_id_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
                                 _o = _grp.get(v_i_manufact_id)
                                 if _o is None:
@@ -1700,10 +1822,10 @@ def _make_derived1():
                                         _grp[v_i_manufact_id] = _n
                                     else:
                                         del _grp[v_i_manufact_id]
-                                        if not _grp:
-                                            del item_i_manufact_id_by_ss_item_sk[
+                                        if len(_grp) == 1:
+                                            item_i_manufact_id_by_ss_item_sk[
                                                 v_ss_item_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _w1 is not None:
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1849,97 +1971,148 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p[0] and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_ss_addr_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_item_sk, v_ss_addr_sk),
+                                    _ZERO,
                                 )[0]
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_ss_addr_sk)
                             _grp = store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {(v_ss_item_sk, v_ss_addr_sk): _p}
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_addr_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_addr_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_addr_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_addr_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                        v_ss_item_sk,
+                                        _d3,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d2
+                                        _grp[v_ss_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_addr_sk[
                                                     v_ss_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_ss_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_ss_addr_sk.get(
                                     v_ss_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d4
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                    _g7 = item_i_manufact_id_by_ss_item_sk.get(
+                                    _g8 = item_i_manufact_id_by_ss_item_sk.get(
                                         v_ss_item_sk
                                     )
-                                    if _g7:
-                                        for v_i_manufact_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    if _g8:
+                                        for v_i_manufact_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
@@ -1947,12 +2120,12 @@ def _make_derived1():
                                             if _o is None:
                                                 n1_count_by_i_manufact_id[
                                                     v_i_manufact_id
-                                                ] = _d6
+                                                ] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_manufact_id[
@@ -1962,23 +2135,23 @@ def _make_derived1():
                                                     del n1_count_by_i_manufact_id[
                                                         v_i_manufact_id
                                                     ]
-                                            _w8 = in1_count_by_i_manufact_id.get(
+                                            _w9 = in1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_manufact_id)
                                                 if _o is None:
-                                                    n0_root[v_i_manufact_id] = _d9
+                                                    n0_root[v_i_manufact_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_manufact_id] = _n
@@ -1986,7 +2159,7 @@ def _make_derived1():
                                                         del n0_root[v_i_manufact_id]
                                                 if pending is not None:
                                                     _k = (v_i_manufact_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -2098,7 +2271,9 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -2106,9 +2281,31 @@ def _make_derived1():
                                     )
                                     _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                     if _grp is None:
-                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                            v_ss_item_sk: _d2
-                                        }
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                            v_ss_item_sk,
+                                            _d2,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                        else:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
@@ -2123,10 +2320,10 @@ def _make_derived1():
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n4_ss_item_sk_by_ss_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_ss_item_sk_by_ss_addr_sk[
                                                         v_ss_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_ss_addr_sk.get(
                                         v_ss_addr_sk
                                     )
@@ -2155,7 +2352,11 @@ def _make_derived1():
                                             v_ss_item_sk
                                         )
                                         if _g8:
-                                            for v_i_manufact_id, _w6 in _g8.items():
+                                            for v_i_manufact_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -2311,7 +2512,9 @@ def _make_derived1():
                                     ]
                             _g3 = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
+                                for v_ss_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -2334,7 +2537,11 @@ def _make_derived1():
                                         v_ss_item_sk
                                     )
                                     if _g6:
-                                        for v_i_manufact_id, _w4 in _g6.items():
+                                        for v_i_manufact_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -2678,7 +2885,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "97d0bfb5961abf96"
-                LAYOUT_ID = "0706fcc94c52c26b"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "269315bf9dcb0ab5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -3105,6 +3312,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -3206,7 +3429,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "4ab57f5c9893ecd9"
-                        LAYOUT_ID = "e8a832a893866431"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "a87d05da9c4f738d"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3704,7 +3927,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "11e44923567ee929"
-                    LAYOUT_ID = "a806bab6cbd1f648"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "ae4b87c929da5b20"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4012,90 +4235,142 @@ def _make_derived1():
                             del store[row]
                         # atom catalog_sales
                         if keep_catalog_sales:
+                            _t1 = (v_cs_bill_addr_sk, v_cs_item_sk)
                             _grp = catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
                             if _grp is None:
                                 catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ] = {
-                                    (v_cs_bill_addr_sk, v_cs_item_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                else:
+                                    catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_cs_bill_addr_sk, v_cs_item_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_cs_bill_addr_sk, v_cs_item_sk)]
-                                        if not _grp:
-                                            del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_cs_item_sk_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
                                 if _grp is None:
                                     n4_cs_item_sk_by_cs_bill_addr_sk[
                                         v_cs_bill_addr_sk
-                                    ] = {v_cs_item_sk: _d2}
+                                    ] = (v_cs_item_sk, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = v_cs_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            v_cs_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d3}
                                 else:
                                     _o = _grp.get(v_cs_item_sk)
                                     if _o is None:
-                                        _grp[v_cs_item_sk] = _d2
+                                        _grp[v_cs_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_cs_item_sk] = _n
                                         else:
                                             del _grp[v_cs_item_sk]
-                                            if not _grp:
-                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
                                                     v_cs_bill_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_cs_bill_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
-                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d4
+                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_cs_item_sk[v_cs_item_sk] = _n
                                         else:
                                             del n3_count_by_cs_item_sk[v_cs_item_sk]
-                                    _g7 = item_i_manufact_id_by_cs_item_sk.get(
+                                    _g8 = item_i_manufact_id_by_cs_item_sk.get(
                                         v_cs_item_sk
                                     )
-                                    if _g7:
-                                        for v_i_manufact_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    if _g8:
+                                        for v_i_manufact_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
@@ -4103,12 +4378,12 @@ def _make_derived1():
                                             if _o is None:
                                                 n1_count_by_i_manufact_id[
                                                     v_i_manufact_id
-                                                ] = _d6
+                                                ] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_manufact_id[
@@ -4118,23 +4393,23 @@ def _make_derived1():
                                                     del n1_count_by_i_manufact_id[
                                                         v_i_manufact_id
                                                     ]
-                                            _w8 = in1_count_by_i_manufact_id.get(
+                                            _w9 = in1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_manufact_id)
                                                 if _o is None:
-                                                    n0_root[v_i_manufact_id] = _d9
+                                                    n0_root[v_i_manufact_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_manufact_id] = _n
@@ -4142,7 +4417,7 @@ def _make_derived1():
                                                         del n0_root[v_i_manufact_id]
                                                 if pending is not None:
                                                     _k = (v_i_manufact_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -4224,10 +4499,9 @@ def _make_derived1():
                                 v_cs_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_cs_bill_addr_sk,
-                                    v_cs_item_sk,
-                                ), _w1 in _g3.items():
+                                for (v_cs_bill_addr_sk, v_cs_item_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -4239,7 +4513,28 @@ def _make_derived1():
                                     if _grp is None:
                                         n4_cs_item_sk_by_cs_bill_addr_sk[
                                             v_cs_bill_addr_sk
-                                        ] = {v_cs_item_sk: _d2}
+                                        ] = (v_cs_item_sk, _d2)
+                                    elif type(_grp) is tuple:
+                                        _e = v_cs_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ]
+                                        else:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_cs_item_sk)
                                         if _o is None:
@@ -4254,10 +4549,10 @@ def _make_derived1():
                                                 _grp[v_cs_item_sk] = _n
                                             else:
                                                 del _grp[v_cs_item_sk]
-                                                if not _grp:
-                                                    del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_cs_item_sk_by_cs_bill_addr_sk[
                                                         v_cs_bill_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                         v_cs_bill_addr_sk
                                     )
@@ -4286,7 +4581,11 @@ def _make_derived1():
                                             v_cs_item_sk
                                         )
                                         if _g8:
-                                            for v_i_manufact_id, _w6 in _g8.items():
+                                            for v_i_manufact_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -4414,7 +4713,9 @@ def _make_derived1():
                                 v_cs_bill_addr_sk
                             )
                             if _g3:
-                                for v_cs_item_sk, _w1 in _g3.items():
+                                for v_cs_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -4437,7 +4738,11 @@ def _make_derived1():
                                         v_cs_item_sk
                                     )
                                     if _g6:
-                                        for v_i_manufact_id, _w4 in _g6.items():
+                                        for v_i_manufact_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -4533,9 +4838,28 @@ def _make_derived1():
                         if keep_item:
                             _grp = item_i_manufact_id_by_cs_item_sk.get(v_cs_item_sk)
                             if _grp is None:
-                                item_i_manufact_id_by_cs_item_sk[v_cs_item_sk] = {
-                                    v_i_manufact_id: _p
-                                }
+                                item_i_manufact_id_by_cs_item_sk[v_cs_item_sk] = (
+                                    v_i_manufact_id,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_manufact_id
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        item_i_manufact_id_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del item_i_manufact_id_by_cs_item_sk[
+                                            v_cs_item_sk
+                                        ]
+                                else:
+                                    item_i_manufact_id_by_cs_item_sk[v_cs_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
                                 _o = _grp.get(v_i_manufact_id)
                                 if _o is None:
@@ -4546,10 +4870,10 @@ def _make_derived1():
                                         _grp[v_i_manufact_id] = _n
                                     else:
                                         del _grp[v_i_manufact_id]
-                                        if not _grp:
-                                            del item_i_manufact_id_by_cs_item_sk[
+                                        if len(_grp) == 1:
+                                            item_i_manufact_id_by_cs_item_sk[
                                                 v_cs_item_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                             if _w1 is not None:
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -4707,101 +5031,151 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p[0] and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                            v_cs_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_cs_bill_addr_sk, v_cs_item_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    ),
+                                    (v_cs_bill_addr_sk, v_cs_item_sk),
+                                    _ZERO,
                                 )[0]
                             ):
                                 continue
+                            _t1 = (v_cs_bill_addr_sk, v_cs_item_sk)
                             _grp = catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
                             if _grp is None:
                                 catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ] = {
-                                    (v_cs_bill_addr_sk, v_cs_item_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                else:
+                                    catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_cs_bill_addr_sk, v_cs_item_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_cs_bill_addr_sk, v_cs_item_sk)]
-                                        if not _grp:
-                                            del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_cs_item_sk_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
                                 if _grp is None:
                                     n4_cs_item_sk_by_cs_bill_addr_sk[
                                         v_cs_bill_addr_sk
-                                    ] = {v_cs_item_sk: _d2}
+                                    ] = (v_cs_item_sk, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = v_cs_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            v_cs_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d3}
                                 else:
                                     _o = _grp.get(v_cs_item_sk)
                                     if _o is None:
-                                        _grp[v_cs_item_sk] = _d2
+                                        _grp[v_cs_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_cs_item_sk] = _n
                                         else:
                                             del _grp[v_cs_item_sk]
-                                            if not _grp:
-                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
                                                     v_cs_bill_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_cs_bill_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
-                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d4
+                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_cs_item_sk[v_cs_item_sk] = _n
                                         else:
                                             del n3_count_by_cs_item_sk[v_cs_item_sk]
-                                    _g7 = item_i_manufact_id_by_cs_item_sk.get(
+                                    _g8 = item_i_manufact_id_by_cs_item_sk.get(
                                         v_cs_item_sk
                                     )
-                                    if _g7:
-                                        for v_i_manufact_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    if _g8:
+                                        for v_i_manufact_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
@@ -4809,12 +5183,12 @@ def _make_derived1():
                                             if _o is None:
                                                 n1_count_by_i_manufact_id[
                                                     v_i_manufact_id
-                                                ] = _d6
+                                                ] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_manufact_id[
@@ -4824,23 +5198,23 @@ def _make_derived1():
                                                     del n1_count_by_i_manufact_id[
                                                         v_i_manufact_id
                                                     ]
-                                            _w8 = in1_count_by_i_manufact_id.get(
+                                            _w9 = in1_count_by_i_manufact_id.get(
                                                 v_i_manufact_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_manufact_id)
                                                 if _o is None:
-                                                    n0_root[v_i_manufact_id] = _d9
+                                                    n0_root[v_i_manufact_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_manufact_id] = _n
@@ -4848,7 +5222,7 @@ def _make_derived1():
                                                         del n0_root[v_i_manufact_id]
                                                 if pending is not None:
                                                     _k = (v_i_manufact_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -4962,10 +5336,9 @@ def _make_derived1():
                                 v_cs_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_cs_bill_addr_sk,
-                                    v_cs_item_sk,
-                                ), _w1 in _g3.items():
+                                for (v_cs_bill_addr_sk, v_cs_item_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -4977,7 +5350,28 @@ def _make_derived1():
                                     if _grp is None:
                                         n4_cs_item_sk_by_cs_bill_addr_sk[
                                             v_cs_bill_addr_sk
-                                        ] = {v_cs_item_sk: _d2}
+                                        ] = (v_cs_item_sk, _d2)
+                                    elif type(_grp) is tuple:
+                                        _e = v_cs_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ]
+                                        else:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_cs_item_sk)
                                         if _o is None:
@@ -4992,10 +5386,10 @@ def _make_derived1():
                                                 _grp[v_cs_item_sk] = _n
                                             else:
                                                 del _grp[v_cs_item_sk]
-                                                if not _grp:
-                                                    del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_cs_item_sk_by_cs_bill_addr_sk[
                                                         v_cs_bill_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                         v_cs_bill_addr_sk
                                     )
@@ -5024,7 +5418,11 @@ def _make_derived1():
                                             v_cs_item_sk
                                         )
                                         if _g8:
-                                            for v_i_manufact_id, _w6 in _g8.items():
+                                            for v_i_manufact_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -5190,7 +5588,9 @@ def _make_derived1():
                                 v_cs_bill_addr_sk
                             )
                             if _g3:
-                                for v_cs_item_sk, _w1 in _g3.items():
+                                for v_cs_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -5213,7 +5613,11 @@ def _make_derived1():
                                         v_cs_item_sk
                                     )
                                     if _g6:
-                                        for v_i_manufact_id, _w4 in _g6.items():
+                                        for v_i_manufact_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -5568,7 +5972,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "2d815396fe027531"
-                LAYOUT_ID = "1889be52b44fef09"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b607fb90cae60536"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6070,6 +6474,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -6169,7 +6587,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1",)
                     QUERY_ID = "4ab57f5c9893ecd9"
-                    LAYOUT_ID = "e8a832a893866431"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "a87d05da9c4f738d"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6652,7 +7070,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "08613f88728366d8"
-                LAYOUT_ID = "adc6b554dd4f10a5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "ffdc9effac04de48"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6933,6 +7351,7 @@ def _make_derived1():
                         del store[row]
                     # atom web_sales
                     if keep_web_sales:
+                        _t1 = (v_ws_item_sk, v_ws_bill_addr_sk)
                         _grp = (
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
@@ -6941,78 +7360,124 @@ def _make_derived1():
                         if _grp is None:
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {(v_ws_item_sk, v_ws_bill_addr_sk): _p}
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_bill_addr_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_bill_addr_sk)]
-                                    if not _grp:
-                                        del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
                             if _grp is None:
-                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                                    v_ws_item_sk: _d2
-                                }
+                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                    v_ws_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ws_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ]
+                                else:
+                                    n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        v_ws_bill_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_ws_item_sk)
                                 if _o is None:
-                                    _grp[v_ws_item_sk] = _d2
+                                    _grp[v_ws_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ws_item_sk] = _n
                                     else:
                                         del _grp[v_ws_item_sk]
-                                        if not _grp:
-                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        if len(_grp) == 1:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
                                                 v_ws_bill_addr_sk
-                                            ]
-                            _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d3[0] * _w4[0],
+                                    _d3[1] * _w4[1],
+                                    _d3[2] * _w4[2],
                                 )
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
-                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d4
+                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d5
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_ws_item_sk[v_ws_item_sk] = _n
                                     else:
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
-                                _g7 = item_i_manufact_id_by_ws_item_sk.get(v_ws_item_sk)
-                                if _g7:
-                                    for v_i_manufact_id, _w5 in _g7.items():
-                                        _d6 = (
-                                            _d4[0] * _w5[0],
-                                            _d4[1] * _w5[1],
-                                            _d4[2] * _w5[2],
+                                _g8 = item_i_manufact_id_by_ws_item_sk.get(v_ws_item_sk)
+                                if _g8:
+                                    for v_i_manufact_id, _w6 in (
+                                        (_g8,) if type(_g8) is tuple else _g8.items()
+                                    ):
+                                        _d7 = (
+                                            _d5[0] * _w6[0],
+                                            _d5[1] * _w6[1],
+                                            _d5[2] * _w6[2],
                                         )
                                         _o = n1_count_by_i_manufact_id.get(
                                             v_i_manufact_id
@@ -7020,12 +7485,12 @@ def _make_derived1():
                                         if _o is None:
                                             n1_count_by_i_manufact_id[
                                                 v_i_manufact_id
-                                            ] = _d6
+                                            ] = _d7
                                         else:
                                             _n = (
-                                                _o[0] + _d6[0],
-                                                _o[1] + _d6[1],
-                                                _o[2] + _d6[2],
+                                                _o[0] + _d7[0],
+                                                _o[1] + _d7[1],
+                                                _o[2] + _d7[2],
                                             )
                                             if _n[0]:
                                                 n1_count_by_i_manufact_id[
@@ -7035,23 +7500,23 @@ def _make_derived1():
                                                 del n1_count_by_i_manufact_id[
                                                     v_i_manufact_id
                                                 ]
-                                        _w8 = in1_count_by_i_manufact_id.get(
+                                        _w9 = in1_count_by_i_manufact_id.get(
                                             v_i_manufact_id
                                         )
-                                        if _w8 is not None:
-                                            _d9 = (
-                                                _d6[0] * _w8[0],
-                                                _d6[1] * _w8[1],
-                                                _d6[2] * _w8[2],
+                                        if _w9 is not None:
+                                            _d10 = (
+                                                _d7[0] * _w9[0],
+                                                _d7[1] * _w9[1],
+                                                _d7[2] * _w9[2],
                                             )
                                             _o = n0_root.get(v_i_manufact_id)
                                             if _o is None:
-                                                n0_root[v_i_manufact_id] = _d9
+                                                n0_root[v_i_manufact_id] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d9[0],
-                                                    _o[1] + _d9[1],
-                                                    _o[2] + _d9[2],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_i_manufact_id] = _n
@@ -7059,7 +7524,7 @@ def _make_derived1():
                                                     del n0_root[v_i_manufact_id]
                                             if pending is not None:
                                                 _k = (v_i_manufact_id,)
-                                                _v = _d9
+                                                _v = _d10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
@@ -7137,7 +7602,9 @@ def _make_derived1():
                             )
                         )
                         if _g3:
-                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in _g3.items():
+                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
@@ -7145,7 +7612,28 @@ def _make_derived1():
                                 if _grp is None:
                                     n4_ws_item_sk_by_ws_bill_addr_sk[
                                         v_ws_bill_addr_sk
-                                    ] = {v_ws_item_sk: _d2}
+                                    ] = (v_ws_item_sk, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = v_ws_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
                                     _o = _grp.get(v_ws_item_sk)
                                     if _o is None:
@@ -7160,10 +7648,10 @@ def _make_derived1():
                                             _grp[v_ws_item_sk] = _n
                                         else:
                                             del _grp[v_ws_item_sk]
-                                            if not _grp:
-                                                del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ws_item_sk_by_ws_bill_addr_sk[
                                                     v_ws_bill_addr_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
                                 )
@@ -7190,7 +7678,11 @@ def _make_derived1():
                                         v_ws_item_sk
                                     )
                                     if _g8:
-                                        for v_i_manufact_id, _w6 in _g8.items():
+                                        for v_i_manufact_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
                                             _d7 = (
                                                 _d5[0] * _w6[0],
                                                 _d5[1] * _w6[1],
@@ -7314,7 +7806,9 @@ def _make_derived1():
                                 ]
                         _g3 = n4_ws_item_sk_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _g3:
-                            for v_ws_item_sk, _w1 in _g3.items():
+                            for v_ws_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
@@ -7331,7 +7825,9 @@ def _make_derived1():
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
                                 _g6 = item_i_manufact_id_by_ws_item_sk.get(v_ws_item_sk)
                                 if _g6:
-                                    for v_i_manufact_id, _w4 in _g6.items():
+                                    for v_i_manufact_id, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -7427,9 +7923,27 @@ def _make_derived1():
                     if keep_item:
                         _grp = item_i_manufact_id_by_ws_item_sk.get(v_ws_item_sk)
                         if _grp is None:
-                            item_i_manufact_id_by_ws_item_sk[v_ws_item_sk] = {
-                                v_i_manufact_id: _p
-                            }
+                            item_i_manufact_id_by_ws_item_sk[v_ws_item_sk] = (
+                                v_i_manufact_id,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_manufact_id
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_i_manufact_id_by_ws_item_sk[v_ws_item_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del item_i_manufact_id_by_ws_item_sk[v_ws_item_sk]
+                            else:
+                                item_i_manufact_id_by_ws_item_sk[v_ws_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_i_manufact_id)
                             if _o is None:
@@ -7440,10 +7954,10 @@ def _make_derived1():
                                     _grp[v_i_manufact_id] = _n
                                 else:
                                     del _grp[v_i_manufact_id]
-                                    if not _grp:
-                                        del item_i_manufact_id_by_ws_item_sk[
+                                    if len(_grp) == 1:
+                                        item_i_manufact_id_by_ws_item_sk[
                                             v_ws_item_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w1 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                         if _w1 is not None:
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -7582,17 +8096,16 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
-                                        v_ws_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ws_item_sk, v_ws_bill_addr_sk))
-                                or _ZERO
+                            or not _entry(
+                                self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                                    v_ws_sold_date_sk
+                                ),
+                                (v_ws_item_sk, v_ws_bill_addr_sk),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ws_item_sk, v_ws_bill_addr_sk)
                         _grp = (
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
@@ -7601,78 +8114,124 @@ def _make_derived1():
                         if _grp is None:
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {(v_ws_item_sk, v_ws_bill_addr_sk): _p}
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_bill_addr_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_bill_addr_sk)]
-                                    if not _grp:
-                                        del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
                             if _grp is None:
-                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                                    v_ws_item_sk: _d2
-                                }
+                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                    v_ws_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ws_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ]
+                                else:
+                                    n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        v_ws_bill_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_ws_item_sk)
                                 if _o is None:
-                                    _grp[v_ws_item_sk] = _d2
+                                    _grp[v_ws_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ws_item_sk] = _n
                                     else:
                                         del _grp[v_ws_item_sk]
-                                        if not _grp:
-                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        if len(_grp) == 1:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
                                                 v_ws_bill_addr_sk
-                                            ]
-                            _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d3[0] * _w4[0],
+                                    _d3[1] * _w4[1],
+                                    _d3[2] * _w4[2],
                                 )
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
-                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d4
+                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d5
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_ws_item_sk[v_ws_item_sk] = _n
                                     else:
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
-                                _g7 = item_i_manufact_id_by_ws_item_sk.get(v_ws_item_sk)
-                                if _g7:
-                                    for v_i_manufact_id, _w5 in _g7.items():
-                                        _d6 = (
-                                            _d4[0] * _w5[0],
-                                            _d4[1] * _w5[1],
-                                            _d4[2] * _w5[2],
+                                _g8 = item_i_manufact_id_by_ws_item_sk.get(v_ws_item_sk)
+                                if _g8:
+                                    for v_i_manufact_id, _w6 in (
+                                        (_g8,) if type(_g8) is tuple else _g8.items()
+                                    ):
+                                        _d7 = (
+                                            _d5[0] * _w6[0],
+                                            _d5[1] * _w6[1],
+                                            _d5[2] * _w6[2],
                                         )
                                         _o = n1_count_by_i_manufact_id.get(
                                             v_i_manufact_id
@@ -7680,12 +8239,12 @@ def _make_derived1():
                                         if _o is None:
                                             n1_count_by_i_manufact_id[
                                                 v_i_manufact_id
-                                            ] = _d6
+                                            ] = _d7
                                         else:
                                             _n = (
-                                                _o[0] + _d6[0],
-                                                _o[1] + _d6[1],
-                                                _o[2] + _d6[2],
+                                                _o[0] + _d7[0],
+                                                _o[1] + _d7[1],
+                                                _o[2] + _d7[2],
                                             )
                                             if _n[0]:
                                                 n1_count_by_i_manufact_id[
@@ -7695,23 +8254,23 @@ def _make_derived1():
                                                 del n1_count_by_i_manufact_id[
                                                     v_i_manufact_id
                                                 ]
-                                        _w8 = in1_count_by_i_manufact_id.get(
+                                        _w9 = in1_count_by_i_manufact_id.get(
                                             v_i_manufact_id
                                         )
-                                        if _w8 is not None:
-                                            _d9 = (
-                                                _d6[0] * _w8[0],
-                                                _d6[1] * _w8[1],
-                                                _d6[2] * _w8[2],
+                                        if _w9 is not None:
+                                            _d10 = (
+                                                _d7[0] * _w9[0],
+                                                _d7[1] * _w9[1],
+                                                _d7[2] * _w9[2],
                                             )
                                             _o = n0_root.get(v_i_manufact_id)
                                             if _o is None:
-                                                n0_root[v_i_manufact_id] = _d9
+                                                n0_root[v_i_manufact_id] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d9[0],
-                                                    _o[1] + _d9[1],
-                                                    _o[2] + _d9[2],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_i_manufact_id] = _n
@@ -7719,7 +8278,7 @@ def _make_derived1():
                                                     del n0_root[v_i_manufact_id]
                                             if pending is not None:
                                                 _k = (v_i_manufact_id,)
-                                                _v = _d9
+                                                _v = _d10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
@@ -7827,7 +8386,9 @@ def _make_derived1():
                             )
                         )
                         if _g3:
-                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in _g3.items():
+                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
@@ -7835,7 +8396,28 @@ def _make_derived1():
                                 if _grp is None:
                                     n4_ws_item_sk_by_ws_bill_addr_sk[
                                         v_ws_bill_addr_sk
-                                    ] = {v_ws_item_sk: _d2}
+                                    ] = (v_ws_item_sk, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = v_ws_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
                                     _o = _grp.get(v_ws_item_sk)
                                     if _o is None:
@@ -7850,10 +8432,10 @@ def _make_derived1():
                                             _grp[v_ws_item_sk] = _n
                                         else:
                                             del _grp[v_ws_item_sk]
-                                            if not _grp:
-                                                del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ws_item_sk_by_ws_bill_addr_sk[
                                                     v_ws_bill_addr_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
                                 )
@@ -7880,7 +8462,11 @@ def _make_derived1():
                                         v_ws_item_sk
                                     )
                                     if _g8:
-                                        for v_i_manufact_id, _w6 in _g8.items():
+                                        for v_i_manufact_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
                                             _d7 = (
                                                 _d5[0] * _w6[0],
                                                 _d5[1] * _w6[1],
@@ -8034,7 +8620,9 @@ def _make_derived1():
                                 ]
                         _g3 = n4_ws_item_sk_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _g3:
-                            for v_ws_item_sk, _w1 in _g3.items():
+                            for v_ws_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
@@ -8051,7 +8639,9 @@ def _make_derived1():
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
                                 _g6 = item_i_manufact_id_by_ws_item_sk.get(v_ws_item_sk)
                                 if _g6:
-                                    for v_i_manufact_id, _w4 in _g6.items():
+                                    for v_i_manufact_id, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -8404,7 +8994,7 @@ def _make_derived1():
             COLUMNS = ("i_manufact_id", "total_sales")
             QUERY_ID = "c86f1a46c9ecaf22"
             LAYOUT_ID = (
-                "6247d6418545daf1"  # the state's layout: snapshots restore only here
+                "75ee32398bd312ba"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8995,7 +9585,7 @@ class View:
     }
     COLUMNS = ("i_manufact_id", "total_sales")
     QUERY_ID = "77be064f12da98b0"
-    LAYOUT_ID = "78a418d43e7e6f5b"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9f4d852c75d90dcc"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -69,6 +69,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -246,6 +260,20 @@ def _make_in_1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -343,7 +371,7 @@ def _make_in_1():
                 }
                 COLUMNS = ("k",)
                 QUERY_ID = "7d843811a464074e"
-                LAYOUT_ID = "c4cd70ab14a54a86"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "2e9b9e0a7651e8b5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -519,7 +547,24 @@ def _make_in_1():
                         if _grp is None:
                             web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {v_ws_bill_customer_sk: _p}
+                            ] = (v_ws_bill_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ws_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ws_bill_customer_sk)
                             if _o is None:
@@ -530,10 +575,12 @@ def _make_in_1():
                                     _grp[v_ws_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_ws_bill_customer_sk]
-                                    if not _grp:
-                                        del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -603,7 +650,9 @@ def _make_in_1():
                             v_ws_sold_date_sk
                         )
                         if _g3:
-                            for v_ws_bill_customer_sk, _w1 in _g3.items():
+                            for v_ws_bill_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_ws_bill_customer_sk)
                                 if _o is None:
@@ -670,14 +719,12 @@ def _make_in_1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
-                                        v_ws_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get(v_ws_bill_customer_sk)
-                                or _ZERO
+                            or not _entry(
+                                self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                                    v_ws_sold_date_sk
+                                ),
+                                v_ws_bill_customer_sk,
+                                _ZERO,
                             )
                         ):
                             continue
@@ -687,7 +734,24 @@ def _make_in_1():
                         if _grp is None:
                             web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {v_ws_bill_customer_sk: _p}
+                            ] = (v_ws_bill_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ws_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ws_bill_customer_sk)
                             if _o is None:
@@ -698,10 +762,12 @@ def _make_in_1():
                                     _grp[v_ws_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_ws_bill_customer_sk]
-                                    if not _grp:
-                                        del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -798,7 +864,9 @@ def _make_in_1():
                             v_ws_sold_date_sk
                         )
                         if _g3:
-                            for v_ws_bill_customer_sk, _w1 in _g3.items():
+                            for v_ws_bill_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_ws_bill_customer_sk)
                                 if _o is None:
@@ -965,6 +1033,20 @@ def _make_in_1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -1062,7 +1144,7 @@ def _make_in_1():
                 }
                 COLUMNS = ("k",)
                 QUERY_ID = "6c949bc5eeaaa6be"
-                LAYOUT_ID = "f2495929bd3e50d3"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "72d15e6c24083f28"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1238,7 +1320,27 @@ def _make_in_1():
                         if _grp is None:
                             catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {v_cs_ship_customer_sk: _p}
+                            ] = (v_cs_ship_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_ship_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_cs_ship_customer_sk)
                             if _o is None:
@@ -1249,10 +1351,12 @@ def _make_in_1():
                                     _grp[v_cs_ship_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_ship_customer_sk]
-                                    if not _grp:
-                                        del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -1322,7 +1426,9 @@ def _make_in_1():
                             v_cs_sold_date_sk
                         )
                         if _g3:
-                            for v_cs_ship_customer_sk, _w1 in _g3.items():
+                            for v_cs_ship_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_cs_ship_customer_sk)
                                 if _o is None:
@@ -1389,14 +1495,12 @@ def _make_in_1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
-                                        v_cs_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get(v_cs_ship_customer_sk)
-                                or _ZERO
+                            or not _entry(
+                                self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
+                                    v_cs_sold_date_sk
+                                ),
+                                v_cs_ship_customer_sk,
+                                _ZERO,
                             )
                         ):
                             continue
@@ -1406,7 +1510,27 @@ def _make_in_1():
                         if _grp is None:
                             catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {v_cs_ship_customer_sk: _p}
+                            ] = (v_cs_ship_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_ship_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_cs_ship_customer_sk)
                             if _o is None:
@@ -1417,10 +1541,12 @@ def _make_in_1():
                                     _grp[v_cs_ship_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_ship_customer_sk]
-                                    if not _grp:
-                                        del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _w1 is not None:
                             _d2 = _p * _w1
@@ -1517,7 +1643,9 @@ def _make_in_1():
                             v_cs_sold_date_sk
                         )
                         if _g3:
-                            for v_cs_ship_customer_sk, _w1 in _g3.items():
+                            for v_cs_ship_customer_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
                                 _o = n0_root.get(v_cs_ship_customer_sk)
                                 if _o is None:
@@ -1838,7 +1966,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "890f589a59fd292e"
         LAYOUT_ID = (
-            "20f2144acca318d5"  # the state's layout: snapshots restore only here
+            "b59b015e392afadb"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2190,6 +2318,18 @@ def _make_exists_2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -2277,7 +2417,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "d88885d4150c8250"
         LAYOUT_ID = (
-            "0935e815511c737f"  # the state's layout: snapshots restore only here
+            "c988c9543d38fa0f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2439,9 +2579,27 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
-                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_customer_sk: _p
-                    }
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_customer_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -2452,10 +2610,10 @@ def _make_exists_2():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -2521,7 +2679,9 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
@@ -2586,14 +2746,12 @@ def _make_exists_2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ss_customer_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
+                        v_ss_customer_sk,
+                        _ZERO,
                     )
                 ):
                     continue
@@ -2601,9 +2759,27 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
-                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_customer_sk: _p
-                    }
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_customer_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -2614,10 +2790,10 @@ def _make_exists_2():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -2710,7 +2886,9 @@ def _make_exists_2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
@@ -3057,7 +3235,7 @@ class View:
         "avg(cd_dep_college_count)",
     )
     QUERY_ID = "81378f65724922a9"
-    LAYOUT_ID = "c1ba64b7288cf2c9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b968e0a999a50894"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3319,7 +3497,9 @@ class View:
                     v_c_customer_sk
                 )
                 if _g5:
-                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in _g5.items():
+                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (
                             _d2[0] * _w3[0],
                             _d2[1] * _w3[1],
@@ -3329,9 +3509,10 @@ class View:
                             _d2[5] * _w3[5],
                             _d2[6] * _w3[6],
                         )
-                        _o = n2.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                        _t6 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
+                        _o = n2.get(_t6)
                         if _o is None:
-                            n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d4
+                            n2[_t6] = _d4
                         else:
                             _n = (
                                 _o[0] + _d4[0],
@@ -3343,16 +3524,41 @@ class View:
                                 _o[6] + _d4[6],
                             )
                             if _n[0]:
-                                n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                                n2[_t6] = _n
                             else:
-                                del n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                                del n2[_t6]
                         _grp = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
                         if _grp is None:
                             n2_c_current_addr_sk_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = {v_c_current_addr_sk: _d4}
+                            ] = (v_c_current_addr_sk, _d4)
+                        elif type(_grp) is tuple:
+                            _e = v_c_current_addr_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d4[0],
+                                    _o[1] + _d4[1],
+                                    _o[2] + _d4[2],
+                                    _o[3] + _d4[3],
+                                    _o[4] + _d4[4],
+                                    _o[5] + _d4[5],
+                                    _o[6] + _d4[6],
+                                )
+                                if _n[0]:
+                                    n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d4}
                         else:
                             _o = _grp.get(v_c_current_addr_sk)
                             if _o is None:
@@ -3371,70 +3577,88 @@ class View:
                                     _grp[v_c_current_addr_sk] = _n
                                 else:
                                     del _grp[v_c_current_addr_sk]
-                                    if not _grp:
-                                        del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                    if len(_grp) == 1:
+                                        n2_c_current_addr_sk_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ]
-                        _w6 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = customer_demographics_count_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d4[0] * _w7[0],
+                                _d4[1] * _w7[1],
+                                _d4[2] * _w7[2],
+                                _d4[3] * _w7[3],
+                                _d4[4] * _w7[4],
+                                _d4[5] * _w7[5],
+                                _d4[6] * _w7[6],
                             )
                             _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                             if _grp is None:
-                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                    (v_c_current_cdemo_sk, v_c_current_addr_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_c_current_cdemo_sk, v_c_current_addr_sk)
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                    _t6,
+                                    _d8,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (v_c_current_cdemo_sk, v_c_current_addr_sk)
-                                    ] = _d7
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (v_c_current_cdemo_sk, v_c_current_addr_sk)
-                                        ] = _n
+                                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (v_c_current_cdemo_sk, v_c_current_addr_sk)
-                                        ]
-                                        if not _grp:
-                                            del n1_by_c_current_addr_sk[
+                                        del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                                else:
+                                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t6)
+                                if _o is None:
+                                    _grp[_t6] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t6] = _n
+                                    else:
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n1_by_c_current_addr_sk[
                                                 v_c_current_addr_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                             if _o is None:
-                                n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d7
+                                n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_c_current_addr_sk[
@@ -3444,29 +3668,29 @@ class View:
                                     del n1_count_by_c_current_addr_sk[
                                         v_c_current_addr_sk
                                     ]
-                            _w8 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                            _w9 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
                                 )
                                 _o = n0_root.get(v_c_current_addr_sk)
                                 if _o is None:
-                                    n0_root[v_c_current_addr_sk] = _d9
+                                    n0_root[v_c_current_addr_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_current_addr_sk] = _n
@@ -3480,15 +3704,30 @@ class View:
                                         v_cd_dep_count,
                                         v_cd_dep_employed_count,
                                         v_cd_dep_college_count,
-                                    ), _m10 in self.customer_demographics_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ].items():
-                                        for (
-                                            v_c_current_addr_sk,
-                                            v_ca_state,
-                                        ), _m11 in self.ca_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                    v_c_current_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_c_current_addr_sk, v_ca_state), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.ca_by_c_current_addr_sk[
+                                                        v_c_current_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             _k = (
                                                 v_ca_state,
                                                 v_cd_gender,
@@ -3498,13 +3737,13 @@ class View:
                                                 v_cd_dep_college_count,
                                             )
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0],
-                                                _d4[1] * _m10[1] * _m11[1],
-                                                _d4[2] * _m10[2] * _m11[2],
-                                                _d4[3] * _m10[3] * _m11[3],
-                                                _d4[4] * _m10[4] * _m11[4],
-                                                _d4[5] * _m10[5] * _m11[5],
-                                                _d4[6] * _m10[6] * _m11[6],
+                                                _d4[0] * _m11[0] * _m13[0],
+                                                _d4[1] * _m11[1] * _m13[1],
+                                                _d4[2] * _m11[2] * _m13[2],
+                                                _d4[3] * _m11[3] * _m13[3],
+                                                _d4[4] * _m11[4] * _m13[4],
+                                                _d4[5] * _m11[5] * _m13[5],
+                                                _d4[6] * _m11[6] * _m13[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3608,7 +3847,9 @@ class View:
                     v_c_customer_sk
                 )
                 if _g5:
-                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in _g5.items():
+                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (
                             _d2[0] * _w3[0],
                             _d2[1] * _w3[1],
@@ -3618,9 +3859,10 @@ class View:
                             _d2[5] * _w3[5],
                             _d2[6] * _w3[6],
                         )
-                        _o = n2.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                        _t6 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
+                        _o = n2.get(_t6)
                         if _o is None:
-                            n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d4
+                            n2[_t6] = _d4
                         else:
                             _n = (
                                 _o[0] + _d4[0],
@@ -3632,16 +3874,41 @@ class View:
                                 _o[6] + _d4[6],
                             )
                             if _n[0]:
-                                n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                                n2[_t6] = _n
                             else:
-                                del n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                                del n2[_t6]
                         _grp = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
                         if _grp is None:
                             n2_c_current_addr_sk_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = {v_c_current_addr_sk: _d4}
+                            ] = (v_c_current_addr_sk, _d4)
+                        elif type(_grp) is tuple:
+                            _e = v_c_current_addr_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d4[0],
+                                    _o[1] + _d4[1],
+                                    _o[2] + _d4[2],
+                                    _o[3] + _d4[3],
+                                    _o[4] + _d4[4],
+                                    _o[5] + _d4[5],
+                                    _o[6] + _d4[6],
+                                )
+                                if _n[0]:
+                                    n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d4}
                         else:
                             _o = _grp.get(v_c_current_addr_sk)
                             if _o is None:
@@ -3660,70 +3927,88 @@ class View:
                                     _grp[v_c_current_addr_sk] = _n
                                 else:
                                     del _grp[v_c_current_addr_sk]
-                                    if not _grp:
-                                        del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                    if len(_grp) == 1:
+                                        n2_c_current_addr_sk_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ]
-                        _w6 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = customer_demographics_count_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d4[0] * _w6[0],
-                                _d4[1] * _w6[1],
-                                _d4[2] * _w6[2],
-                                _d4[3] * _w6[3],
-                                _d4[4] * _w6[4],
-                                _d4[5] * _w6[5],
-                                _d4[6] * _w6[6],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d4[0] * _w7[0],
+                                _d4[1] * _w7[1],
+                                _d4[2] * _w7[2],
+                                _d4[3] * _w7[3],
+                                _d4[4] * _w7[4],
+                                _d4[5] * _w7[5],
+                                _d4[6] * _w7[6],
                             )
                             _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                             if _grp is None:
-                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                                    (v_c_current_cdemo_sk, v_c_current_addr_sk): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_c_current_cdemo_sk, v_c_current_addr_sk)
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                    _t6,
+                                    _d8,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (v_c_current_cdemo_sk, v_c_current_addr_sk)
-                                    ] = _d7
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (v_c_current_cdemo_sk, v_c_current_addr_sk)
-                                        ] = _n
+                                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (v_c_current_cdemo_sk, v_c_current_addr_sk)
-                                        ]
-                                        if not _grp:
-                                            del n1_by_c_current_addr_sk[
+                                        del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                                else:
+                                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t6)
+                                if _o is None:
+                                    _grp[_t6] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t6] = _n
+                                    else:
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n1_by_c_current_addr_sk[
                                                 v_c_current_addr_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                             if _o is None:
-                                n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d7
+                                n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                    _o[6] + _d8[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_c_current_addr_sk[
@@ -3733,29 +4018,29 @@ class View:
                                     del n1_count_by_c_current_addr_sk[
                                         v_c_current_addr_sk
                                     ]
-                            _w8 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                            _w9 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
+                                    _d8[5] * _w9[5],
+                                    _d8[6] * _w9[6],
                                 )
                                 _o = n0_root.get(v_c_current_addr_sk)
                                 if _o is None:
-                                    n0_root[v_c_current_addr_sk] = _d9
+                                    n0_root[v_c_current_addr_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
+                                        _o[5] + _d10[5],
+                                        _o[6] + _d10[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_current_addr_sk] = _n
@@ -3769,15 +4054,30 @@ class View:
                                         v_cd_dep_count,
                                         v_cd_dep_employed_count,
                                         v_cd_dep_college_count,
-                                    ), _m10 in self.customer_demographics_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ].items():
-                                        for (
-                                            v_c_current_addr_sk,
-                                            v_ca_state,
-                                        ), _m11 in self.ca_by_c_current_addr_sk[
-                                            v_c_current_addr_sk
-                                        ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                    v_c_current_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_c_current_addr_sk, v_ca_state), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.ca_by_c_current_addr_sk[
+                                                        v_c_current_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             _k = (
                                                 v_ca_state,
                                                 v_cd_gender,
@@ -3787,13 +4087,13 @@ class View:
                                                 v_cd_dep_college_count,
                                             )
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0],
-                                                _d4[1] * _m10[1] * _m11[1],
-                                                _d4[2] * _m10[2] * _m11[2],
-                                                _d4[3] * _m10[3] * _m11[3],
-                                                _d4[4] * _m10[4] * _m11[4],
-                                                _d4[5] * _m10[5] * _m11[5],
-                                                _d4[6] * _m10[6] * _m11[6],
+                                                _d4[0] * _m11[0] * _m13[0],
+                                                _d4[1] * _m11[1] * _m13[1],
+                                                _d4[2] * _m11[2] * _m13[2],
+                                                _d4[3] * _m11[3] * _m13[3],
+                                                _d4[4] * _m11[4] * _m13[4],
+                                                _d4[5] * _m11[5] * _m13[5],
+                                                _d4[6] * _m11[6] * _m13[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3850,17 +4150,43 @@ class View:
             del store[row]
         # atom c
         if keep_c:
+            _t1 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
             _grp = c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
                 v_c_customer_sk
             )
             if _grp is None:
                 c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                     v_c_customer_sk
-                ] = {(v_c_current_cdemo_sk, v_c_current_addr_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ]
+                else:
+                    c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        v_c_customer_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3872,148 +4198,199 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                        if not _grp:
-                            del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                                 v_c_customer_sk
-                            ]
-            _w1 = n5_count_by_c_customer_sk.get(v_c_customer_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(iter(_grp.items()))
+            _w2 = n5_count_by_c_customer_sk.get(v_c_customer_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _o = n2.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                _o = n2.get(_t1)
                 if _o is None:
-                    n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d2
+                    n2[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
-                        n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                        n2[_t1] = _n
                     else:
-                        del n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                        del n2[_t1]
                 _grp = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
                 if _grp is None:
-                    n2_c_current_addr_sk_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
-                        v_c_current_addr_sk: _d2
-                    }
+                    n2_c_current_addr_sk_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = (
+                        v_c_current_addr_sk,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_c_current_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ]
+                    else:
+                        n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_c_current_addr_sk)
                     if _o is None:
-                        _grp[v_c_current_addr_sk] = _d2
+                        _grp[v_c_current_addr_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
                             _grp[v_c_current_addr_sk] = _n
                         else:
                             del _grp[v_c_current_addr_sk]
-                            if not _grp:
-                                del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                            if len(_grp) == 1:
+                                n2_c_current_addr_sk_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ]
-                _w3 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                ] = next(iter(_grp.items()))
+                _w4 = customer_demographics_count_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                if _w4 is not None:
+                    _d5 = (
+                        _d3[0] * _w4[0],
+                        _d3[1] * _w4[1],
+                        _d3[2] * _w4[2],
+                        _d3[3] * _w4[3],
+                        _d3[4] * _w4[4],
+                        _d3[5] * _w4[5],
+                        _d3[6] * _w4[6],
                     )
                     _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _grp is None:
-                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                            (v_c_current_cdemo_sk, v_c_current_addr_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
-                        if _o is None:
-                            _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d4
-                        else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _d5)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
                             )
                             if _n[0]:
-                                _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                        else:
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d5,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d5
+                        else:
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
+                            )
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _o is None:
-                        n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d4
+                        n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d5
                     else:
                         _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
+                            _o[0] + _d5[0],
+                            _o[1] + _d5[1],
+                            _o[2] + _d5[2],
+                            _o[3] + _d5[3],
+                            _o[4] + _d5[4],
+                            _o[5] + _d5[5],
+                            _o[6] + _d5[6],
                         )
                         if _n[0]:
                             n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                         else:
                             del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                    _w5 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
+                    _w6 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d5[0] * _w6[0],
+                            _d5[1] * _w6[1],
+                            _d5[2] * _w6[2],
+                            _d5[3] * _w6[3],
+                            _d5[4] * _w6[4],
+                            _d5[5] * _w6[5],
+                            _d5[6] * _w6[6],
                         )
                         _o = n0_root.get(v_c_current_addr_sk)
                         if _o is None:
-                            n0_root[v_c_current_addr_sk] = _d6
+                            n0_root[v_c_current_addr_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                                _o[4] + _d6[4],
-                                _o[5] + _d6[5],
-                                _o[6] + _d6[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
                                 n0_root[v_c_current_addr_sk] = _n
@@ -4027,15 +4404,30 @@ class View:
                                 v_cd_dep_count,
                                 v_cd_dep_employed_count,
                                 v_cd_dep_college_count,
-                            ), _m7 in self.customer_demographics_by_c_current_cdemo_sk[
-                                v_c_current_cdemo_sk
-                            ].items():
-                                for (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                ), _m8 in self.ca_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.customer_demographics_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_c_current_addr_sk, v_ca_state), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.ca_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     _k = (
                                         v_ca_state,
                                         v_cd_gender,
@@ -4045,13 +4437,13 @@ class View:
                                         v_cd_dep_college_count,
                                     )
                                     _v = (
-                                        _d2[0] * _m7[0] * _m8[0],
-                                        _d2[1] * _m7[1] * _m8[1],
-                                        _d2[2] * _m7[2] * _m8[2],
-                                        _d2[3] * _m7[3] * _m8[3],
-                                        _d2[4] * _m7[4] * _m8[4],
-                                        _d2[5] * _m7[5] * _m8[5],
-                                        _d2[6] * _m7[6] * _m8[6],
+                                        _d3[0] * _m8[0] * _m10[0],
+                                        _d3[1] * _m8[1] * _m10[1],
+                                        _d3[2] * _m8[2] * _m10[2],
+                                        _d3[3] * _m8[3] * _m10[3],
+                                        _d3[4] * _m8[4] * _m10[4],
+                                        _d3[5] * _m8[5] * _m10[5],
+                                        _d3[6] * _m8[6] * _m10[6],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -4093,15 +4485,36 @@ class View:
         else:
             del store[row]
         # atom ca
+        _t1 = (v_c_current_addr_sk, v_ca_state)
         _grp = ca_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _grp is None:
-            ca_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                (v_c_current_addr_sk, v_ca_state): _p
-            }
+            ca_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    ca_by_c_current_addr_sk[v_c_current_addr_sk] = (_grp[0], _n)
+                else:
+                    del ca_by_c_current_addr_sk[v_c_current_addr_sk]
+            else:
+                ca_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_c_current_addr_sk, v_ca_state))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_current_addr_sk, v_ca_state)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -4113,11 +4526,13 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_c_current_addr_sk, v_ca_state)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_current_addr_sk, v_ca_state)]
-                    if not _grp:
-                        del ca_by_c_current_addr_sk[v_c_current_addr_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        ca_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _o is None:
             ca_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -4135,40 +4550,42 @@ class View:
                 ca_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
             else:
                 del ca_count_by_c_current_addr_sk[v_c_current_addr_sk]
-        _w1 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
-                _p[5] * _w1[5],
-                _p[6] * _w1[6],
+        _w2 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
+                _p[5] * _w2[5],
+                _p[6] * _w2[6],
             )
             _o = n0_root.get(v_c_current_addr_sk)
             if _o is None:
-                n0_root[v_c_current_addr_sk] = _d2
+                n0_root[v_c_current_addr_sk] = _d3
             else:
                 _n = (
-                    _o[0] + _d2[0],
-                    _o[1] + _d2[1],
-                    _o[2] + _d2[2],
-                    _o[3] + _d2[3],
-                    _o[4] + _d2[4],
-                    _o[5] + _d2[5],
-                    _o[6] + _d2[6],
+                    _o[0] + _d3[0],
+                    _o[1] + _d3[1],
+                    _o[2] + _d3[2],
+                    _o[3] + _d3[3],
+                    _o[4] + _d3[4],
+                    _o[5] + _d3[5],
+                    _o[6] + _d3[6],
                 )
                 if _n[0]:
                     n0_root[v_c_current_addr_sk] = _n
                 else:
                     del n0_root[v_c_current_addr_sk]
             if pending is not None:
-                for (
-                    v_c_current_cdemo_sk,
-                    v_c_current_addr_sk,
-                ), _m3 in self.n1_by_c_current_addr_sk[v_c_current_addr_sk].items():
-                    _m4 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                for (v_c_current_cdemo_sk, v_c_current_addr_sk), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_c_current_addr_sk[v_c_current_addr_sk]))
+                    is tuple
+                    else _g5.items()
+                ):
+                    _m6 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
                     for (
                         v_c_current_cdemo_sk,
                         v_cd_gender,
@@ -4176,9 +4593,18 @@ class View:
                         v_cd_dep_count,
                         v_cd_dep_employed_count,
                         v_cd_dep_college_count,
-                    ), _m5 in self.customer_demographics_by_c_current_cdemo_sk[
-                        v_c_current_cdemo_sk
-                    ].items():
+                    ), _m7 in (
+                        (_g8,)
+                        if type(
+                            (
+                                _g8 := self.customer_demographics_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g8.items()
+                    ):
                         _k = (
                             v_ca_state,
                             v_cd_gender,
@@ -4188,13 +4614,13 @@ class View:
                             v_cd_dep_college_count,
                         )
                         _v = (
-                            _p[0] * _m4[0] * _m5[0],
-                            _p[1] * _m4[1] * _m5[1],
-                            _p[2] * _m4[2] * _m5[2],
-                            _p[3] * _m4[3] * _m5[3],
-                            _p[4] * _m4[4] * _m5[4],
-                            _p[5] * _m4[5] * _m5[5],
-                            _p[6] * _m4[6] * _m5[6],
+                            _p[0] * _m6[0] * _m7[0],
+                            _p[1] * _m6[1] * _m7[1],
+                            _p[2] * _m6[2] * _m7[2],
+                            _p[3] * _m6[3] * _m7[3],
+                            _p[4] * _m6[4] * _m7[4],
+                            _p[5] * _m6[5] * _m7[5],
+                            _p[6] * _m6[6] * _m7[6],
                         )
                         _o = pending.get(_k)
                         pending[_k] = (
@@ -4270,40 +4696,50 @@ class View:
         else:
             del store[row]
         # atom customer_demographics
+        _t1 = (
+            v_c_current_cdemo_sk,
+            v_cd_gender,
+            v_cd_marital_status,
+            v_cd_dep_count,
+            v_cd_dep_employed_count,
+            v_cd_dep_college_count,
+        )
         _grp = customer_demographics_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
         if _grp is None:
-            customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
-                (
-                    v_c_current_cdemo_sk,
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_dep_count,
-                    v_cd_dep_employed_count,
-                    v_cd_dep_college_count,
-                ): _p
-            }
-        else:
-            _o = _grp.get(
-                (
-                    v_c_current_cdemo_sk,
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_dep_count,
-                    v_cd_dep_employed_count,
-                    v_cd_dep_college_count,
-                )
+            customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = (
+                _t1,
+                _p,
             )
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    customer_demographics_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = (_grp[0], _n)
+                else:
+                    del customer_demographics_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ]
+            else:
+                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
+        else:
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[
-                    (
-                        v_c_current_cdemo_sk,
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
-                    )
-                ] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -4315,31 +4751,13 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[
-                        (
-                            v_c_current_cdemo_sk,
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_c_current_cdemo_sk,
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ]
-                    if not _grp:
-                        del customer_demographics_by_c_current_cdemo_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_demographics_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ]
+                        ] = next(iter(_grp.items()))
         _o = customer_demographics_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
         if _o is None:
             customer_demographics_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _p
@@ -4361,96 +4779,127 @@ class View:
                 del customer_demographics_count_by_c_current_cdemo_sk[
                     v_c_current_cdemo_sk
                 ]
-        _g3 = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-        if _g3:
-            for v_c_current_addr_sk, _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+        _g4 = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+        if _g4:
+            for v_c_current_addr_sk, _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
+                _t5 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
                 _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _grp is None:
-                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        (v_c_current_cdemo_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d2
-                    else:
+                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                            del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                    else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _o is None:
-                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
+                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                     else:
                         del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                _w4 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
+                _w6 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
+                        _d3[6] * _w6[6],
                     )
                     _o = n0_root.get(v_c_current_addr_sk)
                     if _o is None:
-                        n0_root[v_c_current_addr_sk] = _d5
+                        n0_root[v_c_current_addr_sk] = _d7
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
-                            _o[6] + _d5[6],
+                            _o[0] + _d7[0],
+                            _o[1] + _d7[1],
+                            _o[2] + _d7[2],
+                            _o[3] + _d7[3],
+                            _o[4] + _d7[4],
+                            _o[5] + _d7[5],
+                            _o[6] + _d7[6],
                         )
                         if _n[0]:
                             n0_root[v_c_current_addr_sk] = _n
                         else:
                             del n0_root[v_c_current_addr_sk]
                     if pending is not None:
-                        _m6 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                        for (
-                            v_c_current_addr_sk,
-                            v_ca_state,
-                        ), _m7 in self.ca_by_c_current_addr_sk[
-                            v_c_current_addr_sk
-                        ].items():
+                        _m8 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                        for (v_c_current_addr_sk, v_ca_state), _m9 in (
+                            (_g10,)
+                            if type(
+                                (
+                                    _g10 := self.ca_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g10.items()
+                        ):
                             _k = (
                                 v_ca_state,
                                 v_cd_gender,
@@ -4460,13 +4909,13 @@ class View:
                                 v_cd_dep_college_count,
                             )
                             _v = (
-                                _p[0] * _m6[0] * _m7[0],
-                                _p[1] * _m6[1] * _m7[1],
-                                _p[2] * _m6[2] * _m7[2],
-                                _p[3] * _m6[3] * _m7[3],
-                                _p[4] * _m6[4] * _m7[4],
-                                _p[5] * _m6[5] * _m7[5],
-                                _p[6] * _m6[6] * _m7[6],
+                                _p[0] * _m8[0] * _m9[0],
+                                _p[1] * _m8[1] * _m9[1],
+                                _p[2] * _m8[2] * _m9[2],
+                                _p[3] * _m8[3] * _m9[3],
+                                _p[4] * _m8[4] * _m9[4],
+                                _p[5] * _m8[5] * _m9[5],
+                                _p[6] * _m8[6] * _m9[6],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -4622,28 +5071,52 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
-                            v_c_customer_sk
-                        )
-                        or _EMPTY
-                    ).get((v_c_current_cdemo_sk, v_c_current_addr_sk))
-                    or _ZERO
+                or not _entry(
+                    self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
+                        v_c_customer_sk
+                    ),
+                    (v_c_current_cdemo_sk, v_c_current_addr_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
             _grp = c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
                 v_c_customer_sk
             )
             if _grp is None:
                 c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                     v_c_customer_sk
-                ] = {(v_c_current_cdemo_sk, v_c_current_addr_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ]
+                else:
+                    c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        v_c_customer_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -4655,148 +5128,199 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                        if not _grp:
-                            del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                                 v_c_customer_sk
-                            ]
-            _w1 = n5_count_by_c_customer_sk.get(v_c_customer_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(iter(_grp.items()))
+            _w2 = n5_count_by_c_customer_sk.get(v_c_customer_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _o = n2.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                _o = n2.get(_t1)
                 if _o is None:
-                    n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d2
+                    n2[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
-                        n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                        n2[_t1] = _n
                     else:
-                        del n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                        del n2[_t1]
                 _grp = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
                 if _grp is None:
-                    n2_c_current_addr_sk_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
-                        v_c_current_addr_sk: _d2
-                    }
+                    n2_c_current_addr_sk_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = (
+                        v_c_current_addr_sk,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_c_current_addr_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ]
+                    else:
+                        n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_c_current_addr_sk)
                     if _o is None:
-                        _grp[v_c_current_addr_sk] = _d2
+                        _grp[v_c_current_addr_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
                             _grp[v_c_current_addr_sk] = _n
                         else:
                             del _grp[v_c_current_addr_sk]
-                            if not _grp:
-                                del n2_c_current_addr_sk_by_c_current_cdemo_sk[
+                            if len(_grp) == 1:
+                                n2_c_current_addr_sk_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ]
-                _w3 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                ] = next(iter(_grp.items()))
+                _w4 = customer_demographics_count_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                if _w4 is not None:
+                    _d5 = (
+                        _d3[0] * _w4[0],
+                        _d3[1] * _w4[1],
+                        _d3[2] * _w4[2],
+                        _d3[3] * _w4[3],
+                        _d3[4] * _w4[4],
+                        _d3[5] * _w4[5],
+                        _d3[6] * _w4[6],
                     )
                     _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _grp is None:
-                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                            (v_c_current_cdemo_sk, v_c_current_addr_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
-                        if _o is None:
-                            _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d4
-                        else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _d5)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
                             )
                             if _n[0]:
-                                _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                        else:
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d5,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d5
+                        else:
+                            _n = (
+                                _o[0] + _d5[0],
+                                _o[1] + _d5[1],
+                                _o[2] + _d5[2],
+                                _o[3] + _d5[3],
+                                _o[4] + _d5[4],
+                                _o[5] + _d5[5],
+                                _o[6] + _d5[6],
+                            )
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _o is None:
-                        n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d4
+                        n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d5
                     else:
                         _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
+                            _o[0] + _d5[0],
+                            _o[1] + _d5[1],
+                            _o[2] + _d5[2],
+                            _o[3] + _d5[3],
+                            _o[4] + _d5[4],
+                            _o[5] + _d5[5],
+                            _o[6] + _d5[6],
                         )
                         if _n[0]:
                             n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                         else:
                             del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                    _w5 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
+                    _w6 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d5[0] * _w6[0],
+                            _d5[1] * _w6[1],
+                            _d5[2] * _w6[2],
+                            _d5[3] * _w6[3],
+                            _d5[4] * _w6[4],
+                            _d5[5] * _w6[5],
+                            _d5[6] * _w6[6],
                         )
                         _o = n0_root.get(v_c_current_addr_sk)
                         if _o is None:
-                            n0_root[v_c_current_addr_sk] = _d6
+                            n0_root[v_c_current_addr_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d6[0],
-                                _o[1] + _d6[1],
-                                _o[2] + _d6[2],
-                                _o[3] + _d6[3],
-                                _o[4] + _d6[4],
-                                _o[5] + _d6[5],
-                                _o[6] + _d6[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
                                 n0_root[v_c_current_addr_sk] = _n
@@ -4810,15 +5334,30 @@ class View:
                                 v_cd_dep_count,
                                 v_cd_dep_employed_count,
                                 v_cd_dep_college_count,
-                            ), _m7 in self.customer_demographics_by_c_current_cdemo_sk[
-                                v_c_current_cdemo_sk
-                            ].items():
-                                for (
-                                    v_c_current_addr_sk,
-                                    v_ca_state,
-                                ), _m8 in self.ca_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.customer_demographics_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_c_current_addr_sk, v_ca_state), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.ca_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     _k = (
                                         v_ca_state,
                                         v_cd_gender,
@@ -4828,13 +5367,13 @@ class View:
                                         v_cd_dep_college_count,
                                     )
                                     _v = (
-                                        _d2[0] * _m7[0] * _m8[0],
-                                        _d2[1] * _m7[1] * _m8[1],
-                                        _d2[2] * _m7[2] * _m8[2],
-                                        _d2[3] * _m7[3] * _m8[3],
-                                        _d2[4] * _m7[4] * _m8[4],
-                                        _d2[5] * _m7[5] * _m8[5],
-                                        _d2[6] * _m7[6] * _m8[6],
+                                        _d3[0] * _m8[0] * _m10[0],
+                                        _d3[1] * _m8[1] * _m10[1],
+                                        _d3[2] * _m8[2] * _m10[2],
+                                        _d3[3] * _m8[3] * _m10[3],
+                                        _d3[4] * _m8[4] * _m10[4],
+                                        _d3[5] * _m8[5] * _m10[5],
+                                        _d3[6] * _m8[6] * _m10[6],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -4910,23 +5449,43 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.ca_by_c_current_addr_sk.get(v_c_current_addr_sk) or _EMPTY
-                    ).get((v_c_current_addr_sk, v_ca_state))
-                    or _ZERO
+                or not _entry(
+                    self.ca_by_c_current_addr_sk.get(v_c_current_addr_sk),
+                    (v_c_current_addr_sk, v_ca_state),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_current_addr_sk, v_ca_state)
             _grp = ca_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _grp is None:
-                ca_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                    (v_c_current_addr_sk, v_ca_state): _p
-                }
+                ca_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        ca_by_c_current_addr_sk[v_c_current_addr_sk] = (_grp[0], _n)
+                    else:
+                        del ca_by_c_current_addr_sk[v_c_current_addr_sk]
+                else:
+                    ca_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_c_current_addr_sk, v_ca_state))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_addr_sk, v_ca_state)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -4938,11 +5497,13 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_c_current_addr_sk, v_ca_state)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_addr_sk, v_ca_state)]
-                        if not _grp:
-                            del ca_by_c_current_addr_sk[v_c_current_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ca_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _o is None:
                 ca_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -4960,40 +5521,44 @@ class View:
                     ca_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                 else:
                     del ca_count_by_c_current_addr_sk[v_c_current_addr_sk]
-            _w1 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            _w2 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
                 _o = n0_root.get(v_c_current_addr_sk)
                 if _o is None:
-                    n0_root[v_c_current_addr_sk] = _d2
+                    n0_root[v_c_current_addr_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n0_root[v_c_current_addr_sk] = _n
                     else:
                         del n0_root[v_c_current_addr_sk]
                 if pending is not None:
-                    for (
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                    ), _m3 in self.n1_by_c_current_addr_sk[v_c_current_addr_sk].items():
-                        _m4 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                    for (v_c_current_cdemo_sk, v_c_current_addr_sk), _m4 in (
+                        (_g5,)
+                        if type(
+                            (_g5 := self.n1_by_c_current_addr_sk[v_c_current_addr_sk])
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
                         for (
                             v_c_current_cdemo_sk,
                             v_cd_gender,
@@ -5001,9 +5566,18 @@ class View:
                             v_cd_dep_count,
                             v_cd_dep_employed_count,
                             v_cd_dep_college_count,
-                        ), _m5 in self.customer_demographics_by_c_current_cdemo_sk[
-                            v_c_current_cdemo_sk
-                        ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.customer_demographics_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (
                                 v_ca_state,
                                 v_cd_gender,
@@ -5013,13 +5587,13 @@ class View:
                                 v_cd_dep_college_count,
                             )
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
-                                _p[3] * _m4[3] * _m5[3],
-                                _p[4] * _m4[4] * _m5[4],
-                                _p[5] * _m4[5] * _m5[5],
-                                _p[6] * _m4[6] * _m5[6],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
+                                _p[3] * _m6[3] * _m7[3],
+                                _p[4] * _m6[4] * _m7[4],
+                                _p[5] * _m6[5] * _m7[5],
+                                _p[6] * _m6[6] * _m7[6],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -5143,60 +5717,65 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_demographics_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    ),
                     (
-                        self.customer_demographics_by_c_current_cdemo_sk.get(
-                            v_c_current_cdemo_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_c_current_cdemo_sk,
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    )
-                    or _ZERO
+                        v_c_current_cdemo_sk,
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_dep_count,
+                        v_cd_dep_employed_count,
+                        v_cd_dep_college_count,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (
+                v_c_current_cdemo_sk,
+                v_cd_gender,
+                v_cd_marital_status,
+                v_cd_dep_count,
+                v_cd_dep_employed_count,
+                v_cd_dep_college_count,
+            )
             _grp = customer_demographics_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
             if _grp is None:
-                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
-                    (
-                        v_c_current_cdemo_sk,
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_c_current_cdemo_sk,
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_dep_count,
-                        v_cd_dep_employed_count,
-                        v_cd_dep_college_count,
-                    )
+                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = (
+                    _t1,
+                    _p,
                 )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        customer_demographics_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_demographics_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ]
+                else:
+                    customer_demographics_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
+            else:
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_c_current_cdemo_sk,
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_dep_count,
-                            v_cd_dep_employed_count,
-                            v_cd_dep_college_count,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -5208,31 +5787,13 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_c_current_cdemo_sk,
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_dep_count,
-                                v_cd_dep_employed_count,
-                                v_cd_dep_college_count,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_c_current_cdemo_sk,
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_dep_count,
-                                v_cd_dep_employed_count,
-                                v_cd_dep_college_count,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_demographics_by_c_current_cdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_demographics_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_demographics_count_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
@@ -5258,96 +5819,130 @@ class View:
                     del customer_demographics_count_by_c_current_cdemo_sk[
                         v_c_current_cdemo_sk
                     ]
-            _g3 = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-            if _g3:
-                for v_c_current_addr_sk, _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+            _g4 = n2_c_current_addr_sk_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+            if _g4:
+                for v_c_current_addr_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
                     )
+                    _t5 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
                     _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _grp is None:
-                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                            (v_c_current_cdemo_sk, v_c_current_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
-                        if _o is None:
-                            _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _d2
-                        else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                        else:
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _o is None:
-                        n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
+                        n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
                             n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                         else:
                             del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                    _w4 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                    _w6 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d3[0] * _w6[0],
+                            _d3[1] * _w6[1],
+                            _d3[2] * _w6[2],
+                            _d3[3] * _w6[3],
+                            _d3[4] * _w6[4],
+                            _d3[5] * _w6[5],
+                            _d3[6] * _w6[6],
                         )
                         _o = n0_root.get(v_c_current_addr_sk)
                         if _o is None:
-                            n0_root[v_c_current_addr_sk] = _d5
+                            n0_root[v_c_current_addr_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
                                 n0_root[v_c_current_addr_sk] = _n
                             else:
                                 del n0_root[v_c_current_addr_sk]
                         if pending is not None:
-                            _m6 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_state,
-                            ), _m7 in self.ca_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                            _m8 = self.n2[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
+                            for (v_c_current_addr_sk, v_ca_state), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.ca_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_ca_state,
                                     v_cd_gender,
@@ -5357,13 +5952,13 @@ class View:
                                     v_cd_dep_college_count,
                                 )
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
-                                    _p[3] * _m6[3] * _m7[3],
-                                    _p[4] * _m6[4] * _m7[4],
-                                    _p[5] * _m6[5] * _m7[5],
-                                    _p[6] * _m6[6] * _m7[6],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
+                                    _p[3] * _m8[3] * _m9[3],
+                                    _p[4] * _m8[4] * _m9[4],
+                                    _p[5] * _m8[5] * _m9[5],
+                                    _p[6] * _m8[6] * _m9[6],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -5398,7 +5993,7 @@ class View:
         _g2 = self.n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+        _m3 = _entry(_g2, (v_c_current_cdemo_sk, v_c_current_addr_sk))
         if _m3 is None:
             return None
         _m4 = self.n2.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
@@ -5407,7 +6002,8 @@ class View:
         _g5 = self.customer_demographics_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get(
+        _m6 = _entry(
+            _g5,
             (
                 v_c_current_cdemo_sk,
                 v_cd_gender,
@@ -5415,14 +6011,14 @@ class View:
                 v_cd_dep_count,
                 v_cd_dep_employed_count,
                 v_cd_dep_college_count,
-            )
+            ),
         )
         if _m6 is None:
             return None
         _g7 = self.ca_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_c_current_addr_sk, v_ca_state))
+        _m8 = _entry(_g7, (v_c_current_addr_sk, v_ca_state))
         if _m8 is None:
             return None
         return (

@@ -45,6 +45,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -253,7 +267,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "i_item_desc", "i_current_price")
     QUERY_ID = "b3159691881bb12e"
-    LAYOUT_ID = "a224db4f03670ee9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a38f6f44f3e89cc6"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -436,42 +450,61 @@ class View:
         # atom item
         if keep_item:
             _p = d
+            _t1 = (v_i_item_id, v_i_item_desc, v_i_current_price)
             _grp = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
                 v_i_item_sk
             )
             if _grp is None:
-                item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[v_i_item_sk] = {
-                    (v_i_item_id, v_i_item_desc, v_i_current_price): _p
-                }
+                item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[v_i_item_sk] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ]
+                else:
+                    item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                        v_i_item_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)]
-                        if not _grp:
-                            del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
                                 v_i_item_sk
-                            ]
-            _w1 = n3_count_by_i_item_sk.get(v_i_item_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                            ] = next(iter(_grp.items()))
+            _w2 = n3_count_by_i_item_sk.get(v_i_item_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -514,7 +547,24 @@ class View:
             _p = d
             _grp = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _grp is None:
-                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_i_item_sk: _p}
+                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (v_i_item_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
+                else:
+                    inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_i_item_sk)
                 if _o is None:
@@ -525,8 +575,10 @@ class View:
                         _grp[v_i_item_sk] = _n
                     else:
                         del _grp[v_i_item_sk]
-                        if not _grp:
-                            del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
+                        if len(_grp) == 1:
+                            inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -555,29 +607,20 @@ class View:
                         v_i_item_sk
                     )
                     if _g7:
-                        for (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                        ), _w5 in _g7.items():
+                        for (v_i_item_id, v_i_item_desc, v_i_current_price), _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
                             _d6 = _d4 * _w5
-                            _o = n0_root.get(
-                                (v_i_item_id, v_i_item_desc, v_i_current_price)
-                            )
+                            _t8 = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                            _o = n0_root.get(_t8)
                             if _o is None:
-                                n0_root[
-                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                ] = _d6
+                                n0_root[_t8] = _d6
                             else:
                                 _n = _o + _d6
                                 if _n:
-                                    n0_root[
-                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                    ] = _n
+                                    n0_root[_t8] = _n
                                 else:
-                                    del n0_root[
-                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                    ]
+                                    del n0_root[_t8]
                             if pending is not None:
                                 _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
                                 _v = _d6
@@ -631,7 +674,7 @@ class View:
                     del date_dim_count_by_inv_date_sk[v_inv_date_sk]
             _g3 = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _g3:
-                for v_i_item_sk, _w1 in _g3.items():
+                for v_i_item_sk, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
                     _o = n4_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
@@ -664,33 +707,18 @@ class View:
                                 v_i_item_id,
                                 v_i_item_desc,
                                 v_i_current_price,
-                            ), _w6 in _g8.items():
+                            ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
                                 _d7 = _d5 * _w6
-                                _o = n0_root.get(
-                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                )
+                                _t9 = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                _o = n0_root.get(_t9)
                                 if _o is None:
-                                    n0_root[
-                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                    ] = _d7
+                                    n0_root[_t9] = _d7
                                 else:
                                     _n = _o + _d7
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                            )
-                                        ] = _n
+                                        n0_root[_t9] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                            )
-                                        ]
+                                        del n0_root[_t9]
                                 if pending is not None:
                                     _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
                                     _v = _d7
@@ -749,19 +777,20 @@ class View:
                 v_i_item_sk
             )
             if _g5:
-                for (v_i_item_id, v_i_item_desc, v_i_current_price), _w3 in _g5.items():
+                for (v_i_item_id, v_i_item_desc, v_i_current_price), _w3 in (
+                    (_g5,) if type(_g5) is tuple else _g5.items()
+                ):
                     _d4 = _d2 * _w3
-                    _o = n0_root.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                    _t6 = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                    _o = n0_root.get(_t6)
                     if _o is None:
-                        n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _d4
+                        n0_root[_t6] = _d4
                     else:
                         _n = _o + _d4
                         if _n:
-                            n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = (
-                                _n
-                            )
+                            n0_root[_t6] = _n
                         else:
-                            del n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)]
+                            del n0_root[_t6]
                     if pending is not None:
                         _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
                         _v = _d4
@@ -827,53 +856,70 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
-                            v_i_item_sk
-                        )
-                        or _EMPTY
-                    ).get((v_i_item_id, v_i_item_desc, v_i_current_price))
-                    or _ZERO
+                or not _entry(
+                    self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
+                        v_i_item_sk
+                    ),
+                    (v_i_item_id, v_i_item_desc, v_i_current_price),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_i_item_id, v_i_item_desc, v_i_current_price)
             _grp = item_i_item_id_i_item_desc_i_current_price_by_i_item_sk.get(
                 v_i_item_sk
             )
             if _grp is None:
-                item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[v_i_item_sk] = {
-                    (v_i_item_id, v_i_item_desc, v_i_current_price): _p
-                }
+                item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[v_i_item_sk] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                            v_i_item_sk
+                        ]
+                else:
+                    item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                        v_i_item_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_i_item_id, v_i_item_desc, v_i_current_price)]
-                        if not _grp:
-                            del item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_i_item_id_i_item_desc_i_current_price_by_i_item_sk[
                                 v_i_item_sk
-                            ]
-            _w1 = n3_count_by_i_item_sk.get(v_i_item_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+                            ] = next(iter(_grp.items()))
+            _w2 = n3_count_by_i_item_sk.get(v_i_item_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -936,18 +982,33 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
-                        or _EMPTY
-                    ).get(v_i_item_sk)
-                    or _ZERO
+                or not _entry(
+                    self.inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk),
+                    v_i_item_sk,
+                    _ZERO,
                 )
             ):
                 continue
             _grp = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _grp is None:
-                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {v_i_item_sk: _p}
+                inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (v_i_item_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
+                else:
+                    inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_i_item_sk)
                 if _o is None:
@@ -958,8 +1019,10 @@ class View:
                         _grp[v_i_item_sk] = _n
                     else:
                         del _grp[v_i_item_sk]
-                        if not _grp:
-                            del inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk]
+                        if len(_grp) == 1:
+                            inventory_i_item_sk_by_inv_date_sk[v_inv_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -988,29 +1051,20 @@ class View:
                         v_i_item_sk
                     )
                     if _g7:
-                        for (
-                            v_i_item_id,
-                            v_i_item_desc,
-                            v_i_current_price,
-                        ), _w5 in _g7.items():
+                        for (v_i_item_id, v_i_item_desc, v_i_current_price), _w5 in (
+                            (_g7,) if type(_g7) is tuple else _g7.items()
+                        ):
                             _d6 = _d4 * _w5
-                            _o = n0_root.get(
-                                (v_i_item_id, v_i_item_desc, v_i_current_price)
-                            )
+                            _t8 = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                            _o = n0_root.get(_t8)
                             if _o is None:
-                                n0_root[
-                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                ] = _d6
+                                n0_root[_t8] = _d6
                             else:
                                 _n = _o + _d6
                                 if _n:
-                                    n0_root[
-                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                    ] = _n
+                                    n0_root[_t8] = _n
                                 else:
-                                    del n0_root[
-                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                    ]
+                                    del n0_root[_t8]
                             if pending is not None:
                                 _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
                                 _v = _d6
@@ -1089,7 +1143,7 @@ class View:
                     del date_dim_count_by_inv_date_sk[v_inv_date_sk]
             _g3 = inventory_i_item_sk_by_inv_date_sk.get(v_inv_date_sk)
             if _g3:
-                for v_i_item_sk, _w1 in _g3.items():
+                for v_i_item_sk, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
                     _o = n4_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
@@ -1122,33 +1176,18 @@ class View:
                                 v_i_item_id,
                                 v_i_item_desc,
                                 v_i_current_price,
-                            ), _w6 in _g8.items():
+                            ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
                                 _d7 = _d5 * _w6
-                                _o = n0_root.get(
-                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                )
+                                _t9 = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                                _o = n0_root.get(_t9)
                                 if _o is None:
-                                    n0_root[
-                                        (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                    ] = _d7
+                                    n0_root[_t9] = _d7
                                 else:
                                     _n = _o + _d7
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                            )
-                                        ] = _n
+                                        n0_root[_t9] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_i_item_id,
-                                                v_i_item_desc,
-                                                v_i_current_price,
-                                            )
-                                        ]
+                                        del n0_root[_t9]
                                 if pending is not None:
                                     _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
                                     _v = _d7
@@ -1232,29 +1271,20 @@ class View:
                     v_i_item_sk
                 )
                 if _g5:
-                    for (
-                        v_i_item_id,
-                        v_i_item_desc,
-                        v_i_current_price,
-                    ), _w3 in _g5.items():
+                    for (v_i_item_id, v_i_item_desc, v_i_current_price), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
-                        _o = n0_root.get(
-                            (v_i_item_id, v_i_item_desc, v_i_current_price)
-                        )
+                        _t6 = (v_i_item_id, v_i_item_desc, v_i_current_price)
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[(v_i_item_id, v_i_item_desc, v_i_current_price)] = (
-                                _d4
-                            )
+                            n0_root[_t6] = _d4
                         else:
                             _n = _o + _d4
                             if _n:
-                                n0_root[
-                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                ] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[
-                                    (v_i_item_id, v_i_item_desc, v_i_current_price)
-                                ]
+                                del n0_root[_t6]
                         if pending is not None:
                             _k = (v_i_item_id, v_i_item_desc, v_i_current_price)
                             _v = _d4

@@ -197,6 +197,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -303,7 +317,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "8f1fe100e79331d3"
-                LAYOUT_ID = "81aaa85a4a4c51e1"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "c3dbeb6a5c8a2470"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -500,22 +514,40 @@ def _make_derived1():
                     # atom store_sales
                     if keep_store_sales:
                         _p = d
-                        _o = store_sales.get((v_ss_sold_date_sk, v_ss_customer_sk))
+                        _t1 = (v_ss_sold_date_sk, v_ss_customer_sk)
+                        _o = store_sales.get(_t1)
                         if _o is None:
-                            store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)] = _p
+                            store_sales[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)] = _n
+                                store_sales[_t1] = _n
                             else:
-                                del store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)]
+                                del store_sales[_t1]
                         _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {v_ss_customer_sk: _p}
+                            ] = (v_ss_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
@@ -526,71 +558,103 @@ def _make_derived1():
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(iter(_grp.items()))
+                        _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _grp is None:
-                                n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                                    (v_ss_sold_date_sk, v_ss_customer_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_ss_customer_sk))
-                                if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = _n
+                                        n1_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                                        del n1_by_ss_customer_sk[v_ss_customer_sk]
+                                else:
+                                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_customer_sk[v_ss_customer_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
                             _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _o is None:
-                                n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                                n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                                 else:
                                     del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                            _w3 = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            _w4 = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w4 is not None:
+                                _d5 = _d3 * _w4
                                 _o = n0_root.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n0_root[v_ss_customer_sk] = _d4
+                                    n0_root[v_ss_customer_sk] = _d5
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d5
                                     if _n:
                                         n0_root[v_ss_customer_sk] = _n
                                     else:
                                         del n0_root[v_ss_customer_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
                                         for (
                                             v_ss_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m6 in self.customer_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.customer_by_ss_customer_sk[
+                                                        v_ss_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m6 * _m8
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -635,25 +699,41 @@ def _make_derived1():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
+                        _t1 = (v_ss_sold_date_sk, v_d_date)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                (v_ss_sold_date_sk, v_d_date): _p
-                            }
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                    if not _grp:
-                                        del date_dim_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -665,79 +745,100 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        _g3 = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                        _g4 = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
-                        if _g3:
-                            for v_ss_customer_sk, _w1 in _g3.items():
-                                _d2 = _p * _w1
+                        if _g4:
+                            for v_ss_customer_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = _p * _w2
+                                _t5 = (v_ss_sold_date_sk, v_ss_customer_sk)
                                 _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _grp is None:
-                                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_customer_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_customer_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = (
-                                            _d2
-                                        )
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[
-                                                (v_ss_sold_date_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n1_by_ss_customer_sk[v_ss_customer_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_ss_sold_date_sk, v_ss_customer_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ss_customer_sk[
+                                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                                    else:
+                                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_customer_sk[
                                                     v_ss_customer_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_customer_sk[v_ss_customer_sk] = (
                                             _n
                                         )
                                     else:
                                         del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w4 = customer_count_by_ss_customer_sk.get(
+                                _w6 = customer_count_by_ss_customer_sk.get(
                                     v_ss_customer_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = _d2 * _w4
+                                if _w6 is not None:
+                                    _d7 = _d3 * _w6
                                     _o = n0_root.get(v_ss_customer_sk)
                                     if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d5
+                                        n0_root[v_ss_customer_sk] = _d7
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d7
                                         if _n:
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
                                     if pending is not None:
-                                        _m6 = self.store_sales[
+                                        _m8 = self.store_sales[
                                             (v_ss_sold_date_sk, v_ss_customer_sk)
                                         ]
                                         for (
                                             v_ss_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m7 in self.customer_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ].items():
+                                        ), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.customer_by_ss_customer_sk[
+                                                        v_ss_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -769,27 +870,41 @@ def _make_derived1():
                         del store[row]
                     # atom customer
                     _p = d
+                    _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
                     _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _grp is None:
-                        customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                            (v_ss_customer_sk, v_c_first_name, v_c_last_name): _p
-                        }
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del customer_by_ss_customer_sk[v_ss_customer_sk]
+                        else:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_customer_sk, v_c_first_name, v_c_last_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (v_ss_customer_sk, v_c_first_name, v_c_last_name)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_customer_sk, v_c_first_name, v_c_last_name)
-                                ]
-                                if not _grp:
-                                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _o is None:
                         customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -799,36 +914,44 @@ def _make_derived1():
                             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                         else:
                             del customer_count_by_ss_customer_sk[v_ss_customer_sk]
-                    _w1 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
-                            n0_root[v_ss_customer_sk] = _d2
+                            n0_root[v_ss_customer_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_customer_sk] = _n
                             else:
                                 del n0_root[v_ss_customer_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_ss_customer_sk,
-                            ), _m3 in self.n1_by_ss_customer_sk[
-                                v_ss_customer_sk
-                            ].items():
-                                _m4 = self.store_sales[
+                            for (v_ss_sold_date_sk, v_ss_customer_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_ss_customer_sk[v_ss_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_ss_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_date,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                    _v = _p * _m4 * _m5
+                                    _v = _p * _m6 * _m7
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -896,22 +1019,40 @@ def _make_derived1():
                             )
                         ):
                             continue
-                        _o = store_sales.get((v_ss_sold_date_sk, v_ss_customer_sk))
+                        _t1 = (v_ss_sold_date_sk, v_ss_customer_sk)
+                        _o = store_sales.get(_t1)
                         if _o is None:
-                            store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)] = _p
+                            store_sales[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)] = _n
+                                store_sales[_t1] = _n
                             else:
-                                del store_sales[(v_ss_sold_date_sk, v_ss_customer_sk)]
+                                del store_sales[_t1]
                         _grp = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {v_ss_customer_sk: _p}
+                            ] = (v_ss_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
@@ -922,71 +1063,103 @@ def _make_derived1():
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(iter(_grp.items()))
+                        _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _grp is None:
-                                n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                                    (v_ss_sold_date_sk, v_ss_customer_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_ss_customer_sk))
-                                if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = _n
+                                        n1_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                                        del n1_by_ss_customer_sk[v_ss_customer_sk]
+                                else:
+                                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_customer_sk[v_ss_customer_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
                             _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _o is None:
-                                n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                                n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                                 else:
                                     del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                            _w3 = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            _w4 = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w4 is not None:
+                                _d5 = _d3 * _w4
                                 _o = n0_root.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n0_root[v_ss_customer_sk] = _d4
+                                    n0_root[v_ss_customer_sk] = _d5
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d5
                                     if _n:
                                         n0_root[v_ss_customer_sk] = _n
                                     else:
                                         del n0_root[v_ss_customer_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_date), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
                                         for (
                                             v_ss_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m6 in self.customer_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.customer_by_ss_customer_sk[
+                                                        v_ss_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m6 * _m8
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1053,36 +1226,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.date_dim_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ss_sold_date_sk, v_d_date))
-                                or _ZERO
+                            or not _entry(
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                                (v_ss_sold_date_sk, v_d_date),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ss_sold_date_sk, v_d_date)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                (v_ss_sold_date_sk, v_d_date): _p
-                            }
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_d_date))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_d_date)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_sold_date_sk, v_d_date)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_d_date)]
-                                    if not _grp:
-                                        del date_dim_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1094,79 +1279,100 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        _g3 = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                        _g4 = store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
-                        if _g3:
-                            for v_ss_customer_sk, _w1 in _g3.items():
-                                _d2 = _p * _w1
+                        if _g4:
+                            for v_ss_customer_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = _p * _w2
+                                _t5 = (v_ss_sold_date_sk, v_ss_customer_sk)
                                 _grp = n1_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _grp is None:
-                                    n1_by_ss_customer_sk[v_ss_customer_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_customer_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_customer_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_customer_sk)] = (
-                                            _d2
-                                        )
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_customer_sk[v_ss_customer_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[
-                                                (v_ss_sold_date_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n1_by_ss_customer_sk[v_ss_customer_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_ss_sold_date_sk, v_ss_customer_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ss_customer_sk[
+                                            del n1_by_ss_customer_sk[v_ss_customer_sk]
+                                    else:
+                                        n1_by_ss_customer_sk[v_ss_customer_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_customer_sk[
                                                     v_ss_customer_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d2
+                                    n1_count_by_ss_customer_sk[v_ss_customer_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_customer_sk[v_ss_customer_sk] = (
                                             _n
                                         )
                                     else:
                                         del n1_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w4 = customer_count_by_ss_customer_sk.get(
+                                _w6 = customer_count_by_ss_customer_sk.get(
                                     v_ss_customer_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = _d2 * _w4
+                                if _w6 is not None:
+                                    _d7 = _d3 * _w6
                                     _o = n0_root.get(v_ss_customer_sk)
                                     if _o is None:
-                                        n0_root[v_ss_customer_sk] = _d5
+                                        n0_root[v_ss_customer_sk] = _d7
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d7
                                         if _n:
                                             n0_root[v_ss_customer_sk] = _n
                                         else:
                                             del n0_root[v_ss_customer_sk]
                                     if pending is not None:
-                                        _m6 = self.store_sales[
+                                        _m8 = self.store_sales[
                                             (v_ss_sold_date_sk, v_ss_customer_sk)
                                         ]
                                         for (
                                             v_ss_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m7 in self.customer_by_ss_customer_sk[
-                                            v_ss_customer_sk
-                                        ].items():
+                                        ), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.customer_by_ss_customer_sk[
+                                                        v_ss_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1220,50 +1426,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.customer_by_ss_customer_sk.get(
-                                        v_ss_customer_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
-                                or _ZERO
+                            or not _entry(
+                                self.customer_by_ss_customer_sk.get(v_ss_customer_sk),
+                                (v_ss_customer_sk, v_c_first_name, v_c_last_name),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
                         _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _grp is None:
-                            customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                                (v_ss_customer_sk, v_c_first_name, v_c_last_name): _p
-                            }
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+                            else:
+                                customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_c_first_name, v_c_last_name)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_c_first_name, v_c_last_name)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_by_ss_customer_sk[v_ss_customer_sk] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del customer_by_ss_customer_sk[v_ss_customer_sk]
                         _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
                             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -1273,36 +1477,48 @@ def _make_derived1():
                                 customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                             else:
                                 del customer_count_by_ss_customer_sk[v_ss_customer_sk]
-                        _w1 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_customer_sk)
                             if _o is None:
-                                n0_root[v_ss_customer_sk] = _d2
+                                n0_root[v_ss_customer_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_customer_sk] = _n
                                 else:
                                     del n0_root[v_ss_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_ss_customer_sk,
-                                ), _m3 in self.n1_by_ss_customer_sk[
-                                    v_ss_customer_sk
-                                ].items():
-                                    _m4 = self.store_sales[
+                                for (v_ss_sold_date_sk, v_ss_customer_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.n1_by_ss_customer_sk[
+                                                v_ss_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.store_sales[
                                         (v_ss_sold_date_sk, v_ss_customer_sk)
                                     ]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_date), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m7
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1321,7 +1537,7 @@ def _make_derived1():
                     _g2 = self.n1_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_ss_sold_date_sk, v_ss_customer_sk))
+                    _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_customer_sk))
                     if _m3 is None:
                         return None
                     _m4 = self.store_sales.get((v_ss_sold_date_sk, v_ss_customer_sk))
@@ -1330,13 +1546,13 @@ def _make_derived1():
                     _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _g5 is None:
                         return None
-                    _m6 = _g5.get((v_ss_sold_date_sk, v_d_date))
+                    _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_date))
                     if _m6 is None:
                         return None
                     _g7 = self.customer_by_ss_customer_sk.get(v_ss_customer_sk)
                     if _g7 is None:
                         return None
-                    _m8 = _g7.get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
+                    _m8 = _entry(_g7, (v_ss_customer_sk, v_c_first_name, v_c_last_name))
                     if _m8 is None:
                         return None
                     return _m4 * _m6 * _m8
@@ -1507,6 +1723,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -1624,7 +1854,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "eeb077717d5273fe"
-                LAYOUT_ID = "1bd46dd2981a1eeb"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "a32a3fab02bb3724"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1824,30 +2054,43 @@ def _make_derived1():
                     # atom catalog_sales
                     if keep_catalog_sales:
                         _p = d
-                        _o = catalog_sales.get(
-                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                        )
+                        _t1 = (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                        _o = catalog_sales.get(_t1)
                         if _o is None:
-                            catalog_sales[
-                                (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                            ] = _p
+                            catalog_sales[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                catalog_sales[
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                ] = _n
+                                catalog_sales[_t1] = _n
                             else:
-                                del catalog_sales[
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                ]
+                                del catalog_sales[_t1]
                         _grp = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
                         if _grp is None:
                             catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {v_cs_bill_customer_sk: _p}
+                            ] = (v_cs_bill_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_cs_bill_customer_sk)
                             if _o is None:
@@ -1858,49 +2101,62 @@ def _make_derived1():
                                     _grp[v_cs_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_bill_customer_sk]
-                                    if not _grp:
-                                        del catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                             if _grp is None:
-                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                    _t1,
+                                    _d3,
                                 )
-                                if _o is None:
-                                    _grp[(v_cs_sold_date_sk, v_cs_bill_customer_sk)] = (
-                                        _d2
-                                    )
-                                else:
-                                    _n = _o + _d2
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[
-                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                        ] = _n
+                                        n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                        del n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
                                         ]
-                                        if not _grp:
-                                            del n1_by_cs_bill_customer_sk[
+                                else:
+                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_cs_bill_customer_sk[
                                                 v_cs_bill_customer_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
                             if _o is None:
                                 n1_count_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ] = _d2
+                                ] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
@@ -1909,40 +2165,55 @@ def _make_derived1():
                                     del n1_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
                                     ]
-                            _w3 = customer_count_by_cs_bill_customer_sk.get(
+                            _w4 = customer_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            if _w4 is not None:
+                                _d5 = _d3 * _w4
                                 _o = n0_root.get(v_cs_bill_customer_sk)
                                 if _o is None:
-                                    n0_root[v_cs_bill_customer_sk] = _d4
+                                    n0_root[v_cs_bill_customer_sk] = _d5
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d5
                                     if _n:
                                         n0_root[v_cs_bill_customer_sk] = _n
                                     else:
                                         del n0_root[v_cs_bill_customer_sk]
                                 if pending is not None:
-                                    for (
-                                        v_cs_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ].items():
+                                    for (v_cs_sold_date_sk, v_d_date), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.date_dim_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
                                         for (
                                             v_cs_bill_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m6 in self.customer_by_cs_bill_customer_sk[
-                                            v_cs_bill_customer_sk
-                                        ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.customer_by_cs_bill_customer_sk[
+                                                        v_cs_bill_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m6 * _m8
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1989,25 +2260,41 @@ def _make_derived1():
                     # atom date_dim
                     if keep_date_dim:
                         _p = d
+                        _t1 = (v_cs_sold_date_sk, v_d_date)
                         _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                (v_cs_sold_date_sk, v_d_date): _p
-                            }
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                            else:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_cs_sold_date_sk, v_d_date))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_cs_sold_date_sk, v_d_date)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_cs_sold_date_sk, v_d_date)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_cs_sold_date_sk, v_d_date)]
-                                    if not _grp:
-                                        del date_dim_by_cs_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -2019,56 +2306,63 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                        _g3 = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
+                        _g4 = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
-                        if _g3:
-                            for v_cs_bill_customer_sk, _w1 in _g3.items():
-                                _d2 = _p * _w1
+                        if _g4:
+                            for v_cs_bill_customer_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = _p * _w2
+                                _t5 = (v_cs_sold_date_sk, v_cs_bill_customer_sk)
                                 _grp = n1_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
                                 if _grp is None:
-                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                                        (v_cs_sold_date_sk, v_cs_bill_customer_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                        _t5,
+                                        _d3,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                        ] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_bill_customer_sk,
-                                                )
-                                            ] = _n
+                                            n1_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ] = (_grp[0], _n)
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_bill_customer_sk,
-                                                )
+                                            del n1_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
                                             ]
-                                            if not _grp:
-                                                del n1_by_cs_bill_customer_sk[
+                                    else:
+                                        n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d3}
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_cs_bill_customer_sk[
                                                     v_cs_bill_customer_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
                                 if _o is None:
                                     n1_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ] = _d2
+                                    ] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
@@ -2077,37 +2371,46 @@ def _make_derived1():
                                         del n1_count_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
                                         ]
-                                _w4 = customer_count_by_cs_bill_customer_sk.get(
+                                _w6 = customer_count_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = _d2 * _w4
+                                if _w6 is not None:
+                                    _d7 = _d3 * _w6
                                     _o = n0_root.get(v_cs_bill_customer_sk)
                                     if _o is None:
-                                        n0_root[v_cs_bill_customer_sk] = _d5
+                                        n0_root[v_cs_bill_customer_sk] = _d7
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d7
                                         if _n:
                                             n0_root[v_cs_bill_customer_sk] = _n
                                         else:
                                             del n0_root[v_cs_bill_customer_sk]
                                     if pending is not None:
-                                        _m6 = self.catalog_sales[
+                                        _m8 = self.catalog_sales[
                                             (v_cs_sold_date_sk, v_cs_bill_customer_sk)
                                         ]
                                         for (
                                             v_cs_bill_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m7 in self.customer_by_cs_bill_customer_sk[
-                                            v_cs_bill_customer_sk
-                                        ].items():
+                                        ), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.customer_by_cs_bill_customer_sk[
+                                                        v_cs_bill_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2143,41 +2446,45 @@ def _make_derived1():
                         del store[row]
                     # atom customer
                     _p = d
+                    _t1 = (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
                     _grp = customer_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _grp is None:
-                        customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                            (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
+                        customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ]
+                        else:
+                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ]
-                                if not _grp:
-                                    del customer_by_cs_bill_customer_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = customer_count_by_cs_bill_customer_sk.get(
                         v_cs_bill_customer_sk
                     )
@@ -2195,36 +2502,48 @@ def _make_derived1():
                             del customer_count_by_cs_bill_customer_sk[
                                 v_cs_bill_customer_sk
                             ]
-                    _w1 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_cs_bill_customer_sk)
                         if _o is None:
-                            n0_root[v_cs_bill_customer_sk] = _d2
+                            n0_root[v_cs_bill_customer_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_cs_bill_customer_sk] = _n
                             else:
                                 del n0_root[v_cs_bill_customer_sk]
                         if pending is not None:
-                            for (
-                                v_cs_sold_date_sk,
-                                v_cs_bill_customer_sk,
-                            ), _m3 in self.n1_by_cs_bill_customer_sk[
-                                v_cs_bill_customer_sk
-                            ].items():
-                                _m4 = self.catalog_sales[
+                            for (v_cs_sold_date_sk, v_cs_bill_customer_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.catalog_sales[
                                     (v_cs_sold_date_sk, v_cs_bill_customer_sk)
                                 ]
-                                for (
-                                    v_cs_sold_date_sk,
-                                    v_d_date,
-                                ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ].items():
+                                for (v_cs_sold_date_sk, v_d_date), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                    _v = _p * _m4 * _m5
+                                    _v = _p * _m6 * _m7
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2294,30 +2613,43 @@ def _make_derived1():
                             )
                         ):
                             continue
-                        _o = catalog_sales.get(
-                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                        )
+                        _t1 = (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                        _o = catalog_sales.get(_t1)
                         if _o is None:
-                            catalog_sales[
-                                (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                            ] = _p
+                            catalog_sales[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                catalog_sales[
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                ] = _n
+                                catalog_sales[_t1] = _n
                             else:
-                                del catalog_sales[
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                ]
+                                del catalog_sales[_t1]
                         _grp = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
                         if _grp is None:
                             catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {v_cs_bill_customer_sk: _p}
+                            ] = (v_cs_bill_customer_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_cs_bill_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_cs_bill_customer_sk)
                             if _o is None:
@@ -2328,49 +2660,62 @@ def _make_derived1():
                                     _grp[v_cs_bill_customer_sk] = _n
                                 else:
                                     del _grp[v_cs_bill_customer_sk]
-                                    if not _grp:
-                                        del catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _grp = n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                             if _grp is None:
-                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                    _t1,
+                                    _d3,
                                 )
-                                if _o is None:
-                                    _grp[(v_cs_sold_date_sk, v_cs_bill_customer_sk)] = (
-                                        _d2
-                                    )
-                                else:
-                                    _n = _o + _d2
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[
-                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                        ] = _n
+                                        n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                        del n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
                                         ]
-                                        if not _grp:
-                                            del n1_by_cs_bill_customer_sk[
+                                else:
+                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_cs_bill_customer_sk[
                                                 v_cs_bill_customer_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
                             if _o is None:
                                 n1_count_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
-                                ] = _d2
+                                ] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
@@ -2379,40 +2724,55 @@ def _make_derived1():
                                     del n1_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
                                     ]
-                            _w3 = customer_count_by_cs_bill_customer_sk.get(
+                            _w4 = customer_count_by_cs_bill_customer_sk.get(
                                 v_cs_bill_customer_sk
                             )
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            if _w4 is not None:
+                                _d5 = _d3 * _w4
                                 _o = n0_root.get(v_cs_bill_customer_sk)
                                 if _o is None:
-                                    n0_root[v_cs_bill_customer_sk] = _d4
+                                    n0_root[v_cs_bill_customer_sk] = _d5
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d5
                                     if _n:
                                         n0_root[v_cs_bill_customer_sk] = _n
                                     else:
                                         del n0_root[v_cs_bill_customer_sk]
                                 if pending is not None:
-                                    for (
-                                        v_cs_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ].items():
+                                    for (v_cs_sold_date_sk, v_d_date), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.date_dim_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
                                         for (
                                             v_cs_bill_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m6 in self.customer_by_cs_bill_customer_sk[
-                                            v_cs_bill_customer_sk
-                                        ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.customer_by_cs_bill_customer_sk[
+                                                        v_cs_bill_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m6 * _m8
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2481,36 +2841,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.date_dim_by_cs_sold_date_sk.get(
-                                        v_cs_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_cs_sold_date_sk, v_d_date))
-                                or _ZERO
+                            or not _entry(
+                                self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk),
+                                (v_cs_sold_date_sk, v_d_date),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_cs_sold_date_sk, v_d_date)
                         _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                (v_cs_sold_date_sk, v_d_date): _p
-                            }
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                            else:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_cs_sold_date_sk, v_d_date))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_cs_sold_date_sk, v_d_date)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_cs_sold_date_sk, v_d_date)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_cs_sold_date_sk, v_d_date)]
-                                    if not _grp:
-                                        del date_dim_by_cs_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -2522,56 +2894,63 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                        _g3 = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
+                        _g4 = catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
-                        if _g3:
-                            for v_cs_bill_customer_sk, _w1 in _g3.items():
-                                _d2 = _p * _w1
+                        if _g4:
+                            for v_cs_bill_customer_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = _p * _w2
+                                _t5 = (v_cs_sold_date_sk, v_cs_bill_customer_sk)
                                 _grp = n1_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
                                 if _grp is None:
-                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                                        (v_cs_sold_date_sk, v_cs_bill_customer_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_cs_sold_date_sk, v_cs_bill_customer_sk)
+                                    n1_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                        _t5,
+                                        _d3,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (v_cs_sold_date_sk, v_cs_bill_customer_sk)
-                                        ] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_bill_customer_sk,
-                                                )
-                                            ] = _n
+                                            n1_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ] = (_grp[0], _n)
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_bill_customer_sk,
-                                                )
+                                            del n1_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
                                             ]
-                                            if not _grp:
-                                                del n1_by_cs_bill_customer_sk[
+                                    else:
+                                        n1_by_cs_bill_customer_sk[
+                                            v_cs_bill_customer_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d3}
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_cs_bill_customer_sk[
                                                     v_cs_bill_customer_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
                                 if _o is None:
                                     n1_count_by_cs_bill_customer_sk[
                                         v_cs_bill_customer_sk
-                                    ] = _d2
+                                    ] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
@@ -2580,37 +2959,46 @@ def _make_derived1():
                                         del n1_count_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
                                         ]
-                                _w4 = customer_count_by_cs_bill_customer_sk.get(
+                                _w6 = customer_count_by_cs_bill_customer_sk.get(
                                     v_cs_bill_customer_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = _d2 * _w4
+                                if _w6 is not None:
+                                    _d7 = _d3 * _w6
                                     _o = n0_root.get(v_cs_bill_customer_sk)
                                     if _o is None:
-                                        n0_root[v_cs_bill_customer_sk] = _d5
+                                        n0_root[v_cs_bill_customer_sk] = _d7
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d7
                                         if _n:
                                             n0_root[v_cs_bill_customer_sk] = _n
                                         else:
                                             del n0_root[v_cs_bill_customer_sk]
                                     if pending is not None:
-                                        _m6 = self.catalog_sales[
+                                        _m8 = self.catalog_sales[
                                             (v_cs_sold_date_sk, v_cs_bill_customer_sk)
                                         ]
                                         for (
                                             v_cs_bill_customer_sk,
                                             v_c_first_name,
                                             v_c_last_name,
-                                        ), _m7 in self.customer_by_cs_bill_customer_sk[
-                                            v_cs_bill_customer_sk
-                                        ].items():
+                                        ), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.customer_by_cs_bill_customer_sk[
+                                                        v_cs_bill_customer_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 v_c_last_name,
                                                 v_c_first_name,
                                                 v_d_date,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2668,68 +3056,55 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.customer_by_cs_bill_customer_sk.get(
-                                        v_cs_bill_customer_sk
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.customer_by_cs_bill_customer_sk.get(
+                                    v_cs_bill_customer_sk
+                                ),
+                                (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
                         _grp = customer_by_cs_bill_customer_sk.get(
                             v_cs_bill_customer_sk
                         )
                         if _grp is None:
-                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = {
-                                (
-                                    v_cs_bill_customer_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
+                            customer_by_cs_bill_customer_sk[v_cs_bill_customer_sk] = (
+                                _t1,
+                                _p,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    customer_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del customer_by_cs_bill_customer_sk[
+                                        v_cs_bill_customer_sk
+                                    ]
+                            else:
+                                customer_by_cs_bill_customer_sk[
+                                    v_cs_bill_customer_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_cs_bill_customer_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_cs_bill_customer_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cs_bill_customer_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del customer_by_cs_bill_customer_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        customer_by_cs_bill_customer_sk[
                                             v_cs_bill_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = customer_count_by_cs_bill_customer_sk.get(
                             v_cs_bill_customer_sk
                         )
@@ -2747,36 +3122,48 @@ def _make_derived1():
                                 del customer_count_by_cs_bill_customer_sk[
                                     v_cs_bill_customer_sk
                                 ]
-                        _w1 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_cs_bill_customer_sk)
                             if _o is None:
-                                n0_root[v_cs_bill_customer_sk] = _d2
+                                n0_root[v_cs_bill_customer_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_cs_bill_customer_sk] = _n
                                 else:
                                     del n0_root[v_cs_bill_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_cs_sold_date_sk,
-                                    v_cs_bill_customer_sk,
-                                ), _m3 in self.n1_by_cs_bill_customer_sk[
-                                    v_cs_bill_customer_sk
-                                ].items():
-                                    _m4 = self.catalog_sales[
+                                for (v_cs_sold_date_sk, v_cs_bill_customer_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (
+                                            _g5 := self.n1_by_cs_bill_customer_sk[
+                                                v_cs_bill_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.catalog_sales[
                                         (v_cs_sold_date_sk, v_cs_bill_customer_sk)
                                     ]
-                                    for (
-                                        v_cs_sold_date_sk,
-                                        v_d_date,
-                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ].items():
+                                    for (v_cs_sold_date_sk, v_d_date), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m7
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2795,7 +3182,7 @@ def _make_derived1():
                     _g2 = self.n1_by_cs_bill_customer_sk.get(v_cs_bill_customer_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_cs_sold_date_sk, v_cs_bill_customer_sk))
+                    _m3 = _entry(_g2, (v_cs_sold_date_sk, v_cs_bill_customer_sk))
                     if _m3 is None:
                         return None
                     _m4 = self.catalog_sales.get(
@@ -2806,7 +3193,7 @@ def _make_derived1():
                     _g5 = self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _g5 is None:
                         return None
-                    _m6 = _g5.get((v_cs_sold_date_sk, v_d_date))
+                    _m6 = _entry(_g5, (v_cs_sold_date_sk, v_d_date))
                     if _m6 is None:
                         return None
                     _g7 = self.customer_by_cs_bill_customer_sk.get(
@@ -2814,8 +3201,8 @@ def _make_derived1():
                     )
                     if _g7 is None:
                         return None
-                    _m8 = _g7.get(
-                        (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
+                    _m8 = _entry(
+                        _g7, (v_cs_bill_customer_sk, v_c_first_name, v_c_last_name)
                     )
                     if _m8 is None:
                         return None
@@ -3073,6 +3460,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3191,7 +3590,7 @@ def _make_derived1():
             COLUMNS = ("c_last_name", "c_first_name", "d_date")
             QUERY_ID = "4a53889bf46359b9"
             LAYOUT_ID = (
-                "5a77c00cb049d7e5"  # the state's layout: snapshots restore only here
+                "6a05b9b0ea0bb3ce"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3385,22 +3784,40 @@ def _make_derived1():
                 # atom web_sales
                 if keep_web_sales:
                     _p = d
-                    _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_ws_bill_customer_sk: _p}
+                        ] = (v_ws_bill_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_ws_bill_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_ws_bill_customer_sk)
                         if _o is None:
@@ -3411,39 +3828,55 @@ def _make_derived1():
                                 _grp[v_ws_bill_customer_sk] = _n
                             else:
                                 del _grp[v_ws_bill_customer_sk]
-                                if not _grp:
-                                    del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _grp = n1_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                         if _grp is None:
-                            n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                                (v_ws_sold_date_sk, v_ws_bill_customer_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
-                            if _o is None:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                _t1,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = (
-                                        _n
+                                    n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                        _grp[0],
+                                        _n,
                                     )
                                 else:
-                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_bill_customer_sk[
+                                    del n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
+                            else:
+                                n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_bill_customer_sk[
                                             v_ws_bill_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                         if _o is None:
-                            n1_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _d2
+                            n1_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
@@ -3452,36 +3885,51 @@ def _make_derived1():
                                 del n1_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
                                 ]
-                        _w3 = customer_count_by_ws_bill_customer_sk.get(
+                        _w4 = customer_count_by_ws_bill_customer_sk.get(
                             v_ws_bill_customer_sk
                         )
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n0_root.get(v_ws_bill_customer_sk)
                             if _o is None:
-                                n0_root[v_ws_bill_customer_sk] = _d4
+                                n0_root[v_ws_bill_customer_sk] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n0_root[v_ws_bill_customer_sk] = _n
                                 else:
                                     del n0_root[v_ws_bill_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_date,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_date), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_ws_bill_customer_sk,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_ws_bill_customer_sk[
-                                        v_ws_bill_customer_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.customer_by_ws_bill_customer_sk[
+                                                    v_ws_bill_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                        _v = _p * _m5 * _m6
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3526,23 +3974,41 @@ def _make_derived1():
                 # atom date_dim
                 if keep_date_dim:
                     _p = d
+                    _t1 = (v_ws_sold_date_sk, v_d_date)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_date): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_date))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_date)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ws_sold_date_sk, v_d_date)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_date)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -3552,48 +4018,62 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_ws_bill_customer_sk, _w1 in _g3.items():
-                            _d2 = _p * _w1
+                    if _g4:
+                        for v_ws_bill_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_sold_date_sk, v_ws_bill_customer_sk)
                             _grp = n1_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                             if _grp is None:
-                                n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                                    (v_ws_sold_date_sk, v_ws_bill_customer_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                    _t5,
+                                    _d3,
                                 )
-                                if _o is None:
-                                    _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = (
-                                        _d2
-                                    )
-                                else:
-                                    _n = _o + _d2
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[
-                                            (v_ws_sold_date_sk, v_ws_bill_customer_sk)
-                                        ] = _n
+                                        n1_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                        del n1_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
                                         ]
-                                        if not _grp:
-                                            del n1_by_ws_bill_customer_sk[
+                                else:
+                                    n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_bill_customer_sk[
                                                 v_ws_bill_customer_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
                             if _o is None:
                                 n1_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = _d2
+                                ] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
@@ -3602,33 +4082,42 @@ def _make_derived1():
                                     del n1_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
                                     ]
-                            _w4 = customer_count_by_ws_bill_customer_sk.get(
+                            _w6 = customer_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d3 * _w6
                                 _o = n0_root.get(v_ws_bill_customer_sk)
                                 if _o is None:
-                                    n0_root[v_ws_bill_customer_sk] = _d5
+                                    n0_root[v_ws_bill_customer_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[v_ws_bill_customer_sk] = _n
                                     else:
                                         del n0_root[v_ws_bill_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_ws_bill_customer_sk)
                                     ]
                                     for (
                                         v_ws_bill_customer_sk,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_ws_bill_customer_sk[
-                                        v_ws_bill_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_ws_bill_customer_sk[
+                                                    v_ws_bill_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                        _v = _p * _m6 * _m7
+                                        _v = _p * _m8 * _m9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3660,33 +4149,41 @@ def _make_derived1():
                     del store[row]
                 # atom customer
                 _p = d
+                _t1 = (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
                 _grp = customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _grp is None:
-                    customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                        (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name): _p
-                    }
+                    customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
+                    else:
+                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)] = (
-                            _p
-                        )
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
-                            ]
-                            if not _grp:
-                                del customer_by_ws_bill_customer_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _o is None:
                     customer_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _p
@@ -3698,36 +4195,48 @@ def _make_derived1():
                         )
                     else:
                         del customer_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
-                _w1 = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_ws_bill_customer_sk)
                     if _o is None:
-                        n0_root[v_ws_bill_customer_sk] = _d2
+                        n0_root[v_ws_bill_customer_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_ws_bill_customer_sk] = _n
                         else:
                             del n0_root[v_ws_bill_customer_sk]
                     if pending is not None:
-                        for (
-                            v_ws_sold_date_sk,
-                            v_ws_bill_customer_sk,
-                        ), _m3 in self.n1_by_ws_bill_customer_sk[
-                            v_ws_bill_customer_sk
-                        ].items():
-                            _m4 = self.web_sales[
+                        for (v_ws_sold_date_sk, v_ws_bill_customer_sk), _m4 in (
+                            (_g5,)
+                            if type(
+                                (
+                                    _g5 := self.n1_by_ws_bill_customer_sk[
+                                        v_ws_bill_customer_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[
                                 (v_ws_sold_date_sk, v_ws_bill_customer_sk)
                             ]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_date,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                            for (v_ws_sold_date_sk, v_d_date), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m6 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3795,22 +4304,40 @@ def _make_derived1():
                         )
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_ws_bill_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_ws_bill_customer_sk: _p}
+                        ] = (v_ws_bill_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_ws_bill_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_ws_bill_customer_sk)
                         if _o is None:
@@ -3821,39 +4348,55 @@ def _make_derived1():
                                 _grp[v_ws_bill_customer_sk] = _n
                             else:
                                 del _grp[v_ws_bill_customer_sk]
-                                if not _grp:
-                                    del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _grp = n1_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                         if _grp is None:
-                            n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                                (v_ws_sold_date_sk, v_ws_bill_customer_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
-                            if _o is None:
-                                _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                _t1,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = (
-                                        _n
+                                    n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                        _grp[0],
+                                        _n,
                                     )
                                 else:
-                                    del _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_bill_customer_sk[
+                                    del n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk]
+                            else:
+                                n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_bill_customer_sk[
                                             v_ws_bill_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                         if _o is None:
-                            n1_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _d2
+                            n1_count_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
@@ -3862,36 +4405,51 @@ def _make_derived1():
                                 del n1_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
                                 ]
-                        _w3 = customer_count_by_ws_bill_customer_sk.get(
+                        _w4 = customer_count_by_ws_bill_customer_sk.get(
                             v_ws_bill_customer_sk
                         )
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n0_root.get(v_ws_bill_customer_sk)
                             if _o is None:
-                                n0_root[v_ws_bill_customer_sk] = _d4
+                                n0_root[v_ws_bill_customer_sk] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n0_root[v_ws_bill_customer_sk] = _n
                                 else:
                                     del n0_root[v_ws_bill_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_date,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_date), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_ws_bill_customer_sk,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_ws_bill_customer_sk[
-                                        v_ws_bill_customer_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.customer_by_ws_bill_customer_sk[
+                                                    v_ws_bill_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                        _v = _p * _m5 * _m6
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3958,32 +4516,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_date))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_date),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_date)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_date): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_date))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_date)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ws_sold_date_sk, v_d_date)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_date)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -3993,48 +4567,62 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_ws_bill_customer_sk, _w1 in _g3.items():
-                            _d2 = _p * _w1
+                    if _g4:
+                        for v_ws_bill_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_sold_date_sk, v_ws_bill_customer_sk)
                             _grp = n1_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                             if _grp is None:
-                                n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                                    (v_ws_sold_date_sk, v_ws_bill_customer_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                                    _t5,
+                                    _d3,
                                 )
-                                if _o is None:
-                                    _grp[(v_ws_sold_date_sk, v_ws_bill_customer_sk)] = (
-                                        _d2
-                                    )
-                                else:
-                                    _n = _o + _d2
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[
-                                            (v_ws_sold_date_sk, v_ws_bill_customer_sk)
-                                        ] = _n
+                                        n1_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (v_ws_sold_date_sk, v_ws_bill_customer_sk)
+                                        del n1_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
                                         ]
-                                        if not _grp:
-                                            del n1_by_ws_bill_customer_sk[
+                                else:
+                                    n1_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_bill_customer_sk[
                                                 v_ws_bill_customer_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
                             if _o is None:
                                 n1_count_by_ws_bill_customer_sk[
                                     v_ws_bill_customer_sk
-                                ] = _d2
+                                ] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
@@ -4043,33 +4631,42 @@ def _make_derived1():
                                     del n1_count_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
                                     ]
-                            _w4 = customer_count_by_ws_bill_customer_sk.get(
+                            _w6 = customer_count_by_ws_bill_customer_sk.get(
                                 v_ws_bill_customer_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d3 * _w6
                                 _o = n0_root.get(v_ws_bill_customer_sk)
                                 if _o is None:
-                                    n0_root[v_ws_bill_customer_sk] = _d5
+                                    n0_root[v_ws_bill_customer_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[v_ws_bill_customer_sk] = _n
                                     else:
                                         del n0_root[v_ws_bill_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_ws_bill_customer_sk)
                                     ]
                                     for (
                                         v_ws_bill_customer_sk,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_ws_bill_customer_sk[
-                                        v_ws_bill_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_ws_bill_customer_sk[
+                                                    v_ws_bill_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                        _v = _p * _m6 * _m7
+                                        _v = _p * _m8 * _m9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4123,54 +4720,54 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.customer_by_ws_bill_customer_sk.get(
-                                    v_ws_bill_customer_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.customer_by_ws_bill_customer_sk.get(
+                                v_ws_bill_customer_sk
+                            ),
+                            (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
                     _grp = customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                     if _grp is None:
-                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
-                            (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
+                        customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del customer_by_ws_bill_customer_sk[
+                                    v_ws_bill_customer_sk
+                                ]
+                        else:
+                            customer_by_ws_bill_customer_sk[v_ws_bill_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_bill_customer_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_bill_customer_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ]
-                                if not _grp:
-                                    del customer_by_ws_bill_customer_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_ws_bill_customer_sk[
                                         v_ws_bill_customer_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = customer_count_by_ws_bill_customer_sk.get(
                         v_ws_bill_customer_sk
                     )
@@ -4188,36 +4785,48 @@ def _make_derived1():
                             del customer_count_by_ws_bill_customer_sk[
                                 v_ws_bill_customer_sk
                             ]
-                    _w1 = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ws_bill_customer_sk)
                         if _o is None:
-                            n0_root[v_ws_bill_customer_sk] = _d2
+                            n0_root[v_ws_bill_customer_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ws_bill_customer_sk] = _n
                             else:
                                 del n0_root[v_ws_bill_customer_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_ws_bill_customer_sk,
-                            ), _m3 in self.n1_by_ws_bill_customer_sk[
-                                v_ws_bill_customer_sk
-                            ].items():
-                                _m4 = self.web_sales[
+                            for (v_ws_sold_date_sk, v_ws_bill_customer_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_ws_bill_customer_sk[
+                                            v_ws_bill_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_ws_bill_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_date,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_date), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_c_last_name, v_c_first_name, v_d_date)
-                                    _v = _p * _m4 * _m5
+                                    _v = _p * _m6 * _m7
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4236,7 +4845,7 @@ def _make_derived1():
                 _g2 = self.n1_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
+                _m3 = _entry(_g2, (v_ws_sold_date_sk, v_ws_bill_customer_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_ws_bill_customer_sk))
@@ -4245,13 +4854,15 @@ def _make_derived1():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_date))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_date))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_ws_bill_customer_sk.get(v_ws_bill_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get((v_ws_bill_customer_sk, v_c_first_name, v_c_last_name))
+                _m8 = _entry(
+                    _g7, (v_ws_bill_customer_sk, v_c_first_name, v_c_last_name)
+                )
                 if _m8 is None:
                     return None
                 return _m4 * _m6 * _m8
@@ -4638,7 +5249,7 @@ class View:
     }
     COLUMNS = ("count(*)",)
     QUERY_ID = "1cc91e39e7f878c7"
-    LAYOUT_ID = "3bc8a9ad73347464"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d364ac1b64b4b360"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -40,6 +40,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -286,6 +300,18 @@ def _make_derived1():
         import math
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -440,7 +466,7 @@ def _make_derived1():
             )
             QUERY_ID = "e7dd889fcc93555b"
             LAYOUT_ID = (
-                "63350f592b04e717"  # the state's layout: snapshots restore only here
+                "70908afe33be469e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -684,17 +710,41 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom inventory
+                _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                 _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                     v_inv_item_sk
                 )
                 if _grp is None:
                     inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                         v_inv_item_sk
-                    ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ]
+                    else:
+                        inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            v_inv_item_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -704,141 +754,152 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                            if not _grp:
-                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                     v_inv_item_sk
-                                ]
-                _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(iter(_grp.items()))
+                _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
                     )
-                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                        (v_inv_date_sk, v_inv_warehouse_sk)
-                    )
+                    _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_warehouse_sk[
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        ] = {(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
-                                _d2
-                            )
-                        else:
+                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _n
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ]
-                                if not _grp:
-                                    del n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ]
+                                del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                        else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            v_inv_date_sk: _d2
-                        }
+                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                            v_inv_date_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_date_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ]
+                        else:
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
-                            _grp[v_inv_date_sk] = _d2
+                            _grp[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 _grp[v_inv_date_sk] = _n
                             else:
                                 del _grp[v_inv_date_sk]
-                                if not _grp:
-                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                if len(_grp) == 1:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
-                    _w3 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(iter(_grp.items()))
+                    _w5 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
-                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
                             else:
-                                del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _o = n0_root.get(v_inv_date_sk)
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d6
+                                _grp[_t1] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -848,22 +909,77 @@ def _make_derived1():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _o is None:
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                            else:
+                                del n1_count_by_inv_date_sk[v_inv_date_sk]
+                        _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                            )
+                            _o = n0_root.get(v_inv_date_sk)
+                            if _o is None:
+                                n0_root[v_inv_date_sk] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                )
+                                if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
                                     del n0_root[v_inv_date_sk]
                             if pending is not None:
-                                for (
-                                    v_inv_warehouse_sk,
-                                    v_w_warehouse_name,
-                                ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                    v_inv_warehouse_sk
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m8 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                for (v_inv_warehouse_sk, v_w_warehouse_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                v_inv_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -871,11 +987,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _d2[0] * _m7[0] * _m8[0],
-                                            _d2[1] * _m7[1] * _m8[1],
-                                            _d2[2] * _m7[2] * _m8[2],
-                                            _d2[3] * _m7[3] * _m8[3],
-                                            _d2[4] * _m7[4] * _m8[4],
+                                            _d3[0] * _m9[0] * _m11[0],
+                                            _d3[1] * _m9[1] * _m11[1],
+                                            _d3[2] * _m9[2] * _m11[2],
+                                            _d3[3] * _m9[3] * _m11[3],
+                                            _d3[4] * _m9[4] * _m11[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -946,7 +1062,9 @@ def _make_derived1():
                     v_inv_item_sk
                 )
                 if _g3:
-                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -954,23 +1072,38 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                        _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
+                            _o = _grp.get(_t5)
                             if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
+                                _grp[_t5] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -980,32 +1113,44 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
@@ -1022,71 +1167,48 @@ def _make_derived1():
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w6 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w6 is not None:
+                            _d7 = (
+                                _d2[0] * _w6[0],
+                                _d2[1] * _w6[1],
+                                _d2[2] * _w6[2],
+                                _d2[3] * _w6[3],
+                                _d2[4] * _w6[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d7
+                                    _grp[_t4] = _d7
                                 else:
                                     _n = (
                                         _o[0] + _d7[0],
@@ -1096,6 +1218,49 @@ def _make_derived1():
                                         _o[4] + _d7[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
+                                    _d7[4] * _w8[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -1103,15 +1268,30 @@ def _make_derived1():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m9 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -1119,11 +1299,11 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
-                                                _d2[3] * _m8[3] * _m9[3],
-                                                _d2[4] * _m8[4] * _m9[4],
+                                                _d2[0] * _m10[0] * _m12[0],
+                                                _d2[1] * _m10[1] * _m12[1],
+                                                _d2[2] * _m10[2] * _m12[2],
+                                                _d2[3] * _m10[3] * _m12[3],
+                                                _d2[4] * _m10[4] * _m12[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1170,15 +1350,37 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom warehouse
+                _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                 _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                        (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                    }
+                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                    else:
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -1188,11 +1390,13 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                            if not _grp:
-                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    next(iter(_grp.items()))
+                                )
                 _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -1208,73 +1412,96 @@ def _make_derived1():
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                     else:
                         del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                if _g3:
-                    for v_inv_date_sk, _w1 in _g3.items():
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _g4:
+                    for v_inv_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
+                        _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w6 is not None:
+                            _d7 = (
+                                _d3[0] * _w6[0],
+                                _d3[1] * _w6[1],
+                                _d3[2] * _w6[2],
+                                _d3[3] * _w6[3],
+                                _d3[4] * _w6[4],
                             )
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d5
+                                n0_root[v_inv_date_sk] = _d7
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
@@ -1285,15 +1512,30 @@ def _make_derived1():
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m7 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -1301,11 +1543,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
-                                            _p[3] * _m6[3] * _m7[3],
-                                            _p[4] * _m6[4] * _m7[4],
+                                            _p[0] * _m8[0] * _m10[0],
+                                            _p[1] * _m8[1] * _m10[1],
+                                            _p[2] * _m8[2] * _m10[2],
+                                            _p[3] * _m8[3] * _m10[3],
+                                            _p[4] * _m8[4] * _m10[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1351,15 +1593,34 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -1369,11 +1630,13 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -1389,48 +1652,68 @@ def _make_derived1():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -1438,11 +1721,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1567,28 +1850,50 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
-                                    v_inv_item_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_inv_warehouse_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
+                                v_inv_item_sk
+                            ),
+                            (v_inv_date_sk, v_inv_warehouse_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                     _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                         v_inv_item_sk
                     )
                     if _grp is None:
                         inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                             v_inv_item_sk
-                        ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ]
+                        else:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -1598,155 +1903,160 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                if not _grp:
-                                    del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ]
-                    _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
-                            else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d3}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
-                                _grp[v_inv_date_sk] = _d2
+                                _grp[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w3 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w5 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (
-                                _d2[0] * _w3[0],
-                                _d2[1] * _w3[1],
-                                _d2[2] * _w3[2],
-                                _d2[3] * _w3[3],
-                                _d2[4] * _w3[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d3[0] * _w5[0],
+                                _d3[1] * _w5[1],
+                                _d3[2] * _w5[2],
+                                _d3[3] * _w5[3],
+                                _d3[4] * _w5[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                            else:
-                                _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
-                                    _d4[3] * _w5[3],
-                                    _d4[4] * _w5[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d6
+                                    _grp[_t1] = _d6
                                 else:
                                     _n = (
                                         _o[0] + _d6[0],
@@ -1756,6 +2066,49 @@ def _make_derived1():
                                         _o[4] + _d6[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -1763,15 +2116,30 @@ def _make_derived1():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m8 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -1779,11 +2147,11 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
-                                                _d2[3] * _m7[3] * _m8[3],
-                                                _d2[4] * _m7[4] * _m8[4],
+                                                _d3[0] * _m9[0] * _m11[0],
+                                                _d3[1] * _m9[1] * _m11[1],
+                                                _d3[2] * _m9[2] * _m11[2],
+                                                _d3[3] * _m9[3] * _m11[3],
+                                                _d3[4] * _m9[4] * _m11[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1891,7 +2259,9 @@ def _make_derived1():
                         v_inv_item_sk
                     )
                     if _g3:
-                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -1899,31 +2269,38 @@ def _make_derived1():
                                 _p[3] * _w1[3],
                                 _p[4] * _w1[4],
                             )
-                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            )
+                            _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                            _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_inv_date_sk,
-                                        v_inv_item_sk,
-                                        v_inv_warehouse_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                                else:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -1933,32 +2310,43 @@ def _make_derived1():
                                         _o[4] + _d2[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                                next(iter(_grp.items()))
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_inv_date_sk_inv_warehouse_sk[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
                             _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
                             if _grp is None:
                                 n2_inv_date_sk_by_inv_warehouse_sk[
                                     v_inv_warehouse_sk
-                                ] = {v_inv_date_sk: _d2}
+                                ] = (v_inv_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_inv_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ]
+                                else:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_inv_date_sk)
                                 if _o is None:
@@ -1975,75 +2363,51 @@ def _make_derived1():
                                         _grp[v_inv_date_sk] = _n
                                     else:
                                         del _grp[v_inv_date_sk]
-                                        if not _grp:
-                                            del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_inv_date_sk_by_inv_warehouse_sk[
                                                 v_inv_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d2[0] * _w6[0],
+                                    _d2[1] * _w6[1],
+                                    _d2[2] * _w6[2],
+                                    _d2[3] * _w6[3],
+                                    _d2[4] * _w6[4],
                                 )
                                 _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                                 if _grp is None:
-                                    n1_by_inv_date_sk[v_inv_date_sk] = {
-                                        (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                    if _o is None:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                    else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                            _o[3] + _d7[3],
+                                            _o[4] + _d7[4],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ] = _n
+                                            n1_by_inv_date_sk[v_inv_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_inv_date_sk[v_inv_date_sk]
-                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _o is None:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                                else:
-                                    _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                            del n1_by_inv_date_sk[v_inv_date_sk]
                                     else:
-                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
-                                _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
-                                        _d5[3] * _w6[3],
-                                        _d5[4] * _w6[4],
-                                    )
-                                    _o = n0_root.get(v_inv_date_sk)
+                                        n1_by_inv_date_sk[v_inv_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        n0_root[v_inv_date_sk] = _d7
+                                        _grp[_t4] = _d7
                                     else:
                                         _n = (
                                             _o[0] + _d7[0],
@@ -2053,6 +2417,49 @@ def _make_derived1():
                                             _o[4] + _d7[4],
                                         )
                                         if _n[0]:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _o is None:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    else:
+                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
+                                _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                        _d7[3] * _w8[3],
+                                        _d7[4] * _w8[4],
+                                    )
+                                    _o = n0_root.get(v_inv_date_sk)
+                                    if _o is None:
+                                        n0_root[v_inv_date_sk] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_inv_date_sk] = _n
                                         else:
                                             del n0_root[v_inv_date_sk]
@@ -2060,15 +2467,30 @@ def _make_derived1():
                                         for (
                                             v_inv_warehouse_sk,
                                             v_w_warehouse_name,
-                                        ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                            v_inv_warehouse_sk
-                                        ].items():
-                                            for (
-                                                v_inv_date_sk,
-                                                v_d_moy,
-                                            ), _m9 in self.date_dim_by_inv_date_sk[
-                                                v_inv_date_sk
-                                            ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                        v_inv_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for (v_inv_date_sk, v_d_moy), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_inv_date_sk[
+                                                            v_inv_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_inv_warehouse_sk,
@@ -2076,11 +2498,11 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
-                                                    _d2[3] * _m8[3] * _m9[3],
-                                                    _d2[4] * _m8[4] * _m9[4],
+                                                    _d2[0] * _m10[0] * _m12[0],
+                                                    _d2[1] * _m10[1] * _m12[1],
+                                                    _d2[2] * _m10[2] * _m12[2],
+                                                    _d2[3] * _m10[3] * _m12[3],
+                                                    _d2[4] * _m10[4] * _m12[4],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2159,26 +2581,44 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.warehouse_by_inv_warehouse_sk.get(
-                                    v_inv_warehouse_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_warehouse_sk, v_w_warehouse_name))
-                            or _ZERO
+                        or not _entry(
+                            self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk),
+                            (v_inv_warehouse_sk, v_w_warehouse_name),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                     _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                        }
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                        else:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -2188,13 +2628,13 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                                if not _grp:
-                                    del warehouse_by_inv_warehouse_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    warehouse_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -2210,73 +2650,96 @@ def _make_derived1():
                             warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                         else:
                             del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                    _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _g3:
-                        for v_inv_date_sk, _w1 in _g3.items():
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
+                    _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _g4:
+                        for v_inv_date_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
                             )
+                            _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                                 else:
                                     del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
+                                    _d3[3] * _w6[3],
+                                    _d3[4] * _w6[4],
                                 )
                                 _o = n0_root.get(v_inv_date_sk)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d5
+                                    n0_root[v_inv_date_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
@@ -2287,15 +2750,30 @@ def _make_derived1():
                                         v_inv_date_sk,
                                         v_inv_item_sk,
                                         v_inv_warehouse_sk,
-                                    ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m7 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                    (v_inv_date_sk, v_inv_warehouse_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -2303,11 +2781,11 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
-                                                _p[3] * _m6[3] * _m7[3],
-                                                _p[4] * _m6[4] * _m7[4],
+                                                _p[0] * _m8[0] * _m10[0],
+                                                _p[1] * _m8[1] * _m10[1],
+                                                _p[2] * _m8[2] * _m10[2],
+                                                _p[3] * _m8[3] * _m10[3],
+                                                _p[4] * _m8[4] * _m10[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2384,24 +2862,41 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_d_moy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_inv_date_sk.get(v_inv_date_sk),
+                            (v_inv_date_sk, v_d_moy),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -2411,11 +2906,13 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -2431,48 +2928,68 @@ def _make_derived1():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -2480,11 +2997,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2514,7 +3031,7 @@ def _make_derived1():
                 _g2 = self.n1_by_inv_date_sk.get(v_inv_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_inv_date_sk, v_inv_warehouse_sk))
+                _m3 = _entry(_g2, (v_inv_date_sk, v_inv_warehouse_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.n2_by_inv_date_sk_inv_warehouse_sk.get(
@@ -2522,19 +3039,19 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
+                _m5 = _entry(_g4, (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
                 if _m5 is None:
                     return None
                 _g6 = self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _g6 is None:
                     return None
-                _m7 = _g6.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                _m7 = _entry(_g6, (v_inv_warehouse_sk, v_w_warehouse_name))
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_inv_date_sk, v_d_moy))
+                _m9 = _entry(_g8, (v_inv_date_sk, v_d_moy))
                 if _m9 is None:
                     return None
                 return (
@@ -2994,7 +3511,7 @@ def _make_derived1():
         )
         QUERY_ID = "4eb6a6da9063edbb"
         LAYOUT_ID = (
-            "2fc0abf3ff7512ad"  # the state's layout: snapshots restore only here
+            "3af6858d801d9d80"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3523,6 +4040,18 @@ def _make_derived2():
         import math
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3677,7 +4206,7 @@ def _make_derived2():
             )
             QUERY_ID = "e7dd889fcc93555b"
             LAYOUT_ID = (
-                "63350f592b04e717"  # the state's layout: snapshots restore only here
+                "70908afe33be469e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3921,17 +4450,41 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom inventory
+                _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                 _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                     v_inv_item_sk
                 )
                 if _grp is None:
                     inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                         v_inv_item_sk
-                    ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ]
+                    else:
+                        inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            v_inv_item_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -3941,141 +4494,152 @@ def _make_derived2():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                            if not _grp:
-                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                     v_inv_item_sk
-                                ]
-                _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(iter(_grp.items()))
+                _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
                     )
-                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                        (v_inv_date_sk, v_inv_warehouse_sk)
-                    )
+                    _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_warehouse_sk[
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        ] = {(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
-                                _d2
-                            )
-                        else:
+                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _n
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ]
-                                if not _grp:
-                                    del n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ]
+                                del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                        else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            v_inv_date_sk: _d2
-                        }
+                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                            v_inv_date_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_date_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ]
+                        else:
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
-                            _grp[v_inv_date_sk] = _d2
+                            _grp[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 _grp[v_inv_date_sk] = _n
                             else:
                                 del _grp[v_inv_date_sk]
-                                if not _grp:
-                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                if len(_grp) == 1:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
-                    _w3 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(iter(_grp.items()))
+                    _w5 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
-                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
                             else:
-                                del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _o = n0_root.get(v_inv_date_sk)
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d6
+                                _grp[_t1] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -4085,22 +4649,77 @@ def _make_derived2():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _o is None:
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                            else:
+                                del n1_count_by_inv_date_sk[v_inv_date_sk]
+                        _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                            )
+                            _o = n0_root.get(v_inv_date_sk)
+                            if _o is None:
+                                n0_root[v_inv_date_sk] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                )
+                                if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
                                     del n0_root[v_inv_date_sk]
                             if pending is not None:
-                                for (
-                                    v_inv_warehouse_sk,
-                                    v_w_warehouse_name,
-                                ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                    v_inv_warehouse_sk
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m8 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                for (v_inv_warehouse_sk, v_w_warehouse_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                v_inv_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -4108,11 +4727,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _d2[0] * _m7[0] * _m8[0],
-                                            _d2[1] * _m7[1] * _m8[1],
-                                            _d2[2] * _m7[2] * _m8[2],
-                                            _d2[3] * _m7[3] * _m8[3],
-                                            _d2[4] * _m7[4] * _m8[4],
+                                            _d3[0] * _m9[0] * _m11[0],
+                                            _d3[1] * _m9[1] * _m11[1],
+                                            _d3[2] * _m9[2] * _m11[2],
+                                            _d3[3] * _m9[3] * _m11[3],
+                                            _d3[4] * _m9[4] * _m11[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4183,7 +4802,9 @@ def _make_derived2():
                     v_inv_item_sk
                 )
                 if _g3:
-                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -4191,23 +4812,38 @@ def _make_derived2():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                        _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
+                            _o = _grp.get(_t5)
                             if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
+                                _grp[_t5] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -4217,32 +4853,44 @@ def _make_derived2():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
@@ -4259,71 +4907,48 @@ def _make_derived2():
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w6 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w6 is not None:
+                            _d7 = (
+                                _d2[0] * _w6[0],
+                                _d2[1] * _w6[1],
+                                _d2[2] * _w6[2],
+                                _d2[3] * _w6[3],
+                                _d2[4] * _w6[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d7
+                                    _grp[_t4] = _d7
                                 else:
                                     _n = (
                                         _o[0] + _d7[0],
@@ -4333,6 +4958,49 @@ def _make_derived2():
                                         _o[4] + _d7[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
+                                    _d7[4] * _w8[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -4340,15 +5008,30 @@ def _make_derived2():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m9 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -4356,11 +5039,11 @@ def _make_derived2():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
-                                                _d2[3] * _m8[3] * _m9[3],
-                                                _d2[4] * _m8[4] * _m9[4],
+                                                _d2[0] * _m10[0] * _m12[0],
+                                                _d2[1] * _m10[1] * _m12[1],
+                                                _d2[2] * _m10[2] * _m12[2],
+                                                _d2[3] * _m10[3] * _m12[3],
+                                                _d2[4] * _m10[4] * _m12[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -4407,15 +5090,37 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom warehouse
+                _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                 _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                        (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                    }
+                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                    else:
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -4425,11 +5130,13 @@ def _make_derived2():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                            if not _grp:
-                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    next(iter(_grp.items()))
+                                )
                 _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -4445,73 +5152,96 @@ def _make_derived2():
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                     else:
                         del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                if _g3:
-                    for v_inv_date_sk, _w1 in _g3.items():
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _g4:
+                    for v_inv_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
+                        _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w6 is not None:
+                            _d7 = (
+                                _d3[0] * _w6[0],
+                                _d3[1] * _w6[1],
+                                _d3[2] * _w6[2],
+                                _d3[3] * _w6[3],
+                                _d3[4] * _w6[4],
                             )
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d5
+                                n0_root[v_inv_date_sk] = _d7
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
@@ -4522,15 +5252,30 @@ def _make_derived2():
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m7 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -4538,11 +5283,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
-                                            _p[3] * _m6[3] * _m7[3],
-                                            _p[4] * _m6[4] * _m7[4],
+                                            _p[0] * _m8[0] * _m10[0],
+                                            _p[1] * _m8[1] * _m10[1],
+                                            _p[2] * _m8[2] * _m10[2],
+                                            _p[3] * _m8[3] * _m10[3],
+                                            _p[4] * _m8[4] * _m10[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4588,15 +5333,34 @@ def _make_derived2():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -4606,11 +5370,13 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -4626,48 +5392,68 @@ def _make_derived2():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -4675,11 +5461,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4804,28 +5590,50 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
-                                    v_inv_item_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_inv_warehouse_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
+                                v_inv_item_sk
+                            ),
+                            (v_inv_date_sk, v_inv_warehouse_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                     _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                         v_inv_item_sk
                     )
                     if _grp is None:
                         inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                             v_inv_item_sk
-                        ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ]
+                        else:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -4835,155 +5643,160 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                if not _grp:
-                                    del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ]
-                    _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
-                            else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d3}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
-                                _grp[v_inv_date_sk] = _d2
+                                _grp[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w3 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w5 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (
-                                _d2[0] * _w3[0],
-                                _d2[1] * _w3[1],
-                                _d2[2] * _w3[2],
-                                _d2[3] * _w3[3],
-                                _d2[4] * _w3[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d3[0] * _w5[0],
+                                _d3[1] * _w5[1],
+                                _d3[2] * _w5[2],
+                                _d3[3] * _w5[3],
+                                _d3[4] * _w5[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                            else:
-                                _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
-                                    _d4[3] * _w5[3],
-                                    _d4[4] * _w5[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d6
+                                    _grp[_t1] = _d6
                                 else:
                                     _n = (
                                         _o[0] + _d6[0],
@@ -4993,6 +5806,49 @@ def _make_derived2():
                                         _o[4] + _d6[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -5000,15 +5856,30 @@ def _make_derived2():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m8 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -5016,11 +5887,11 @@ def _make_derived2():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
-                                                _d2[3] * _m7[3] * _m8[3],
-                                                _d2[4] * _m7[4] * _m8[4],
+                                                _d3[0] * _m9[0] * _m11[0],
+                                                _d3[1] * _m9[1] * _m11[1],
+                                                _d3[2] * _m9[2] * _m11[2],
+                                                _d3[3] * _m9[3] * _m11[3],
+                                                _d3[4] * _m9[4] * _m11[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -5128,7 +5999,9 @@ def _make_derived2():
                         v_inv_item_sk
                     )
                     if _g3:
-                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -5136,31 +6009,38 @@ def _make_derived2():
                                 _p[3] * _w1[3],
                                 _p[4] * _w1[4],
                             )
-                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            )
+                            _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                            _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_inv_date_sk,
-                                        v_inv_item_sk,
-                                        v_inv_warehouse_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                                else:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -5170,32 +6050,43 @@ def _make_derived2():
                                         _o[4] + _d2[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                                next(iter(_grp.items()))
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_inv_date_sk_inv_warehouse_sk[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
                             _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
                             if _grp is None:
                                 n2_inv_date_sk_by_inv_warehouse_sk[
                                     v_inv_warehouse_sk
-                                ] = {v_inv_date_sk: _d2}
+                                ] = (v_inv_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_inv_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ]
+                                else:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_inv_date_sk)
                                 if _o is None:
@@ -5212,75 +6103,51 @@ def _make_derived2():
                                         _grp[v_inv_date_sk] = _n
                                     else:
                                         del _grp[v_inv_date_sk]
-                                        if not _grp:
-                                            del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_inv_date_sk_by_inv_warehouse_sk[
                                                 v_inv_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d2[0] * _w6[0],
+                                    _d2[1] * _w6[1],
+                                    _d2[2] * _w6[2],
+                                    _d2[3] * _w6[3],
+                                    _d2[4] * _w6[4],
                                 )
                                 _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                                 if _grp is None:
-                                    n1_by_inv_date_sk[v_inv_date_sk] = {
-                                        (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                    if _o is None:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                    else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                            _o[3] + _d7[3],
+                                            _o[4] + _d7[4],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ] = _n
+                                            n1_by_inv_date_sk[v_inv_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_inv_date_sk[v_inv_date_sk]
-                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _o is None:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                                else:
-                                    _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                            del n1_by_inv_date_sk[v_inv_date_sk]
                                     else:
-                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
-                                _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
-                                        _d5[3] * _w6[3],
-                                        _d5[4] * _w6[4],
-                                    )
-                                    _o = n0_root.get(v_inv_date_sk)
+                                        n1_by_inv_date_sk[v_inv_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        n0_root[v_inv_date_sk] = _d7
+                                        _grp[_t4] = _d7
                                     else:
                                         _n = (
                                             _o[0] + _d7[0],
@@ -5290,6 +6157,49 @@ def _make_derived2():
                                             _o[4] + _d7[4],
                                         )
                                         if _n[0]:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _o is None:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    else:
+                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
+                                _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                        _d7[3] * _w8[3],
+                                        _d7[4] * _w8[4],
+                                    )
+                                    _o = n0_root.get(v_inv_date_sk)
+                                    if _o is None:
+                                        n0_root[v_inv_date_sk] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_inv_date_sk] = _n
                                         else:
                                             del n0_root[v_inv_date_sk]
@@ -5297,15 +6207,30 @@ def _make_derived2():
                                         for (
                                             v_inv_warehouse_sk,
                                             v_w_warehouse_name,
-                                        ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                            v_inv_warehouse_sk
-                                        ].items():
-                                            for (
-                                                v_inv_date_sk,
-                                                v_d_moy,
-                                            ), _m9 in self.date_dim_by_inv_date_sk[
-                                                v_inv_date_sk
-                                            ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                        v_inv_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for (v_inv_date_sk, v_d_moy), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_inv_date_sk[
+                                                            v_inv_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_inv_warehouse_sk,
@@ -5313,11 +6238,11 @@ def _make_derived2():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
-                                                    _d2[3] * _m8[3] * _m9[3],
-                                                    _d2[4] * _m8[4] * _m9[4],
+                                                    _d2[0] * _m10[0] * _m12[0],
+                                                    _d2[1] * _m10[1] * _m12[1],
+                                                    _d2[2] * _m10[2] * _m12[2],
+                                                    _d2[3] * _m10[3] * _m12[3],
+                                                    _d2[4] * _m10[4] * _m12[4],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -5396,26 +6321,44 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.warehouse_by_inv_warehouse_sk.get(
-                                    v_inv_warehouse_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_warehouse_sk, v_w_warehouse_name))
-                            or _ZERO
+                        or not _entry(
+                            self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk),
+                            (v_inv_warehouse_sk, v_w_warehouse_name),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                     _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                        }
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                        else:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -5425,13 +6368,13 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                                if not _grp:
-                                    del warehouse_by_inv_warehouse_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    warehouse_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -5447,73 +6390,96 @@ def _make_derived2():
                             warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                         else:
                             del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                    _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _g3:
-                        for v_inv_date_sk, _w1 in _g3.items():
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
+                    _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _g4:
+                        for v_inv_date_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
                             )
+                            _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                                 else:
                                     del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
+                                    _d3[3] * _w6[3],
+                                    _d3[4] * _w6[4],
                                 )
                                 _o = n0_root.get(v_inv_date_sk)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d5
+                                    n0_root[v_inv_date_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
@@ -5524,15 +6490,30 @@ def _make_derived2():
                                         v_inv_date_sk,
                                         v_inv_item_sk,
                                         v_inv_warehouse_sk,
-                                    ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m7 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                    (v_inv_date_sk, v_inv_warehouse_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -5540,11 +6521,11 @@ def _make_derived2():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
-                                                _p[3] * _m6[3] * _m7[3],
-                                                _p[4] * _m6[4] * _m7[4],
+                                                _p[0] * _m8[0] * _m10[0],
+                                                _p[1] * _m8[1] * _m10[1],
+                                                _p[2] * _m8[2] * _m10[2],
+                                                _p[3] * _m8[3] * _m10[3],
+                                                _p[4] * _m8[4] * _m10[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -5621,24 +6602,41 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_d_moy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_inv_date_sk.get(v_inv_date_sk),
+                            (v_inv_date_sk, v_d_moy),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -5648,11 +6646,13 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -5668,48 +6668,68 @@ def _make_derived2():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -5717,11 +6737,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -5751,7 +6771,7 @@ def _make_derived2():
                 _g2 = self.n1_by_inv_date_sk.get(v_inv_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_inv_date_sk, v_inv_warehouse_sk))
+                _m3 = _entry(_g2, (v_inv_date_sk, v_inv_warehouse_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.n2_by_inv_date_sk_inv_warehouse_sk.get(
@@ -5759,19 +6779,19 @@ def _make_derived2():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
+                _m5 = _entry(_g4, (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
                 if _m5 is None:
                     return None
                 _g6 = self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _g6 is None:
                     return None
-                _m7 = _g6.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                _m7 = _entry(_g6, (v_inv_warehouse_sk, v_w_warehouse_name))
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_inv_date_sk, v_d_moy))
+                _m9 = _entry(_g8, (v_inv_date_sk, v_d_moy))
                 if _m9 is None:
                     return None
                 return (
@@ -6231,7 +7251,7 @@ def _make_derived2():
         )
         QUERY_ID = "a07af9828d0e7ce9"
         LAYOUT_ID = (
-            "9bce00addb80145e"  # the state's layout: snapshots restore only here
+            "51504f7a8cb071cb"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6729,7 +7749,7 @@ class View:
         "cov",
     )
     QUERY_ID = "9d8b5b1efdeb540d"
-    LAYOUT_ID = "1a80b14748b199cb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "27da1a28701c407c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -6916,60 +7936,57 @@ class View:
         # atom inv1
         if keep_inv1:
             _p = d
-            _grp = inv1_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
+            _t1 = (v_w_warehouse_sk, v_i_item_sk)
+            _t2 = (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)
+            _grp = inv1_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _grp is None:
-                inv1_by_w_warehouse_sk_i_item_sk[(v_w_warehouse_sk, v_i_item_sk)] = {
-                    (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov): _p
-                }
+                inv1_by_w_warehouse_sk_i_item_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inv1_by_w_warehouse_sk_i_item_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del inv1_by_w_warehouse_sk_i_item_sk[_t1]
+                else:
+                    inv1_by_w_warehouse_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)
-                        ]
-                        if not _grp:
-                            del inv1_by_w_warehouse_sk_i_item_sk[
-                                (v_w_warehouse_sk, v_i_item_sk)
-                            ]
-            _o = inv1_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            inv1_by_w_warehouse_sk_i_item_sk[_t1] = next(
+                                iter(_grp.items())
+                            )
+            _o = inv1_count_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _o is None:
-                inv1_count_by_w_warehouse_sk_i_item_sk[
-                    (v_w_warehouse_sk, v_i_item_sk)
-                ] = _p
+                inv1_count_by_w_warehouse_sk_i_item_sk[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    inv1_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ] = _n
+                    inv1_count_by_w_warehouse_sk_i_item_sk[_t1] = _n
                 else:
-                    del inv1_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ]
-            _w1 = inv2_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_w_warehouse_sk, v_i_item_sk))
+                    del inv1_count_by_w_warehouse_sk_i_item_sk[_t1]
+            _w3 = inv2_count_by_w_warehouse_sk_i_item_sk.get(_t1)
+            if _w3 is not None:
+                _d4 = _p * _w3
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _d2
+                    n0_root[_t1] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
-                        n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_w_warehouse_sk, v_i_item_sk)]
+                        del n0_root[_t1]
                 if pending is not None:
                     for (
                         v_w_warehouse_sk,
@@ -6977,9 +7994,18 @@ class View:
                         v_inv2_d_moy,
                         v_inv2_mean,
                         v_inv2_cov,
-                    ), _m3 in self.inv2_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type(
+                            (
+                                _g6 := self.inv2_by_w_warehouse_sk_i_item_sk[
+                                    (v_w_warehouse_sk, v_i_item_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g6.items()
+                    ):
                         _k = (
                             v_w_warehouse_sk,
                             v_i_item_sk,
@@ -6992,7 +8018,7 @@ class View:
                             v_inv2_mean,
                             v_inv2_cov,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7028,94 +8054,57 @@ class View:
         # atom inv2
         if keep_inv2:
             _p = d
-            _grp = inv2_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
+            _t1 = (v_w_warehouse_sk, v_i_item_sk)
+            _t2 = (v_w_warehouse_sk, v_i_item_sk, v_inv2_d_moy, v_inv2_mean, v_inv2_cov)
+            _grp = inv2_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _grp is None:
-                inv2_by_w_warehouse_sk_i_item_sk[(v_w_warehouse_sk, v_i_item_sk)] = {
-                    (
-                        v_w_warehouse_sk,
-                        v_i_item_sk,
-                        v_inv2_d_moy,
-                        v_inv2_mean,
-                        v_inv2_cov,
-                    ): _p
-                }
+                inv2_by_w_warehouse_sk_i_item_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inv2_by_w_warehouse_sk_i_item_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del inv2_by_w_warehouse_sk_i_item_sk[_t1]
+                else:
+                    inv2_by_w_warehouse_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (
-                        v_w_warehouse_sk,
-                        v_i_item_sk,
-                        v_inv2_d_moy,
-                        v_inv2_mean,
-                        v_inv2_cov,
-                    )
-                )
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[
-                        (
-                            v_w_warehouse_sk,
-                            v_i_item_sk,
-                            v_inv2_d_moy,
-                            v_inv2_mean,
-                            v_inv2_cov,
-                        )
-                    ] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_w_warehouse_sk,
-                                v_i_item_sk,
-                                v_inv2_d_moy,
-                                v_inv2_mean,
-                                v_inv2_cov,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_w_warehouse_sk,
-                                v_i_item_sk,
-                                v_inv2_d_moy,
-                                v_inv2_mean,
-                                v_inv2_cov,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            inv2_by_w_warehouse_sk_i_item_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del inv2_by_w_warehouse_sk_i_item_sk[
-                                (v_w_warehouse_sk, v_i_item_sk)
-                            ]
-            _o = inv2_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
+            _o = inv2_count_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _o is None:
-                inv2_count_by_w_warehouse_sk_i_item_sk[
-                    (v_w_warehouse_sk, v_i_item_sk)
-                ] = _p
+                inv2_count_by_w_warehouse_sk_i_item_sk[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    inv2_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ] = _n
+                    inv2_count_by_w_warehouse_sk_i_item_sk[_t1] = _n
                 else:
-                    del inv2_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ]
-            _w1 = inv1_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_w_warehouse_sk, v_i_item_sk))
+                    del inv2_count_by_w_warehouse_sk_i_item_sk[_t1]
+            _w3 = inv1_count_by_w_warehouse_sk_i_item_sk.get(_t1)
+            if _w3 is not None:
+                _d4 = _p * _w3
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _d2
+                    n0_root[_t1] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
-                        n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_w_warehouse_sk, v_i_item_sk)]
+                        del n0_root[_t1]
                 if pending is not None:
                     for (
                         v_w_warehouse_sk,
@@ -7123,9 +8112,18 @@ class View:
                         v_d_moy,
                         v_mean,
                         v_cov,
-                    ), _m3 in self.inv1_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type(
+                            (
+                                _g6 := self.inv1_by_w_warehouse_sk_i_item_sk[
+                                    (v_w_warehouse_sk, v_i_item_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g6.items()
+                    ):
                         _k = (
                             v_w_warehouse_sk,
                             v_i_item_sk,
@@ -7138,7 +8136,7 @@ class View:
                             v_inv2_mean,
                             v_inv2_cov,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7254,14 +8252,14 @@ class View:
         _g2 = self.inv1_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov))
+        _m3 = _entry(_g2, (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov))
         if _m3 is None:
             return None
         _g4 = self.inv2_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
         if _g4 is None:
             return None
-        _m5 = _g4.get(
-            (v_w_warehouse_sk, v_i_item_sk, v_inv2_d_moy, v_inv2_mean, v_inv2_cov)
+        _m5 = _entry(
+            _g4, (v_w_warehouse_sk, v_i_item_sk, v_inv2_d_moy, v_inv2_mean, v_inv2_cov)
         )
         if _m5 is None:
             return None

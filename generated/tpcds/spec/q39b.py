@@ -41,6 +41,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -287,6 +301,18 @@ def _make_derived1():
         import math
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -441,7 +467,7 @@ def _make_derived1():
             )
             QUERY_ID = "e7dd889fcc93555b"
             LAYOUT_ID = (
-                "63350f592b04e717"  # the state's layout: snapshots restore only here
+                "70908afe33be469e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -685,17 +711,41 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom inventory
+                _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                 _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                     v_inv_item_sk
                 )
                 if _grp is None:
                     inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                         v_inv_item_sk
-                    ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ]
+                    else:
+                        inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            v_inv_item_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -705,141 +755,152 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                            if not _grp:
-                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                     v_inv_item_sk
-                                ]
-                _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(iter(_grp.items()))
+                _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
                     )
-                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                        (v_inv_date_sk, v_inv_warehouse_sk)
-                    )
+                    _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_warehouse_sk[
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        ] = {(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
-                                _d2
-                            )
-                        else:
+                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _n
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ]
-                                if not _grp:
-                                    del n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ]
+                                del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                        else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            v_inv_date_sk: _d2
-                        }
+                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                            v_inv_date_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_date_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ]
+                        else:
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
-                            _grp[v_inv_date_sk] = _d2
+                            _grp[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 _grp[v_inv_date_sk] = _n
                             else:
                                 del _grp[v_inv_date_sk]
-                                if not _grp:
-                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                if len(_grp) == 1:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
-                    _w3 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(iter(_grp.items()))
+                    _w5 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
-                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
                             else:
-                                del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _o = n0_root.get(v_inv_date_sk)
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d6
+                                _grp[_t1] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -849,22 +910,77 @@ def _make_derived1():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _o is None:
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                            else:
+                                del n1_count_by_inv_date_sk[v_inv_date_sk]
+                        _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                            )
+                            _o = n0_root.get(v_inv_date_sk)
+                            if _o is None:
+                                n0_root[v_inv_date_sk] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                )
+                                if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
                                     del n0_root[v_inv_date_sk]
                             if pending is not None:
-                                for (
-                                    v_inv_warehouse_sk,
-                                    v_w_warehouse_name,
-                                ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                    v_inv_warehouse_sk
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m8 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                for (v_inv_warehouse_sk, v_w_warehouse_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                v_inv_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -872,11 +988,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _d2[0] * _m7[0] * _m8[0],
-                                            _d2[1] * _m7[1] * _m8[1],
-                                            _d2[2] * _m7[2] * _m8[2],
-                                            _d2[3] * _m7[3] * _m8[3],
-                                            _d2[4] * _m7[4] * _m8[4],
+                                            _d3[0] * _m9[0] * _m11[0],
+                                            _d3[1] * _m9[1] * _m11[1],
+                                            _d3[2] * _m9[2] * _m11[2],
+                                            _d3[3] * _m9[3] * _m11[3],
+                                            _d3[4] * _m9[4] * _m11[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -947,7 +1063,9 @@ def _make_derived1():
                     v_inv_item_sk
                 )
                 if _g3:
-                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -955,23 +1073,38 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                        _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
+                            _o = _grp.get(_t5)
                             if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
+                                _grp[_t5] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -981,32 +1114,44 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
@@ -1023,71 +1168,48 @@ def _make_derived1():
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w6 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w6 is not None:
+                            _d7 = (
+                                _d2[0] * _w6[0],
+                                _d2[1] * _w6[1],
+                                _d2[2] * _w6[2],
+                                _d2[3] * _w6[3],
+                                _d2[4] * _w6[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d7
+                                    _grp[_t4] = _d7
                                 else:
                                     _n = (
                                         _o[0] + _d7[0],
@@ -1097,6 +1219,49 @@ def _make_derived1():
                                         _o[4] + _d7[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
+                                    _d7[4] * _w8[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -1104,15 +1269,30 @@ def _make_derived1():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m9 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -1120,11 +1300,11 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
-                                                _d2[3] * _m8[3] * _m9[3],
-                                                _d2[4] * _m8[4] * _m9[4],
+                                                _d2[0] * _m10[0] * _m12[0],
+                                                _d2[1] * _m10[1] * _m12[1],
+                                                _d2[2] * _m10[2] * _m12[2],
+                                                _d2[3] * _m10[3] * _m12[3],
+                                                _d2[4] * _m10[4] * _m12[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1171,15 +1351,37 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom warehouse
+                _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                 _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                        (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                    }
+                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                    else:
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -1189,11 +1391,13 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                            if not _grp:
-                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    next(iter(_grp.items()))
+                                )
                 _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -1209,73 +1413,96 @@ def _make_derived1():
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                     else:
                         del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                if _g3:
-                    for v_inv_date_sk, _w1 in _g3.items():
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _g4:
+                    for v_inv_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
+                        _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w6 is not None:
+                            _d7 = (
+                                _d3[0] * _w6[0],
+                                _d3[1] * _w6[1],
+                                _d3[2] * _w6[2],
+                                _d3[3] * _w6[3],
+                                _d3[4] * _w6[4],
                             )
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d5
+                                n0_root[v_inv_date_sk] = _d7
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
@@ -1286,15 +1513,30 @@ def _make_derived1():
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m7 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -1302,11 +1544,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
-                                            _p[3] * _m6[3] * _m7[3],
-                                            _p[4] * _m6[4] * _m7[4],
+                                            _p[0] * _m8[0] * _m10[0],
+                                            _p[1] * _m8[1] * _m10[1],
+                                            _p[2] * _m8[2] * _m10[2],
+                                            _p[3] * _m8[3] * _m10[3],
+                                            _p[4] * _m8[4] * _m10[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1352,15 +1594,34 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -1370,11 +1631,13 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -1390,48 +1653,68 @@ def _make_derived1():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -1439,11 +1722,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1568,28 +1851,50 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
-                                    v_inv_item_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_inv_warehouse_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
+                                v_inv_item_sk
+                            ),
+                            (v_inv_date_sk, v_inv_warehouse_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                     _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                         v_inv_item_sk
                     )
                     if _grp is None:
                         inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                             v_inv_item_sk
-                        ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ]
+                        else:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -1599,155 +1904,160 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                if not _grp:
-                                    del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ]
-                    _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
-                            else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d3}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
-                                _grp[v_inv_date_sk] = _d2
+                                _grp[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w3 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w5 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (
-                                _d2[0] * _w3[0],
-                                _d2[1] * _w3[1],
-                                _d2[2] * _w3[2],
-                                _d2[3] * _w3[3],
-                                _d2[4] * _w3[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d3[0] * _w5[0],
+                                _d3[1] * _w5[1],
+                                _d3[2] * _w5[2],
+                                _d3[3] * _w5[3],
+                                _d3[4] * _w5[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                            else:
-                                _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
-                                    _d4[3] * _w5[3],
-                                    _d4[4] * _w5[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d6
+                                    _grp[_t1] = _d6
                                 else:
                                     _n = (
                                         _o[0] + _d6[0],
@@ -1757,6 +2067,49 @@ def _make_derived1():
                                         _o[4] + _d6[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -1764,15 +2117,30 @@ def _make_derived1():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m8 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -1780,11 +2148,11 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
-                                                _d2[3] * _m7[3] * _m8[3],
-                                                _d2[4] * _m7[4] * _m8[4],
+                                                _d3[0] * _m9[0] * _m11[0],
+                                                _d3[1] * _m9[1] * _m11[1],
+                                                _d3[2] * _m9[2] * _m11[2],
+                                                _d3[3] * _m9[3] * _m11[3],
+                                                _d3[4] * _m9[4] * _m11[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1892,7 +2260,9 @@ def _make_derived1():
                         v_inv_item_sk
                     )
                     if _g3:
-                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -1900,31 +2270,38 @@ def _make_derived1():
                                 _p[3] * _w1[3],
                                 _p[4] * _w1[4],
                             )
-                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            )
+                            _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                            _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_inv_date_sk,
-                                        v_inv_item_sk,
-                                        v_inv_warehouse_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                                else:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -1934,32 +2311,43 @@ def _make_derived1():
                                         _o[4] + _d2[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                                next(iter(_grp.items()))
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_inv_date_sk_inv_warehouse_sk[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
                             _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
                             if _grp is None:
                                 n2_inv_date_sk_by_inv_warehouse_sk[
                                     v_inv_warehouse_sk
-                                ] = {v_inv_date_sk: _d2}
+                                ] = (v_inv_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_inv_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ]
+                                else:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_inv_date_sk)
                                 if _o is None:
@@ -1976,75 +2364,51 @@ def _make_derived1():
                                         _grp[v_inv_date_sk] = _n
                                     else:
                                         del _grp[v_inv_date_sk]
-                                        if not _grp:
-                                            del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_inv_date_sk_by_inv_warehouse_sk[
                                                 v_inv_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d2[0] * _w6[0],
+                                    _d2[1] * _w6[1],
+                                    _d2[2] * _w6[2],
+                                    _d2[3] * _w6[3],
+                                    _d2[4] * _w6[4],
                                 )
                                 _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                                 if _grp is None:
-                                    n1_by_inv_date_sk[v_inv_date_sk] = {
-                                        (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                    if _o is None:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                    else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                            _o[3] + _d7[3],
+                                            _o[4] + _d7[4],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ] = _n
+                                            n1_by_inv_date_sk[v_inv_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_inv_date_sk[v_inv_date_sk]
-                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _o is None:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                                else:
-                                    _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                            del n1_by_inv_date_sk[v_inv_date_sk]
                                     else:
-                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
-                                _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
-                                        _d5[3] * _w6[3],
-                                        _d5[4] * _w6[4],
-                                    )
-                                    _o = n0_root.get(v_inv_date_sk)
+                                        n1_by_inv_date_sk[v_inv_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        n0_root[v_inv_date_sk] = _d7
+                                        _grp[_t4] = _d7
                                     else:
                                         _n = (
                                             _o[0] + _d7[0],
@@ -2054,6 +2418,49 @@ def _make_derived1():
                                             _o[4] + _d7[4],
                                         )
                                         if _n[0]:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _o is None:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    else:
+                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
+                                _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                        _d7[3] * _w8[3],
+                                        _d7[4] * _w8[4],
+                                    )
+                                    _o = n0_root.get(v_inv_date_sk)
+                                    if _o is None:
+                                        n0_root[v_inv_date_sk] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_inv_date_sk] = _n
                                         else:
                                             del n0_root[v_inv_date_sk]
@@ -2061,15 +2468,30 @@ def _make_derived1():
                                         for (
                                             v_inv_warehouse_sk,
                                             v_w_warehouse_name,
-                                        ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                            v_inv_warehouse_sk
-                                        ].items():
-                                            for (
-                                                v_inv_date_sk,
-                                                v_d_moy,
-                                            ), _m9 in self.date_dim_by_inv_date_sk[
-                                                v_inv_date_sk
-                                            ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                        v_inv_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for (v_inv_date_sk, v_d_moy), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_inv_date_sk[
+                                                            v_inv_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_inv_warehouse_sk,
@@ -2077,11 +2499,11 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
-                                                    _d2[3] * _m8[3] * _m9[3],
-                                                    _d2[4] * _m8[4] * _m9[4],
+                                                    _d2[0] * _m10[0] * _m12[0],
+                                                    _d2[1] * _m10[1] * _m12[1],
+                                                    _d2[2] * _m10[2] * _m12[2],
+                                                    _d2[3] * _m10[3] * _m12[3],
+                                                    _d2[4] * _m10[4] * _m12[4],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2160,26 +2582,44 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.warehouse_by_inv_warehouse_sk.get(
-                                    v_inv_warehouse_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_warehouse_sk, v_w_warehouse_name))
-                            or _ZERO
+                        or not _entry(
+                            self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk),
+                            (v_inv_warehouse_sk, v_w_warehouse_name),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                     _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                        }
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                        else:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -2189,13 +2629,13 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                                if not _grp:
-                                    del warehouse_by_inv_warehouse_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    warehouse_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -2211,73 +2651,96 @@ def _make_derived1():
                             warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                         else:
                             del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                    _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _g3:
-                        for v_inv_date_sk, _w1 in _g3.items():
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
+                    _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _g4:
+                        for v_inv_date_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
                             )
+                            _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                                 else:
                                     del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
+                                    _d3[3] * _w6[3],
+                                    _d3[4] * _w6[4],
                                 )
                                 _o = n0_root.get(v_inv_date_sk)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d5
+                                    n0_root[v_inv_date_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
@@ -2288,15 +2751,30 @@ def _make_derived1():
                                         v_inv_date_sk,
                                         v_inv_item_sk,
                                         v_inv_warehouse_sk,
-                                    ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m7 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                    (v_inv_date_sk, v_inv_warehouse_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -2304,11 +2782,11 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
-                                                _p[3] * _m6[3] * _m7[3],
-                                                _p[4] * _m6[4] * _m7[4],
+                                                _p[0] * _m8[0] * _m10[0],
+                                                _p[1] * _m8[1] * _m10[1],
+                                                _p[2] * _m8[2] * _m10[2],
+                                                _p[3] * _m8[3] * _m10[3],
+                                                _p[4] * _m8[4] * _m10[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2385,24 +2863,41 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_d_moy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_inv_date_sk.get(v_inv_date_sk),
+                            (v_inv_date_sk, v_d_moy),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -2412,11 +2907,13 @@ def _make_derived1():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -2432,48 +2929,68 @@ def _make_derived1():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -2481,11 +2998,11 @@ def _make_derived1():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2515,7 +3032,7 @@ def _make_derived1():
                 _g2 = self.n1_by_inv_date_sk.get(v_inv_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_inv_date_sk, v_inv_warehouse_sk))
+                _m3 = _entry(_g2, (v_inv_date_sk, v_inv_warehouse_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.n2_by_inv_date_sk_inv_warehouse_sk.get(
@@ -2523,19 +3040,19 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
+                _m5 = _entry(_g4, (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
                 if _m5 is None:
                     return None
                 _g6 = self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _g6 is None:
                     return None
-                _m7 = _g6.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                _m7 = _entry(_g6, (v_inv_warehouse_sk, v_w_warehouse_name))
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_inv_date_sk, v_d_moy))
+                _m9 = _entry(_g8, (v_inv_date_sk, v_d_moy))
                 if _m9 is None:
                     return None
                 return (
@@ -2995,7 +3512,7 @@ def _make_derived1():
         )
         QUERY_ID = "4eb6a6da9063edbb"
         LAYOUT_ID = (
-            "2fc0abf3ff7512ad"  # the state's layout: snapshots restore only here
+            "3af6858d801d9d80"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3524,6 +4041,18 @@ def _make_derived2():
         import math
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3678,7 +4207,7 @@ def _make_derived2():
             )
             QUERY_ID = "e7dd889fcc93555b"
             LAYOUT_ID = (
-                "63350f592b04e717"  # the state's layout: snapshots restore only here
+                "70908afe33be469e"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3922,17 +4451,41 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom inventory
+                _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                 _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                     v_inv_item_sk
                 )
                 if _grp is None:
                     inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                         v_inv_item_sk
-                    ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ]
+                    else:
+                        inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            v_inv_item_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -3942,141 +4495,152 @@ def _make_derived2():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                            if not _grp:
-                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                     v_inv_item_sk
-                                ]
-                _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(iter(_grp.items()))
+                _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
                     )
-                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                        (v_inv_date_sk, v_inv_warehouse_sk)
-                    )
+                    _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                    _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                     if _grp is None:
-                        n2_by_inv_date_sk_inv_warehouse_sk[
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        ] = {(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)] = (
-                                _d2
-                            )
-                        else:
+                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _n
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ]
-                                if not _grp:
-                                    del n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ]
+                                del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                        else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            v_inv_date_sk: _d2
-                        }
+                        n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                            v_inv_date_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_inv_date_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ]
+                        else:
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_inv_date_sk)
                         if _o is None:
-                            _grp[v_inv_date_sk] = _d2
+                            _grp[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 _grp[v_inv_date_sk] = _n
                             else:
                                 del _grp[v_inv_date_sk]
-                                if not _grp:
-                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                if len(_grp) == 1:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
-                    _w3 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(iter(_grp.items()))
+                    _w5 = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
-                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
                             else:
-                                del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _o = n0_root.get(v_inv_date_sk)
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d6
+                                _grp[_t1] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -4086,22 +4650,77 @@ def _make_derived2():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _o is None:
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                            else:
+                                del n1_count_by_inv_date_sk[v_inv_date_sk]
+                        _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                            )
+                            _o = n0_root.get(v_inv_date_sk)
+                            if _o is None:
+                                n0_root[v_inv_date_sk] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                )
+                                if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
                                 else:
                                     del n0_root[v_inv_date_sk]
                             if pending is not None:
-                                for (
-                                    v_inv_warehouse_sk,
-                                    v_w_warehouse_name,
-                                ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                    v_inv_warehouse_sk
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m8 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                for (v_inv_warehouse_sk, v_w_warehouse_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                v_inv_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -4109,11 +4728,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _d2[0] * _m7[0] * _m8[0],
-                                            _d2[1] * _m7[1] * _m8[1],
-                                            _d2[2] * _m7[2] * _m8[2],
-                                            _d2[3] * _m7[3] * _m8[3],
-                                            _d2[4] * _m7[4] * _m8[4],
+                                            _d3[0] * _m9[0] * _m11[0],
+                                            _d3[1] * _m9[1] * _m11[1],
+                                            _d3[2] * _m9[2] * _m11[2],
+                                            _d3[3] * _m9[3] * _m11[3],
+                                            _d3[4] * _m9[4] * _m11[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4184,7 +4803,9 @@ def _make_derived2():
                     v_inv_item_sk
                 )
                 if _g3:
-                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                    for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -4192,23 +4813,38 @@ def _make_derived2():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                        _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
+                            _o = _grp.get(_t5)
                             if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
+                                _grp[_t5] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -4218,32 +4854,44 @@ def _make_derived2():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
@@ -4260,71 +4908,48 @@ def _make_derived2():
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w6 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w6 is not None:
+                            _d7 = (
+                                _d2[0] * _w6[0],
+                                _d2[1] * _w6[1],
+                                _d2[2] * _w6[2],
+                                _d2[3] * _w6[3],
+                                _d2[4] * _w6[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d7
+                                    _grp[_t4] = _d7
                                 else:
                                     _n = (
                                         _o[0] + _d7[0],
@@ -4334,6 +4959,49 @@ def _make_derived2():
                                         _o[4] + _d7[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
+                                    _d7[3] * _w8[3],
+                                    _d7[4] * _w8[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -4341,15 +5009,30 @@ def _make_derived2():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m9 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -4357,11 +5040,11 @@ def _make_derived2():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
-                                                _d2[3] * _m8[3] * _m9[3],
-                                                _d2[4] * _m8[4] * _m9[4],
+                                                _d2[0] * _m10[0] * _m12[0],
+                                                _d2[1] * _m10[1] * _m12[1],
+                                                _d2[2] * _m10[2] * _m12[2],
+                                                _d2[3] * _m10[3] * _m12[3],
+                                                _d2[4] * _m10[4] * _m12[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -4408,15 +5091,37 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom warehouse
+                _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                 _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                        (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                    }
+                    warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                    else:
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -4426,11 +5131,13 @@ def _make_derived2():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                            if not _grp:
-                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    next(iter(_grp.items()))
+                                )
                 _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -4446,73 +5153,96 @@ def _make_derived2():
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                     else:
                         del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                if _g3:
-                    for v_inv_date_sk, _w1 in _g3.items():
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                if _g4:
+                    for v_inv_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
+                        _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                         _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                         if _grp is None:
-                            n1_by_inv_date_sk[v_inv_date_sk] = {
-                                (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                            else:
+                            n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                    del n1_by_inv_date_sk[v_inv_date_sk]
+                            else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                         if _o is None:
-                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                            n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                             else:
                                 del n1_count_by_inv_date_sk[v_inv_date_sk]
-                        _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                        if _w6 is not None:
+                            _d7 = (
+                                _d3[0] * _w6[0],
+                                _d3[1] * _w6[1],
+                                _d3[2] * _w6[2],
+                                _d3[3] * _w6[3],
+                                _d3[4] * _w6[4],
                             )
                             _o = n0_root.get(v_inv_date_sk)
                             if _o is None:
-                                n0_root[v_inv_date_sk] = _d5
+                                n0_root[v_inv_date_sk] = _d7
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_inv_date_sk] = _n
@@ -4523,15 +5253,30 @@ def _make_derived2():
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
-                                    for (
-                                        v_inv_date_sk,
-                                        v_d_moy,
-                                    ), _m7 in self.date_dim_by_inv_date_sk[
-                                        v_inv_date_sk
-                                    ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
+                                    for (v_inv_date_sk, v_d_moy), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.date_dim_by_inv_date_sk[
+                                                    v_inv_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -4539,11 +5284,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
-                                            _p[3] * _m6[3] * _m7[3],
-                                            _p[4] * _m6[4] * _m7[4],
+                                            _p[0] * _m8[0] * _m10[0],
+                                            _p[1] * _m8[1] * _m10[1],
+                                            _p[2] * _m8[2] * _m10[2],
+                                            _p[3] * _m8[3] * _m10[3],
+                                            _p[4] * _m8[4] * _m10[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4589,15 +5334,34 @@ def _make_derived2():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -4607,11 +5371,13 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -4627,48 +5393,68 @@ def _make_derived2():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -4676,11 +5462,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4805,28 +5591,50 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
-                                    v_inv_item_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_inv_warehouse_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
+                                v_inv_item_sk
+                            ),
+                            (v_inv_date_sk, v_inv_warehouse_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_inv_warehouse_sk)
                     _grp = inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk.get(
                         v_inv_item_sk
                     )
                     if _grp is None:
                         inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                             v_inv_item_sk
-                        ] = {(v_inv_date_sk, v_inv_warehouse_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                    v_inv_item_sk
+                                ]
+                        else:
+                            inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                v_inv_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -4836,155 +5644,160 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                if not _grp:
-                                    del inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk[
                                         v_inv_item_sk
-                                    ]
-                    _w1 = item_count_by_inv_item_sk.get(v_inv_item_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = item_count_by_inv_item_sk.get(v_inv_item_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
-                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                            (v_inv_date_sk, v_inv_warehouse_sk)
-                        )
+                        _t4 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                        _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t1)
                         if _grp is None:
-                            n2_by_inv_date_sk_inv_warehouse_sk[
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            ] = {
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                ] = _d2
-                            else:
+                            n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                    del n2_by_inv_date_sk_inv_warehouse_sk[_t1]
+                            else:
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t1] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_inv_date_sk_inv_warehouse_sk[
-                                            (v_inv_date_sk, v_inv_warehouse_sk)
-                                        ]
                         _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
                         if _grp is None:
-                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                                v_inv_date_sk: _d2
-                            }
+                            n2_inv_date_sk_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                v_inv_date_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_inv_date_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
+                                )
+                                if _n[0]:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ]
+                            else:
+                                n2_inv_date_sk_by_inv_warehouse_sk[
+                                    v_inv_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d3}
                         else:
                             _o = _grp.get(v_inv_date_sk)
                             if _o is None:
-                                _grp[v_inv_date_sk] = _d2
+                                _grp[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     _grp[v_inv_date_sk] = _n
                                 else:
                                     del _grp[v_inv_date_sk]
-                                    if not _grp:
-                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                    if len(_grp) == 1:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
                                             v_inv_warehouse_sk
-                                        ]
-                        _w3 = warehouse_count_by_inv_warehouse_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w5 = warehouse_count_by_inv_warehouse_sk.get(
                             v_inv_warehouse_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (
-                                _d2[0] * _w3[0],
-                                _d2[1] * _w3[1],
-                                _d2[2] * _w3[2],
-                                _d2[3] * _w3[3],
-                                _d2[4] * _w3[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d3[0] * _w5[0],
+                                _d3[1] * _w5[1],
+                                _d3[2] * _w5[2],
+                                _d3[3] * _w5[3],
+                                _d3[4] * _w5[4],
                             )
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d4
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t1, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
-                                        _o[3] + _d4[3],
-                                        _o[4] + _d4[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
-                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d4
-                            else:
-                                _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                )
-                                if _n[0]:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
                                 else:
-                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w5 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
-                                    _d4[3] * _w5[3],
-                                    _d4[4] * _w5[4],
-                                )
-                                _o = n0_root.get(v_inv_date_sk)
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d6
+                                    _grp[_t1] = _d6
                                 else:
                                     _n = (
                                         _o[0] + _d6[0],
@@ -4994,6 +5807,49 @@ def _make_derived2():
                                         _o[4] + _d6[4],
                                     )
                                     if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _o is None:
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                else:
+                                    del n1_count_by_inv_date_sk[v_inv_date_sk]
+                            _w7 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                )
+                                _o = n0_root.get(v_inv_date_sk)
+                                if _o is None:
+                                    n0_root[v_inv_date_sk] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
                                     else:
                                         del n0_root[v_inv_date_sk]
@@ -5001,15 +5857,30 @@ def _make_derived2():
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m7 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m8 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -5017,11 +5888,11 @@ def _make_derived2():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
-                                                _d2[3] * _m7[3] * _m8[3],
-                                                _d2[4] * _m7[4] * _m8[4],
+                                                _d3[0] * _m9[0] * _m11[0],
+                                                _d3[1] * _m9[1] * _m11[1],
+                                                _d3[2] * _m9[2] * _m11[2],
+                                                _d3[3] * _m9[3] * _m11[3],
+                                                _d3[4] * _m9[4] * _m11[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -5129,7 +6000,9 @@ def _make_derived2():
                         v_inv_item_sk
                     )
                     if _g3:
-                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in _g3.items():
+                        for (v_inv_date_sk, v_inv_warehouse_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (
                                 _p[0] * _w1[0],
                                 _p[1] * _w1[1],
@@ -5137,31 +6010,38 @@ def _make_derived2():
                                 _p[3] * _w1[3],
                                 _p[4] * _w1[4],
                             )
-                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(
-                                (v_inv_date_sk, v_inv_warehouse_sk)
-                            )
+                            _t4 = (v_inv_date_sk, v_inv_warehouse_sk)
+                            _t5 = (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
+                            _grp = n2_by_inv_date_sk_inv_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_inv_date_sk,
-                                        v_inv_item_sk,
-                                        v_inv_warehouse_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_inv_date_sk,
-                                            v_inv_item_sk,
-                                            v_inv_warehouse_sk,
+                                n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_inv_date_sk_inv_warehouse_sk[_t4]
+                                else:
+                                    n2_by_inv_date_sk_inv_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -5171,32 +6051,43 @@ def _make_derived2():
                                         _o[4] + _d2[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_inv_date_sk,
-                                                v_inv_item_sk,
-                                                v_inv_warehouse_sk,
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_inv_date_sk_inv_warehouse_sk[_t4] = (
+                                                next(iter(_grp.items()))
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_inv_date_sk_inv_warehouse_sk[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
                             _grp = n2_inv_date_sk_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
                             if _grp is None:
                                 n2_inv_date_sk_by_inv_warehouse_sk[
                                     v_inv_warehouse_sk
-                                ] = {v_inv_date_sk: _d2}
+                                ] = (v_inv_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_inv_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                        _o[3] + _d2[3],
+                                        _o[4] + _d2[4],
+                                    )
+                                    if _n[0]:
+                                        n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_inv_date_sk_by_inv_warehouse_sk[
+                                            v_inv_warehouse_sk
+                                        ]
+                                else:
+                                    n2_inv_date_sk_by_inv_warehouse_sk[
+                                        v_inv_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_inv_date_sk)
                                 if _o is None:
@@ -5213,75 +6104,51 @@ def _make_derived2():
                                         _grp[v_inv_date_sk] = _n
                                     else:
                                         del _grp[v_inv_date_sk]
-                                        if not _grp:
-                                            del n2_inv_date_sk_by_inv_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_inv_date_sk_by_inv_warehouse_sk[
                                                 v_inv_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_inv_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_inv_warehouse_sk.get(
                                 v_inv_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d2[0] * _w6[0],
+                                    _d2[1] * _w6[1],
+                                    _d2[2] * _w6[2],
+                                    _d2[3] * _w6[3],
+                                    _d2[4] * _w6[4],
                                 )
                                 _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                                 if _grp is None:
-                                    n1_by_inv_date_sk[v_inv_date_sk] = {
-                                        (v_inv_date_sk, v_inv_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                    if _o is None:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d5
-                                    else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = (_t4, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
-                                            _o[3] + _d5[3],
-                                            _o[4] + _d5[4],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                            _o[3] + _d7[3],
+                                            _o[4] + _d7[4],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ] = _n
+                                            n1_by_inv_date_sk[v_inv_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_inv_date_sk, v_inv_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_inv_date_sk[v_inv_date_sk]
-                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _o is None:
-                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d5
-                                else:
-                                    _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                            del n1_by_inv_date_sk[v_inv_date_sk]
                                     else:
-                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
-                                _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
-                                        _d5[3] * _w6[3],
-                                        _d5[4] * _w6[4],
-                                    )
-                                    _o = n0_root.get(v_inv_date_sk)
+                                        n1_by_inv_date_sk[v_inv_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
                                     if _o is None:
-                                        n0_root[v_inv_date_sk] = _d7
+                                        _grp[_t4] = _d7
                                     else:
                                         _n = (
                                             _o[0] + _d7[0],
@@ -5291,6 +6158,49 @@ def _make_derived2():
                                             _o[4] + _d7[4],
                                         )
                                         if _n[0]:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _o is None:
+                                    n1_count_by_inv_date_sk[v_inv_date_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_inv_date_sk[v_inv_date_sk] = _n
+                                    else:
+                                        del n1_count_by_inv_date_sk[v_inv_date_sk]
+                                _w8 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
+                                        _d7[3] * _w8[3],
+                                        _d7[4] * _w8[4],
+                                    )
+                                    _o = n0_root.get(v_inv_date_sk)
+                                    if _o is None:
+                                        n0_root[v_inv_date_sk] = _d9
+                                    else:
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_inv_date_sk] = _n
                                         else:
                                             del n0_root[v_inv_date_sk]
@@ -5298,15 +6208,30 @@ def _make_derived2():
                                         for (
                                             v_inv_warehouse_sk,
                                             v_w_warehouse_name,
-                                        ), _m8 in self.warehouse_by_inv_warehouse_sk[
-                                            v_inv_warehouse_sk
-                                        ].items():
-                                            for (
-                                                v_inv_date_sk,
-                                                v_d_moy,
-                                            ), _m9 in self.date_dim_by_inv_date_sk[
-                                                v_inv_date_sk
-                                            ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_inv_warehouse_sk[
+                                                        v_inv_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for (v_inv_date_sk, v_d_moy), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_inv_date_sk[
+                                                            v_inv_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_inv_warehouse_sk,
@@ -5314,11 +6239,11 @@ def _make_derived2():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
-                                                    _d2[3] * _m8[3] * _m9[3],
-                                                    _d2[4] * _m8[4] * _m9[4],
+                                                    _d2[0] * _m10[0] * _m12[0],
+                                                    _d2[1] * _m10[1] * _m12[1],
+                                                    _d2[2] * _m10[2] * _m12[2],
+                                                    _d2[3] * _m10[3] * _m12[3],
+                                                    _d2[4] * _m10[4] * _m12[4],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -5397,26 +6322,44 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.warehouse_by_inv_warehouse_sk.get(
-                                    v_inv_warehouse_sk
-                                )
-                                or _EMPTY
-                            ).get((v_inv_warehouse_sk, v_w_warehouse_name))
-                            or _ZERO
+                        or not _entry(
+                            self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk),
+                            (v_inv_warehouse_sk, v_w_warehouse_name),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_warehouse_sk, v_w_warehouse_name)
                     _grp = warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
-                            (v_inv_warehouse_sk, v_w_warehouse_name): _p
-                        }
+                        warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk]
+                        else:
+                            warehouse_by_inv_warehouse_sk[v_inv_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -5426,13 +6369,13 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_warehouse_sk, v_w_warehouse_name)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_warehouse_sk, v_w_warehouse_name)]
-                                if not _grp:
-                                    del warehouse_by_inv_warehouse_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    warehouse_by_inv_warehouse_sk[
                                         v_inv_warehouse_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = warehouse_count_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _p
@@ -5448,73 +6391,96 @@ def _make_derived2():
                             warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk] = _n
                         else:
                             del warehouse_count_by_inv_warehouse_sk[v_inv_warehouse_sk]
-                    _g3 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
-                    if _g3:
-                        for v_inv_date_sk, _w1 in _g3.items():
-                            _d2 = (
-                                _p[0] * _w1[0],
-                                _p[1] * _w1[1],
-                                _p[2] * _w1[2],
-                                _p[3] * _w1[3],
-                                _p[4] * _w1[4],
+                    _g4 = n2_inv_date_sk_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
+                    if _g4:
+                        for v_inv_date_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (
+                                _p[0] * _w2[0],
+                                _p[1] * _w2[1],
+                                _p[2] * _w2[2],
+                                _p[3] * _w2[3],
+                                _p[4] * _w2[4],
                             )
+                            _t5 = (v_inv_date_sk, v_inv_warehouse_sk)
                             _grp = n1_by_inv_date_sk.get(v_inv_date_sk)
                             if _grp is None:
-                                n1_by_inv_date_sk[v_inv_date_sk] = {
-                                    (v_inv_date_sk, v_inv_warehouse_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_inv_date_sk, v_inv_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _d2
-                                else:
+                                n1_by_inv_date_sk[v_inv_date_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                        _o[3] + _d2[3],
-                                        _o[4] + _d2[4],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
                                     )
                                     if _n[0]:
-                                        _grp[(v_inv_date_sk, v_inv_warehouse_sk)] = _n
+                                        n1_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_inv_date_sk, v_inv_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_inv_date_sk[v_inv_date_sk]
+                                        del n1_by_inv_date_sk[v_inv_date_sk]
+                                else:
+                                    n1_by_inv_date_sk[v_inv_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                        _o[3] + _d3[3],
+                                        _o[4] + _d3[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_inv_date_sk[v_inv_date_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_inv_date_sk.get(v_inv_date_sk)
                             if _o is None:
-                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d2
+                                n1_count_by_inv_date_sk[v_inv_date_sk] = _d3
                             else:
                                 _n = (
-                                    _o[0] + _d2[0],
-                                    _o[1] + _d2[1],
-                                    _o[2] + _d2[2],
-                                    _o[3] + _d2[3],
-                                    _o[4] + _d2[4],
+                                    _o[0] + _d3[0],
+                                    _o[1] + _d3[1],
+                                    _o[2] + _d3[2],
+                                    _o[3] + _d3[3],
+                                    _o[4] + _d3[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_inv_date_sk[v_inv_date_sk] = _n
                                 else:
                                     del n1_count_by_inv_date_sk[v_inv_date_sk]
-                            _w4 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
-                                    _d2[3] * _w4[3],
-                                    _d2[4] * _w4[4],
+                            _w6 = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
+                                    _d3[3] * _w6[3],
+                                    _d3[4] * _w6[4],
                                 )
                                 _o = n0_root.get(v_inv_date_sk)
                                 if _o is None:
-                                    n0_root[v_inv_date_sk] = _d5
+                                    n0_root[v_inv_date_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                        _o[3] + _d7[3],
+                                        _o[4] + _d7[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_inv_date_sk] = _n
@@ -5525,15 +6491,30 @@ def _make_derived2():
                                         v_inv_date_sk,
                                         v_inv_item_sk,
                                         v_inv_warehouse_sk,
-                                    ), _m6 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                        (v_inv_date_sk, v_inv_warehouse_sk)
-                                    ].items():
-                                        for (
-                                            v_inv_date_sk,
-                                            v_d_moy,
-                                        ), _m7 in self.date_dim_by_inv_date_sk[
-                                            v_inv_date_sk
-                                        ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                    (v_inv_date_sk, v_inv_warehouse_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_inv_date_sk, v_d_moy), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.date_dim_by_inv_date_sk[
+                                                        v_inv_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_inv_warehouse_sk,
@@ -5541,11 +6522,11 @@ def _make_derived2():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
-                                                _p[3] * _m6[3] * _m7[3],
-                                                _p[4] * _m6[4] * _m7[4],
+                                                _p[0] * _m8[0] * _m10[0],
+                                                _p[1] * _m8[1] * _m10[1],
+                                                _p[2] * _m8[2] * _m10[2],
+                                                _p[3] * _m8[3] * _m10[3],
+                                                _p[4] * _m8[4] * _m10[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -5622,24 +6603,41 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
-                                or _EMPTY
-                            ).get((v_inv_date_sk, v_d_moy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_inv_date_sk.get(v_inv_date_sk),
+                            (v_inv_date_sk, v_d_moy),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_inv_date_sk, v_d_moy)
                     _grp = date_dim_by_inv_date_sk.get(v_inv_date_sk)
                     if _grp is None:
-                        date_dim_by_inv_date_sk[v_inv_date_sk] = {
-                            (v_inv_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_inv_date_sk[v_inv_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _p[0],
+                                _o[1] + _p[1],
+                                _o[2] + _p[2],
+                                _o[3] + _p[3],
+                                _o[4] + _p[4],
+                            )
+                            if _n[0]:
+                                date_dim_by_inv_date_sk[v_inv_date_sk] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_inv_date_sk[v_inv_date_sk]
+                        else:
+                            date_dim_by_inv_date_sk[v_inv_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_inv_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_inv_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (
                                 _o[0] + _p[0],
@@ -5649,11 +6647,13 @@ def _make_derived2():
                                 _o[4] + _p[4],
                             )
                             if _n[0]:
-                                _grp[(v_inv_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_inv_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_inv_date_sk[v_inv_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_inv_date_sk[v_inv_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = date_dim_count_by_inv_date_sk.get(v_inv_date_sk)
                     if _o is None:
                         date_dim_count_by_inv_date_sk[v_inv_date_sk] = _p
@@ -5669,48 +6669,68 @@ def _make_derived2():
                             date_dim_count_by_inv_date_sk[v_inv_date_sk] = _n
                         else:
                             del date_dim_count_by_inv_date_sk[v_inv_date_sk]
-                    _w1 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
-                    if _w1 is not None:
-                        _d2 = (
-                            _p[0] * _w1[0],
-                            _p[1] * _w1[1],
-                            _p[2] * _w1[2],
-                            _p[3] * _w1[3],
-                            _p[4] * _w1[4],
+                    _w2 = n1_count_by_inv_date_sk.get(v_inv_date_sk)
+                    if _w2 is not None:
+                        _d3 = (
+                            _p[0] * _w2[0],
+                            _p[1] * _w2[1],
+                            _p[2] * _w2[2],
+                            _p[3] * _w2[3],
+                            _p[4] * _w2[4],
                         )
                         _o = n0_root.get(v_inv_date_sk)
                         if _o is None:
-                            n0_root[v_inv_date_sk] = _d2
+                            n0_root[v_inv_date_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
                                 n0_root[v_inv_date_sk] = _n
                             else:
                                 del n0_root[v_inv_date_sk]
                         if pending is not None:
-                            for (
-                                v_inv_date_sk,
-                                v_inv_warehouse_sk,
-                            ), _m3 in self.n1_by_inv_date_sk[v_inv_date_sk].items():
+                            for (v_inv_date_sk, v_inv_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_inv_date_sk[v_inv_date_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_inv_date_sk,
                                     v_inv_item_sk,
                                     v_inv_warehouse_sk,
-                                ), _m4 in self.n2_by_inv_date_sk_inv_warehouse_sk[
-                                    (v_inv_date_sk, v_inv_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_inv_date_sk_inv_warehouse_sk[
+                                                (v_inv_date_sk, v_inv_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_inv_warehouse_sk,
                                         v_w_warehouse_name,
-                                    ), _m5 in self.warehouse_by_inv_warehouse_sk[
-                                        v_inv_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_inv_warehouse_sk[
+                                                    v_inv_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_inv_warehouse_sk,
@@ -5718,11 +6738,11 @@ def _make_derived2():
                                             v_d_moy,
                                         )
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
-                                            _p[3] * _m4[3] * _m5[3],
-                                            _p[4] * _m4[4] * _m5[4],
+                                            _p[0] * _m6[0] * _m8[0],
+                                            _p[1] * _m6[1] * _m8[1],
+                                            _p[2] * _m6[2] * _m8[2],
+                                            _p[3] * _m6[3] * _m8[3],
+                                            _p[4] * _m6[4] * _m8[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -5752,7 +6772,7 @@ def _make_derived2():
                 _g2 = self.n1_by_inv_date_sk.get(v_inv_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_inv_date_sk, v_inv_warehouse_sk))
+                _m3 = _entry(_g2, (v_inv_date_sk, v_inv_warehouse_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.n2_by_inv_date_sk_inv_warehouse_sk.get(
@@ -5760,19 +6780,19 @@ def _make_derived2():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
+                _m5 = _entry(_g4, (v_inv_date_sk, v_inv_item_sk, v_inv_warehouse_sk))
                 if _m5 is None:
                     return None
                 _g6 = self.warehouse_by_inv_warehouse_sk.get(v_inv_warehouse_sk)
                 if _g6 is None:
                     return None
-                _m7 = _g6.get((v_inv_warehouse_sk, v_w_warehouse_name))
+                _m7 = _entry(_g6, (v_inv_warehouse_sk, v_w_warehouse_name))
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_inv_date_sk.get(v_inv_date_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_inv_date_sk, v_d_moy))
+                _m9 = _entry(_g8, (v_inv_date_sk, v_d_moy))
                 if _m9 is None:
                     return None
                 return (
@@ -6232,7 +7252,7 @@ def _make_derived2():
         )
         QUERY_ID = "a07af9828d0e7ce9"
         LAYOUT_ID = (
-            "9bce00addb80145e"  # the state's layout: snapshots restore only here
+            "51504f7a8cb071cb"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6730,7 +7750,7 @@ class View:
         "cov",
     )
     QUERY_ID = "a986df11d8bc2ca9"
-    LAYOUT_ID = "1a80b14748b199cb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "27da1a28701c407c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -6922,60 +7942,57 @@ class View:
         # atom inv1
         if keep_inv1:
             _p = d
-            _grp = inv1_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
+            _t1 = (v_w_warehouse_sk, v_i_item_sk)
+            _t2 = (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)
+            _grp = inv1_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _grp is None:
-                inv1_by_w_warehouse_sk_i_item_sk[(v_w_warehouse_sk, v_i_item_sk)] = {
-                    (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov): _p
-                }
+                inv1_by_w_warehouse_sk_i_item_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inv1_by_w_warehouse_sk_i_item_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del inv1_by_w_warehouse_sk_i_item_sk[_t1]
+                else:
+                    inv1_by_w_warehouse_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov)
-                        ]
-                        if not _grp:
-                            del inv1_by_w_warehouse_sk_i_item_sk[
-                                (v_w_warehouse_sk, v_i_item_sk)
-                            ]
-            _o = inv1_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            inv1_by_w_warehouse_sk_i_item_sk[_t1] = next(
+                                iter(_grp.items())
+                            )
+            _o = inv1_count_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _o is None:
-                inv1_count_by_w_warehouse_sk_i_item_sk[
-                    (v_w_warehouse_sk, v_i_item_sk)
-                ] = _p
+                inv1_count_by_w_warehouse_sk_i_item_sk[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    inv1_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ] = _n
+                    inv1_count_by_w_warehouse_sk_i_item_sk[_t1] = _n
                 else:
-                    del inv1_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ]
-            _w1 = inv2_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_w_warehouse_sk, v_i_item_sk))
+                    del inv1_count_by_w_warehouse_sk_i_item_sk[_t1]
+            _w3 = inv2_count_by_w_warehouse_sk_i_item_sk.get(_t1)
+            if _w3 is not None:
+                _d4 = _p * _w3
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _d2
+                    n0_root[_t1] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
-                        n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_w_warehouse_sk, v_i_item_sk)]
+                        del n0_root[_t1]
                 if pending is not None:
                     for (
                         v_w_warehouse_sk,
@@ -6983,9 +8000,18 @@ class View:
                         v_inv2_d_moy,
                         v_inv2_mean,
                         v_inv2_cov,
-                    ), _m3 in self.inv2_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type(
+                            (
+                                _g6 := self.inv2_by_w_warehouse_sk_i_item_sk[
+                                    (v_w_warehouse_sk, v_i_item_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g6.items()
+                    ):
                         _k = (
                             v_w_warehouse_sk,
                             v_i_item_sk,
@@ -6998,7 +8024,7 @@ class View:
                             v_inv2_mean,
                             v_inv2_cov,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7034,94 +8060,57 @@ class View:
         # atom inv2
         if keep_inv2:
             _p = d
-            _grp = inv2_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
+            _t1 = (v_w_warehouse_sk, v_i_item_sk)
+            _t2 = (v_w_warehouse_sk, v_i_item_sk, v_inv2_d_moy, v_inv2_mean, v_inv2_cov)
+            _grp = inv2_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _grp is None:
-                inv2_by_w_warehouse_sk_i_item_sk[(v_w_warehouse_sk, v_i_item_sk)] = {
-                    (
-                        v_w_warehouse_sk,
-                        v_i_item_sk,
-                        v_inv2_d_moy,
-                        v_inv2_mean,
-                        v_inv2_cov,
-                    ): _p
-                }
+                inv2_by_w_warehouse_sk_i_item_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        inv2_by_w_warehouse_sk_i_item_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del inv2_by_w_warehouse_sk_i_item_sk[_t1]
+                else:
+                    inv2_by_w_warehouse_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (
-                        v_w_warehouse_sk,
-                        v_i_item_sk,
-                        v_inv2_d_moy,
-                        v_inv2_mean,
-                        v_inv2_cov,
-                    )
-                )
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[
-                        (
-                            v_w_warehouse_sk,
-                            v_i_item_sk,
-                            v_inv2_d_moy,
-                            v_inv2_mean,
-                            v_inv2_cov,
-                        )
-                    ] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_w_warehouse_sk,
-                                v_i_item_sk,
-                                v_inv2_d_moy,
-                                v_inv2_mean,
-                                v_inv2_cov,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_w_warehouse_sk,
-                                v_i_item_sk,
-                                v_inv2_d_moy,
-                                v_inv2_mean,
-                                v_inv2_cov,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            inv2_by_w_warehouse_sk_i_item_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del inv2_by_w_warehouse_sk_i_item_sk[
-                                (v_w_warehouse_sk, v_i_item_sk)
-                            ]
-            _o = inv2_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
+            _o = inv2_count_by_w_warehouse_sk_i_item_sk.get(_t1)
             if _o is None:
-                inv2_count_by_w_warehouse_sk_i_item_sk[
-                    (v_w_warehouse_sk, v_i_item_sk)
-                ] = _p
+                inv2_count_by_w_warehouse_sk_i_item_sk[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    inv2_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ] = _n
+                    inv2_count_by_w_warehouse_sk_i_item_sk[_t1] = _n
                 else:
-                    del inv2_count_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ]
-            _w1 = inv1_count_by_w_warehouse_sk_i_item_sk.get(
-                (v_w_warehouse_sk, v_i_item_sk)
-            )
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_w_warehouse_sk, v_i_item_sk))
+                    del inv2_count_by_w_warehouse_sk_i_item_sk[_t1]
+            _w3 = inv1_count_by_w_warehouse_sk_i_item_sk.get(_t1)
+            if _w3 is not None:
+                _d4 = _p * _w3
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _d2
+                    n0_root[_t1] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
-                        n0_root[(v_w_warehouse_sk, v_i_item_sk)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_w_warehouse_sk, v_i_item_sk)]
+                        del n0_root[_t1]
                 if pending is not None:
                     for (
                         v_w_warehouse_sk,
@@ -7129,9 +8118,18 @@ class View:
                         v_d_moy,
                         v_mean,
                         v_cov,
-                    ), _m3 in self.inv1_by_w_warehouse_sk_i_item_sk[
-                        (v_w_warehouse_sk, v_i_item_sk)
-                    ].items():
+                    ), _m5 in (
+                        (_g6,)
+                        if type(
+                            (
+                                _g6 := self.inv1_by_w_warehouse_sk_i_item_sk[
+                                    (v_w_warehouse_sk, v_i_item_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g6.items()
+                    ):
                         _k = (
                             v_w_warehouse_sk,
                             v_i_item_sk,
@@ -7144,7 +8142,7 @@ class View:
                             v_inv2_mean,
                             v_inv2_cov,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7260,14 +8258,14 @@ class View:
         _g2 = self.inv1_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov))
+        _m3 = _entry(_g2, (v_w_warehouse_sk, v_i_item_sk, v_d_moy, v_mean, v_cov))
         if _m3 is None:
             return None
         _g4 = self.inv2_by_w_warehouse_sk_i_item_sk.get((v_w_warehouse_sk, v_i_item_sk))
         if _g4 is None:
             return None
-        _m5 = _g4.get(
-            (v_w_warehouse_sk, v_i_item_sk, v_inv2_d_moy, v_inv2_mean, v_inv2_cov)
+        _m5 = _entry(
+            _g4, (v_w_warehouse_sk, v_i_item_sk, v_inv2_d_moy, v_inv2_mean, v_inv2_cov)
         )
         if _m5 is None:
             return None

@@ -70,6 +70,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -241,6 +255,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -344,7 +370,7 @@ def _make_derived1():
             )
             QUERY_ID = "a083ad193d310486"
             LAYOUT_ID = (
-                "7aec8913861c8312"  # the state's layout: snapshots restore only here
+                "7d05ca793f416a01"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -529,106 +555,86 @@ def _make_derived1():
                     del store[row]
                 # atom catalog_sales
                 _p = d
-                _grp = catalog_sales_by_cs_item_sk_cs_order_number.get(
-                    (v_cs_item_sk, v_cs_order_number)
+                _t1 = (v_cs_item_sk, v_cs_order_number)
+                _t2 = (
+                    v_cs_sold_date_sk,
+                    v_cs_warehouse_sk,
+                    v_cs_item_sk,
+                    v_cs_order_number,
+                    v_cs_sales_price,
                 )
+                _grp = catalog_sales_by_cs_item_sk_cs_order_number.get(_t1)
                 if _grp is None:
-                    catalog_sales_by_cs_item_sk_cs_order_number[
-                        (v_cs_item_sk, v_cs_order_number)
-                    ] = {
-                        (
-                            v_cs_sold_date_sk,
-                            v_cs_warehouse_sk,
-                            v_cs_item_sk,
-                            v_cs_order_number,
-                            v_cs_sales_price,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_cs_sold_date_sk,
-                            v_cs_warehouse_sk,
-                            v_cs_item_sk,
-                            v_cs_order_number,
-                            v_cs_sales_price,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_item_sk,
-                                v_cs_order_number,
-                                v_cs_sales_price,
+                    catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
+                elif type(_grp) is tuple:
+                    _e = _t2
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del catalog_sales_by_cs_item_sk_cs_order_number[_t1]
+                    else:
+                        catalog_sales_by_cs_item_sk_cs_order_number[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t2)
+                    if _o is None:
+                        _grp[_t2] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_item_sk,
-                                    v_cs_order_number,
-                                    v_cs_sales_price,
-                                )
-                            ] = _n
+                            _grp[_t2] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_item_sk,
-                                    v_cs_order_number,
-                                    v_cs_sales_price,
+                            del _grp[_t2]
+                            if len(_grp) == 1:
+                                catalog_sales_by_cs_item_sk_cs_order_number[_t1] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del catalog_sales_by_cs_item_sk_cs_order_number[
-                                    (v_cs_item_sk, v_cs_order_number)
-                                ]
-                _o = catalog_sales_count_by_cs_item_sk_cs_order_number.get(
-                    (v_cs_item_sk, v_cs_order_number)
-                )
+                _o = catalog_sales_count_by_cs_item_sk_cs_order_number.get(_t1)
                 if _o is None:
-                    catalog_sales_count_by_cs_item_sk_cs_order_number[
-                        (v_cs_item_sk, v_cs_order_number)
-                    ] = _p
+                    catalog_sales_count_by_cs_item_sk_cs_order_number[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        catalog_sales_count_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ] = _n
+                        catalog_sales_count_by_cs_item_sk_cs_order_number[_t1] = _n
                     else:
-                        del catalog_sales_count_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ]
-                _w1 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
-                    (v_cs_item_sk, v_cs_order_number)
-                )
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get((v_cs_item_sk, v_cs_order_number))
+                        del catalog_sales_count_by_cs_item_sk_cs_order_number[_t1]
+                _w3 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(_t1)
+                if _w3 is not None:
+                    _d4 = _p * _w3
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_cs_item_sk, v_cs_order_number)] = _d2
+                        n0_root[_t1] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
-                            n0_root[(v_cs_item_sk, v_cs_order_number)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_cs_item_sk, v_cs_order_number)]
+                            del n0_root[_t1]
                     if pending is not None:
                         for (
                             v_cs_item_sk,
                             v_cs_order_number,
                             v_cr_refunded_cash,
-                        ), _m3 in self.catalog_returns_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ].items():
+                        ), _m5 in (
+                            (_g6,)
+                            if type(
+                                (
+                                    _g6 := self.catalog_returns_by_cs_item_sk_cs_order_number[
+                                        (v_cs_item_sk, v_cs_order_number)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g6.items()
+                        ):
                             _k = (
                                 v_cs_sold_date_sk,
                                 v_cs_sales_price,
@@ -636,7 +642,7 @@ def _make_derived1():
                                 v_cr_refunded_cash,
                                 v_cs_item_sk,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m5
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -676,62 +682,63 @@ def _make_derived1():
                     del store[row]
                 # atom catalog_returns
                 _p = d
-                _grp = catalog_returns_by_cs_item_sk_cs_order_number.get(
-                    (v_cs_item_sk, v_cs_order_number)
-                )
+                _t1 = (v_cs_item_sk, v_cs_order_number)
+                _t2 = (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
+                _grp = catalog_returns_by_cs_item_sk_cs_order_number.get(_t1)
                 if _grp is None:
-                    catalog_returns_by_cs_item_sk_cs_order_number[
-                        (v_cs_item_sk, v_cs_order_number)
-                    ] = {(v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash): _p}
+                    catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
+                elif type(_grp) is tuple:
+                    _e = _t2
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del catalog_returns_by_cs_item_sk_cs_order_number[_t1]
+                    else:
+                        catalog_returns_by_cs_item_sk_cs_order_number[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash))
+                    _o = _grp.get(_t2)
                     if _o is None:
-                        _grp[(v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)] = _p
+                        _grp[_t2] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
-                            ] = _n
+                            _grp[_t2] = _n
                         else:
-                            del _grp[
-                                (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
-                            ]
-                            if not _grp:
-                                del catalog_returns_by_cs_item_sk_cs_order_number[
-                                    (v_cs_item_sk, v_cs_order_number)
-                                ]
-                _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
-                    (v_cs_item_sk, v_cs_order_number)
-                )
+                            del _grp[_t2]
+                            if len(_grp) == 1:
+                                catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
+                                    next(iter(_grp.items()))
+                                )
+                _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(_t1)
                 if _o is None:
-                    catalog_returns_count_by_cs_item_sk_cs_order_number[
-                        (v_cs_item_sk, v_cs_order_number)
-                    ] = _p
+                    catalog_returns_count_by_cs_item_sk_cs_order_number[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        catalog_returns_count_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ] = _n
+                        catalog_returns_count_by_cs_item_sk_cs_order_number[_t1] = _n
                     else:
-                        del catalog_returns_count_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ]
-                _w1 = catalog_sales_count_by_cs_item_sk_cs_order_number.get(
-                    (v_cs_item_sk, v_cs_order_number)
-                )
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get((v_cs_item_sk, v_cs_order_number))
+                        del catalog_returns_count_by_cs_item_sk_cs_order_number[_t1]
+                _w3 = catalog_sales_count_by_cs_item_sk_cs_order_number.get(_t1)
+                if _w3 is not None:
+                    _d4 = _p * _w3
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_cs_item_sk, v_cs_order_number)] = _d2
+                        n0_root[_t1] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
-                            n0_root[(v_cs_item_sk, v_cs_order_number)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_cs_item_sk, v_cs_order_number)]
+                            del n0_root[_t1]
                     if pending is not None:
                         for (
                             v_cs_sold_date_sk,
@@ -739,9 +746,18 @@ def _make_derived1():
                             v_cs_item_sk,
                             v_cs_order_number,
                             v_cs_sales_price,
-                        ), _m3 in self.catalog_sales_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ].items():
+                        ), _m5 in (
+                            (_g6,)
+                            if type(
+                                (
+                                    _g6 := self.catalog_sales_by_cs_item_sk_cs_order_number[
+                                        (v_cs_item_sk, v_cs_order_number)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g6.items()
+                        ):
                             _k = (
                                 v_cs_sold_date_sk,
                                 v_cs_sales_price,
@@ -749,7 +765,7 @@ def _make_derived1():
                                 v_cr_refunded_cash,
                                 v_cs_item_sk,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m5
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -825,125 +841,101 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.catalog_sales_by_cs_item_sk_cs_order_number.get(
+                                (v_cs_item_sk, v_cs_order_number)
+                            ),
                             (
-                                self.catalog_sales_by_cs_item_sk_cs_order_number.get(
-                                    (v_cs_item_sk, v_cs_order_number)
-                                )
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_item_sk,
-                                    v_cs_order_number,
-                                    v_cs_sales_price,
-                                )
-                            )
-                            or _ZERO
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_item_sk,
+                                v_cs_order_number,
+                                v_cs_sales_price,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
-                    _grp = catalog_sales_by_cs_item_sk_cs_order_number.get(
-                        (v_cs_item_sk, v_cs_order_number)
+                    _t1 = (v_cs_item_sk, v_cs_order_number)
+                    _t2 = (
+                        v_cs_sold_date_sk,
+                        v_cs_warehouse_sk,
+                        v_cs_item_sk,
+                        v_cs_order_number,
+                        v_cs_sales_price,
                     )
+                    _grp = catalog_sales_by_cs_item_sk_cs_order_number.get(_t1)
                     if _grp is None:
-                        catalog_sales_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ] = {
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_item_sk,
-                                v_cs_order_number,
-                                v_cs_sales_price,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_item_sk,
-                                v_cs_order_number,
-                                v_cs_sales_price,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_item_sk,
-                                    v_cs_order_number,
-                                    v_cs_sales_price,
+                        catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del catalog_sales_by_cs_item_sk_cs_order_number[_t1]
+                        else:
+                            catalog_sales_by_cs_item_sk_cs_order_number[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_item_sk,
-                                        v_cs_order_number,
-                                        v_cs_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_item_sk,
-                                        v_cs_order_number,
-                                        v_cs_sales_price,
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    catalog_sales_by_cs_item_sk_cs_order_number[_t1] = (
+                                        next(iter(_grp.items()))
                                     )
-                                ]
-                                if not _grp:
-                                    del catalog_sales_by_cs_item_sk_cs_order_number[
-                                        (v_cs_item_sk, v_cs_order_number)
-                                    ]
-                    _o = catalog_sales_count_by_cs_item_sk_cs_order_number.get(
-                        (v_cs_item_sk, v_cs_order_number)
-                    )
+                    _o = catalog_sales_count_by_cs_item_sk_cs_order_number.get(_t1)
                     if _o is None:
-                        catalog_sales_count_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ] = _p
+                        catalog_sales_count_by_cs_item_sk_cs_order_number[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            catalog_sales_count_by_cs_item_sk_cs_order_number[
-                                (v_cs_item_sk, v_cs_order_number)
-                            ] = _n
+                            catalog_sales_count_by_cs_item_sk_cs_order_number[_t1] = _n
                         else:
-                            del catalog_sales_count_by_cs_item_sk_cs_order_number[
-                                (v_cs_item_sk, v_cs_order_number)
-                            ]
-                    _w1 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
-                        (v_cs_item_sk, v_cs_order_number)
-                    )
-                    if _w1 is not None:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_cs_item_sk, v_cs_order_number))
+                            del catalog_sales_count_by_cs_item_sk_cs_order_number[_t1]
+                    _w3 = catalog_returns_count_by_cs_item_sk_cs_order_number.get(_t1)
+                    if _w3 is not None:
+                        _d4 = _p * _w3
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_cs_item_sk, v_cs_order_number)] = _d2
+                            n0_root[_t1] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
-                                n0_root[(v_cs_item_sk, v_cs_order_number)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_cs_item_sk, v_cs_order_number)]
+                                del n0_root[_t1]
                         if pending is not None:
                             for (
                                 v_cs_item_sk,
                                 v_cs_order_number,
                                 v_cr_refunded_cash,
-                            ), _m3 in self.catalog_returns_by_cs_item_sk_cs_order_number[
-                                (v_cs_item_sk, v_cs_order_number)
-                            ].items():
+                            ), _m5 in (
+                                (_g6,)
+                                if type(
+                                    (
+                                        _g6 := self.catalog_returns_by_cs_item_sk_cs_order_number[
+                                            (v_cs_item_sk, v_cs_order_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g6.items()
+                            ):
                                 _k = (
                                     v_cs_sold_date_sk,
                                     v_cs_sales_price,
@@ -951,7 +943,7 @@ def _make_derived1():
                                     v_cr_refunded_cash,
                                     v_cs_item_sk,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m5
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1013,85 +1005,74 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.catalog_returns_by_cs_item_sk_cs_order_number.get(
-                                    (v_cs_item_sk, v_cs_order_number)
-                                )
-                                or _EMPTY
-                            ).get((v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash))
-                            or _ZERO
+                        or not _entry(
+                            self.catalog_returns_by_cs_item_sk_cs_order_number.get(
+                                (v_cs_item_sk, v_cs_order_number)
+                            ),
+                            (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash),
+                            _ZERO,
                         )
                     ):
                         continue
-                    _grp = catalog_returns_by_cs_item_sk_cs_order_number.get(
-                        (v_cs_item_sk, v_cs_order_number)
-                    )
+                    _t1 = (v_cs_item_sk, v_cs_order_number)
+                    _t2 = (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
+                    _grp = catalog_returns_by_cs_item_sk_cs_order_number.get(_t1)
                     if _grp is None:
-                        catalog_returns_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ] = {(v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash): _p}
+                        catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_returns_by_cs_item_sk_cs_order_number[_t1] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del catalog_returns_by_cs_item_sk_cs_order_number[_t1]
+                        else:
+                            catalog_returns_by_cs_item_sk_cs_order_number[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
-                        )
+                        _o = _grp.get(_t2)
                         if _o is None:
-                            _grp[
-                                (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash)
-                            ] = _p
+                            _grp[_t2] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_item_sk,
-                                        v_cs_order_number,
-                                        v_cr_refunded_cash,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_item_sk,
-                                        v_cs_order_number,
-                                        v_cr_refunded_cash,
-                                    )
-                                ]
-                                if not _grp:
-                                    del catalog_returns_by_cs_item_sk_cs_order_number[
-                                        (v_cs_item_sk, v_cs_order_number)
-                                    ]
-                    _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(
-                        (v_cs_item_sk, v_cs_order_number)
-                    )
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    catalog_returns_by_cs_item_sk_cs_order_number[
+                                        _t1
+                                    ] = next(iter(_grp.items()))
+                    _o = catalog_returns_count_by_cs_item_sk_cs_order_number.get(_t1)
                     if _o is None:
-                        catalog_returns_count_by_cs_item_sk_cs_order_number[
-                            (v_cs_item_sk, v_cs_order_number)
-                        ] = _p
+                        catalog_returns_count_by_cs_item_sk_cs_order_number[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            catalog_returns_count_by_cs_item_sk_cs_order_number[
-                                (v_cs_item_sk, v_cs_order_number)
-                            ] = _n
+                            catalog_returns_count_by_cs_item_sk_cs_order_number[_t1] = (
+                                _n
+                            )
                         else:
-                            del catalog_returns_count_by_cs_item_sk_cs_order_number[
-                                (v_cs_item_sk, v_cs_order_number)
-                            ]
-                    _w1 = catalog_sales_count_by_cs_item_sk_cs_order_number.get(
-                        (v_cs_item_sk, v_cs_order_number)
-                    )
-                    if _w1 is not None:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_cs_item_sk, v_cs_order_number))
+                            del catalog_returns_count_by_cs_item_sk_cs_order_number[_t1]
+                    _w3 = catalog_sales_count_by_cs_item_sk_cs_order_number.get(_t1)
+                    if _w3 is not None:
+                        _d4 = _p * _w3
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_cs_item_sk, v_cs_order_number)] = _d2
+                            n0_root[_t1] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
-                                n0_root[(v_cs_item_sk, v_cs_order_number)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_cs_item_sk, v_cs_order_number)]
+                                del n0_root[_t1]
                         if pending is not None:
                             for (
                                 v_cs_sold_date_sk,
@@ -1099,9 +1080,18 @@ def _make_derived1():
                                 v_cs_item_sk,
                                 v_cs_order_number,
                                 v_cs_sales_price,
-                            ), _m3 in self.catalog_sales_by_cs_item_sk_cs_order_number[
-                                (v_cs_item_sk, v_cs_order_number)
-                            ].items():
+                            ), _m5 in (
+                                (_g6,)
+                                if type(
+                                    (
+                                        _g6 := self.catalog_sales_by_cs_item_sk_cs_order_number[
+                                            (v_cs_item_sk, v_cs_order_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g6.items()
+                            ):
                                 _k = (
                                     v_cs_sold_date_sk,
                                     v_cs_sales_price,
@@ -1109,7 +1099,7 @@ def _make_derived1():
                                     v_cr_refunded_cash,
                                     v_cs_item_sk,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m5
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1131,7 +1121,7 @@ def _make_derived1():
                 )
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash))
+                _m3 = _entry(_g2, (v_cs_item_sk, v_cs_order_number, v_cr_refunded_cash))
                 if _m3 is None:
                     return None
                 _g4 = self.catalog_sales_by_cs_item_sk_cs_order_number.get(
@@ -1139,14 +1129,15 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get(
+                _m5 = _entry(
+                    _g4,
                     (
                         v_cs_sold_date_sk,
                         v_cs_warehouse_sk,
                         v_cs_item_sk,
                         v_cs_order_number,
                         v_cs_sales_price,
-                    )
+                    ),
                 )
                 if _m5 is None:
                     return None
@@ -1403,7 +1394,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1", "k2")
                 QUERY_ID = "02a478202f2f14b5"
-                LAYOUT_ID = "23438e27505e519c"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "5c6612bd2b0e1d39"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1562,15 +1553,16 @@ def _make_derived1():
                         del store[row]
                     # atom catalog_returns
                     _p = d
-                    _o = catalog_returns_root.get((v_cr_item_sk, v_cr_order_number))
+                    _t1 = (v_cr_item_sk, v_cr_order_number)
+                    _o = catalog_returns_root.get(_t1)
                     if _o is None:
-                        catalog_returns_root[(v_cr_item_sk, v_cr_order_number)] = _p
+                        catalog_returns_root[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            catalog_returns_root[(v_cr_item_sk, v_cr_order_number)] = _n
+                            catalog_returns_root[_t1] = _n
                         else:
-                            del catalog_returns_root[(v_cr_item_sk, v_cr_order_number)]
+                            del catalog_returns_root[_t1]
                     if pending is not None:
                         _k = (v_cr_order_number, v_cr_item_sk)
                         _v = _p
@@ -1630,19 +1622,16 @@ def _make_derived1():
                             )
                         ):
                             continue
-                        _o = catalog_returns_root.get((v_cr_item_sk, v_cr_order_number))
+                        _t1 = (v_cr_item_sk, v_cr_order_number)
+                        _o = catalog_returns_root.get(_t1)
                         if _o is None:
-                            catalog_returns_root[(v_cr_item_sk, v_cr_order_number)] = _p
+                            catalog_returns_root[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                catalog_returns_root[
-                                    (v_cr_item_sk, v_cr_order_number)
-                                ] = _n
+                                catalog_returns_root[_t1] = _n
                             else:
-                                del catalog_returns_root[
-                                    (v_cr_item_sk, v_cr_order_number)
-                                ]
+                                del catalog_returns_root[_t1]
                         if pending is not None:
                             _k = (v_cr_order_number, v_cr_item_sk)
                             _v = _p
@@ -1859,7 +1848,7 @@ def _make_derived1():
             )
             QUERY_ID = "69c1f35711601a6d"
             LAYOUT_ID = (
-                "9f803b645e7896a7"  # the state's layout: snapshots restore only here
+                "ed8bce3c631cddc4"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2051,43 +2040,21 @@ def _make_derived1():
                 # atom catalog_sales
                 if keep_catalog_sales:
                     _p = d
-                    _o = catalog_sales_root.get(
-                        (
-                            v_cs_sold_date_sk,
-                            v_cs_warehouse_sk,
-                            v_cs_item_sk,
-                            v_cs_sales_price,
-                        )
+                    _t1 = (
+                        v_cs_sold_date_sk,
+                        v_cs_warehouse_sk,
+                        v_cs_item_sk,
+                        v_cs_sales_price,
                     )
+                    _o = catalog_sales_root.get(_t1)
                     if _o is None:
-                        catalog_sales_root[
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_item_sk,
-                                v_cs_sales_price,
-                            )
-                        ] = _p
+                        catalog_sales_root[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            catalog_sales_root[
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_item_sk,
-                                    v_cs_sales_price,
-                                )
-                            ] = _n
+                            catalog_sales_root[_t1] = _n
                         else:
-                            del catalog_sales_root[
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_item_sk,
-                                    v_cs_sales_price,
-                                )
-                            ]
+                            del catalog_sales_root[_t1]
                     if pending is not None:
                         _k = (
                             v_cs_sold_date_sk,
@@ -2148,43 +2115,21 @@ def _make_derived1():
                 _p = d
                 pending = self._pending
                 catalog_sales_root = self.catalog_sales_root
-                _o = catalog_sales_root.get(
-                    (
-                        v_cs_sold_date_sk,
-                        v_cs_warehouse_sk,
-                        v_cs_item_sk,
-                        v_cs_sales_price,
-                    )
+                _t1 = (
+                    v_cs_sold_date_sk,
+                    v_cs_warehouse_sk,
+                    v_cs_item_sk,
+                    v_cs_sales_price,
                 )
+                _o = catalog_sales_root.get(_t1)
                 if _o is None:
-                    catalog_sales_root[
-                        (
-                            v_cs_sold_date_sk,
-                            v_cs_warehouse_sk,
-                            v_cs_item_sk,
-                            v_cs_sales_price,
-                        )
-                    ] = _p
+                    catalog_sales_root[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        catalog_sales_root[
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_item_sk,
-                                v_cs_sales_price,
-                            )
-                        ] = _n
+                        catalog_sales_root[_t1] = _n
                     else:
-                        del catalog_sales_root[
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_item_sk,
-                                v_cs_sales_price,
-                            )
-                        ]
+                        del catalog_sales_root[_t1]
                 if pending is not None:
                     _k = (
                         v_cs_sold_date_sk,
@@ -2572,7 +2517,7 @@ class View:
     }
     COLUMNS = ("w_state", "i_item_id", "sales_before", "sales_after")
     QUERY_ID = "db2c438ccad4f036"
-    LAYOUT_ID = "203f3c7204460802"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1ced7783a30b5174"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2800,23 +2745,44 @@ class View:
         # atom oj1
         if keep_oj1:
             _p = d
+            _t1 = (
+                v_catalog_sales__cs_sold_date_sk,
+                v_catalog_sales__cs_warehouse_sk,
+                v_catalog_sales__cs_item_sk,
+            )
             _grp = oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk.get(
-                (
-                    v_catalog_sales__cs_sold_date_sk,
-                    v_catalog_sales__cs_warehouse_sk,
-                    v_catalog_sales__cs_item_sk,
-                )
+                _t1
             )
             if _grp is None:
                 oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                    (
-                        v_catalog_sales__cs_sold_date_sk,
-                        v_catalog_sales__cs_warehouse_sk,
-                        v_catalog_sales__cs_item_sk,
-                    )
-                ] = {
-                    row: _p
-                }
+                    _t1
+                ] = (
+                    row,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                            _t1
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                            _t1
+                        ]
+                else:
+                    oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                        _t1
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2827,112 +2793,112 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ]
+                        if len(_grp) == 1:
+                            oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                _t1
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _t2 = (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
             _grp = oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk.get(
                 v_catalog_sales__cs_warehouse_sk
             )
             if _grp is None:
                 oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk[
                     v_catalog_sales__cs_warehouse_sk
-                ] = {
-                    (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
+                ] = (
+                    _t2,
+                    _p,
                 )
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk[
+                            v_catalog_sales__cs_warehouse_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk[
+                            v_catalog_sales__cs_warehouse_sk
+                        ]
+                else:
+                    oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk[
+                        v_catalog_sales__cs_warehouse_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[
-                        (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
-                    ] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
-                        ]
-                        if not _grp:
-                            del oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk[
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk[
                                 v_catalog_sales__cs_warehouse_sk
-                            ]
-            _w1 = warehouse_count_by_catalog_sales__cs_warehouse_sk.get(
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w3 = warehouse_count_by_catalog_sales__cs_warehouse_sk.get(
                 v_catalog_sales__cs_warehouse_sk
             )
-            if _w1 is not None:
-                _d2 = _p * _w1
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = (
                     n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk.get(
-                        (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
+                        _t2
                     )
                 )
                 if _grp is None:
                     n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                        (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
-                    ] = {
-                        (
-                            v_catalog_sales__cs_sold_date_sk,
-                            v_catalog_sales__cs_warehouse_sk,
-                            v_catalog_sales__cs_item_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_catalog_sales__cs_sold_date_sk,
-                            v_catalog_sales__cs_warehouse_sk,
-                            v_catalog_sales__cs_item_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_warehouse_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                        _t2
+                    ] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ] = _n
+                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t2
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
+                            del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t2
                             ]
-                            if not _grp:
-                                del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ]
+                    else:
+                        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                            _t2
+                        ] = {_grp[0]: _grp[1], _e: _d4}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                    _t2
+                                ] = next(
+                                    iter(_grp.items())
+                                )
                 _grp = (
                     n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                         v_catalog_sales__cs_sold_date_sk
@@ -2941,79 +2907,96 @@ class View:
                 if _grp is None:
                     n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
                         v_catalog_sales__cs_sold_date_sk
-                    ] = {v_catalog_sales__cs_item_sk: _d2}
+                    ] = (v_catalog_sales__cs_item_sk, _d4)
+                elif type(_grp) is tuple:
+                    _e = v_catalog_sales__cs_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
+                        if _n:
+                            n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                v_catalog_sales__cs_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                v_catalog_sales__cs_sold_date_sk
+                            ]
+                    else:
+                        n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                            v_catalog_sales__cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _d4}
                 else:
                     _o = _grp.get(v_catalog_sales__cs_item_sk)
                     if _o is None:
-                        _grp[v_catalog_sales__cs_item_sk] = _d2
+                        _grp[v_catalog_sales__cs_item_sk] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
                             _grp[v_catalog_sales__cs_item_sk] = _n
                         else:
                             del _grp[v_catalog_sales__cs_item_sk]
-                            if not _grp:
-                                del n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
                                     v_catalog_sales__cs_sold_date_sk
-                                ]
-                _w3 = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
                     v_catalog_sales__cs_sold_date_sk
                 )
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _grp = n1_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _grp is None:
-                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
+                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = (
+                            _t2,
+                            _d6,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ] = _d4
-                        else:
-                            _n = _o + _d4
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d6
                             if _n:
-                                _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ] = _n
+                                n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
+                                del n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
                                 ]
-                                if not _grp:
-                                    del n1_by_catalog_sales__cs_item_sk[
+                        else:
+                            n1_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d6}
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _d6
+                        else:
+                            _n = _o + _d6
+                            if _n:
+                                _grp[_t2] = _n
+                            else:
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    n1_by_catalog_sales__cs_item_sk[
                                         v_catalog_sales__cs_item_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _o is None:
                         n1_count_by_catalog_sales__cs_item_sk[
                             v_catalog_sales__cs_item_sk
-                        ] = _d4
+                        ] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
@@ -3022,39 +3005,63 @@ class View:
                             del n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
                             ]
-                    _w5 = item_count_by_catalog_sales__cs_item_sk.get(
+                    _w7 = item_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    if _w7 is not None:
+                        _d8 = _d6 * _w7
                         _o = n0_root.get(v_catalog_sales__cs_item_sk)
                         if _o is None:
-                            n0_root[v_catalog_sales__cs_item_sk] = _d6
+                            n0_root[v_catalog_sales__cs_item_sk] = _d8
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d8
                             if _n:
                                 n0_root[v_catalog_sales__cs_item_sk] = _n
                             else:
                                 del n0_root[v_catalog_sales__cs_item_sk]
                         if pending is not None:
-                            for (
-                                v_catalog_sales__cs_warehouse_sk,
-                                v_w_state,
-                            ), _m7 in self.warehouse_by_catalog_sales__cs_warehouse_sk[
-                                v_catalog_sales__cs_warehouse_sk
-                            ].items():
+                            for (v_catalog_sales__cs_warehouse_sk, v_w_state), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.warehouse_by_catalog_sales__cs_warehouse_sk[
+                                            v_catalog_sales__cs_warehouse_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_catalog_sales__cs_sold_date_sk,
                                     v_d_date,
-                                ), _m8 in self.date_dim_by_catalog_sales__cs_sold_date_sk[
-                                    v_catalog_sales__cs_sold_date_sk
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.date_dim_by_catalog_sales__cs_sold_date_sk[
+                                                v_catalog_sales__cs_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_catalog_sales__cs_item_sk,
                                         v_i_item_id,
-                                    ), _m9 in self.item_by_catalog_sales__cs_item_sk[
-                                        v_catalog_sales__cs_item_sk
-                                    ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.item_by_catalog_sales__cs_item_sk[
+                                                    v_catalog_sales__cs_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (
                                             v_w_state,
                                             v_i_item_id,
@@ -3062,7 +3069,7 @@ class View:
                                             v_catalog_sales__cs_sales_price,
                                             v_catalog_returns__cr_refunded_cash,
                                         )
-                                        _v = _p * _m7 * _m8 * _m9
+                                        _v = _p * _m9 * _m11 * _m13
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3113,27 +3120,45 @@ class View:
             del store[row]
         # atom warehouse
         _p = d
+        _t1 = (v_catalog_sales__cs_warehouse_sk, v_w_state)
         _grp = warehouse_by_catalog_sales__cs_warehouse_sk.get(
             v_catalog_sales__cs_warehouse_sk
         )
         if _grp is None:
             warehouse_by_catalog_sales__cs_warehouse_sk[
                 v_catalog_sales__cs_warehouse_sk
-            ] = {(v_catalog_sales__cs_warehouse_sk, v_w_state): _p}
+            ] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    warehouse_by_catalog_sales__cs_warehouse_sk[
+                        v_catalog_sales__cs_warehouse_sk
+                    ] = (_grp[0], _n)
+                else:
+                    del warehouse_by_catalog_sales__cs_warehouse_sk[
+                        v_catalog_sales__cs_warehouse_sk
+                    ]
+            else:
+                warehouse_by_catalog_sales__cs_warehouse_sk[
+                    v_catalog_sales__cs_warehouse_sk
+                ] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_catalog_sales__cs_warehouse_sk, v_w_state))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)]
-                    if not _grp:
-                        del warehouse_by_catalog_sales__cs_warehouse_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        warehouse_by_catalog_sales__cs_warehouse_sk[
                             v_catalog_sales__cs_warehouse_sk
-                        ]
+                        ] = next(iter(_grp.items()))
         _o = warehouse_count_by_catalog_sales__cs_warehouse_sk.get(
             v_catalog_sales__cs_warehouse_sk
         )
@@ -3151,71 +3176,66 @@ class View:
                 del warehouse_count_by_catalog_sales__cs_warehouse_sk[
                     v_catalog_sales__cs_warehouse_sk
                 ]
-        _g3 = oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk.get(
+        _g4 = oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk.get(
             v_catalog_sales__cs_warehouse_sk
         )
-        if _g3:
+        if _g4:
             for (
                 v_catalog_sales__cs_sold_date_sk,
                 v_catalog_sales__cs_item_sk,
-            ), _w1 in _g3.items():
-                _d2 = _p * _w1
+            ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = _p * _w2
+                _t5 = (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
+                _t6 = (
+                    v_catalog_sales__cs_sold_date_sk,
+                    v_catalog_sales__cs_warehouse_sk,
+                    v_catalog_sales__cs_item_sk,
+                )
                 _grp = (
                     n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk.get(
-                        (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
+                        _t5
                     )
                 )
                 if _grp is None:
                     n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                        (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
-                    ] = {
-                        (
-                            v_catalog_sales__cs_sold_date_sk,
-                            v_catalog_sales__cs_warehouse_sk,
-                            v_catalog_sales__cs_item_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_catalog_sales__cs_sold_date_sk,
-                            v_catalog_sales__cs_warehouse_sk,
-                            v_catalog_sales__cs_item_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_warehouse_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                        _t5
+                    ] = (_t6, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ] = _n
+                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t5
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
+                            del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t5
                             ]
-                            if not _grp:
-                                del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ]
+                    else:
+                        n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                            _t5
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                    _t5
+                                ] = next(
+                                    iter(_grp.items())
+                                )
                 _grp = (
                     n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                         v_catalog_sales__cs_sold_date_sk
@@ -3224,79 +3244,96 @@ class View:
                 if _grp is None:
                     n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
                         v_catalog_sales__cs_sold_date_sk
-                    ] = {v_catalog_sales__cs_item_sk: _d2}
+                    ] = (v_catalog_sales__cs_item_sk, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_catalog_sales__cs_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                v_catalog_sales__cs_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                v_catalog_sales__cs_sold_date_sk
+                            ]
+                    else:
+                        n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                            v_catalog_sales__cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_catalog_sales__cs_item_sk)
                     if _o is None:
-                        _grp[v_catalog_sales__cs_item_sk] = _d2
+                        _grp[v_catalog_sales__cs_item_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_catalog_sales__cs_item_sk] = _n
                         else:
                             del _grp[v_catalog_sales__cs_item_sk]
-                            if not _grp:
-                                del n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
                                     v_catalog_sales__cs_sold_date_sk
-                                ]
-                _w4 = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w7 = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
                     v_catalog_sales__cs_sold_date_sk
                 )
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
+                if _w7 is not None:
+                    _d8 = _d3 * _w7
                     _grp = n1_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _grp is None:
-                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            ): _d5
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
+                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = (
+                            _t5,
+                            _d8,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ] = _d5
-                        else:
-                            _n = _o + _d5
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d8
                             if _n:
-                                _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ] = _n
+                                n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
+                                del n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
                                 ]
-                                if not _grp:
-                                    del n1_by_catalog_sales__cs_item_sk[
+                        else:
+                            n1_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d8}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d8
+                        else:
+                            _n = _o + _d8
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_catalog_sales__cs_item_sk[
                                         v_catalog_sales__cs_item_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _o is None:
                         n1_count_by_catalog_sales__cs_item_sk[
                             v_catalog_sales__cs_item_sk
-                        ] = _d5
+                        ] = _d8
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d8
                         if _n:
                             n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
@@ -3305,16 +3342,16 @@ class View:
                             del n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
                             ]
-                    _w6 = item_count_by_catalog_sales__cs_item_sk.get(
+                    _w9 = item_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
-                    if _w6 is not None:
-                        _d7 = _d5 * _w6
+                    if _w9 is not None:
+                        _d10 = _d8 * _w9
                         _o = n0_root.get(v_catalog_sales__cs_item_sk)
                         if _o is None:
-                            n0_root[v_catalog_sales__cs_item_sk] = _d7
+                            n0_root[v_catalog_sales__cs_item_sk] = _d10
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d10
                             if _n:
                                 n0_root[v_catalog_sales__cs_item_sk] = _n
                             else:
@@ -3326,25 +3363,52 @@ class View:
                                 v_catalog_sales__cs_warehouse_sk,
                                 v_catalog_returns__cr_refunded_cash,
                                 v_catalog_sales__cs_item_sk,
-                            ), _m8 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
+                            ), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (
+                                        _g12 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                            (
+                                                v_catalog_sales__cs_sold_date_sk,
+                                                v_catalog_sales__cs_warehouse_sk,
+                                                v_catalog_sales__cs_item_sk,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g12.items()
+                            ):
                                 for (
                                     v_catalog_sales__cs_sold_date_sk,
                                     v_d_date,
-                                ), _m9 in self.date_dim_by_catalog_sales__cs_sold_date_sk[
-                                    v_catalog_sales__cs_sold_date_sk
-                                ].items():
+                                ), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (
+                                            _g14 := self.date_dim_by_catalog_sales__cs_sold_date_sk[
+                                                v_catalog_sales__cs_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g14.items()
+                                ):
                                     for (
                                         v_catalog_sales__cs_item_sk,
                                         v_i_item_id,
-                                    ), _m10 in self.item_by_catalog_sales__cs_item_sk[
-                                        v_catalog_sales__cs_item_sk
-                                    ].items():
+                                    ), _m15 in (
+                                        (_g16,)
+                                        if type(
+                                            (
+                                                _g16 := self.item_by_catalog_sales__cs_item_sk[
+                                                    v_catalog_sales__cs_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g16.items()
+                                    ):
                                         _k = (
                                             v_w_state,
                                             v_i_item_id,
@@ -3352,7 +3416,7 @@ class View:
                                             v_catalog_sales__cs_sales_price,
                                             v_catalog_returns__cr_refunded_cash,
                                         )
-                                        _v = _p * _m8 * _m9 * _m10
+                                        _v = _p * _m11 * _m13 * _m15
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3392,25 +3456,45 @@ class View:
         # atom item
         if keep_item:
             _p = d
+            _t1 = (v_catalog_sales__cs_item_sk, v_i_item_id)
             _grp = item_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
             if _grp is None:
-                item_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
-                    (v_catalog_sales__cs_item_sk, v_i_item_id): _p
-                }
+                item_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        item_by_catalog_sales__cs_item_sk[
+                            v_catalog_sales__cs_item_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del item_by_catalog_sales__cs_item_sk[
+                            v_catalog_sales__cs_item_sk
+                        ]
+                else:
+                    item_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_catalog_sales__cs_item_sk, v_i_item_id))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)]
-                        if not _grp:
-                            del item_by_catalog_sales__cs_item_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = item_count_by_catalog_sales__cs_item_sk.get(
                 v_catalog_sales__cs_item_sk
             )
@@ -3428,14 +3512,14 @@ class View:
                     del item_count_by_catalog_sales__cs_item_sk[
                         v_catalog_sales__cs_item_sk
                     ]
-            _w1 = n1_count_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_catalog_sales__cs_item_sk)
                 if _o is None:
-                    n0_root[v_catalog_sales__cs_item_sk] = _d2
+                    n0_root[v_catalog_sales__cs_item_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_catalog_sales__cs_item_sk] = _n
                     else:
@@ -3444,44 +3528,89 @@ class View:
                     for (
                         v_catalog_sales__cs_sold_date_sk,
                         v_catalog_sales__cs_item_sk,
-                    ), _m3 in self.n1_by_catalog_sales__cs_item_sk[
-                        v_catalog_sales__cs_item_sk
-                    ].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type(
+                            (
+                                _g5 := self.n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_catalog_sales__cs_sold_date_sk,
                             v_catalog_sales__cs_warehouse_sk,
                             v_catalog_sales__cs_item_sk,
-                        ), _m4 in self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
+                        ), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                        (
+                                            v_catalog_sales__cs_sold_date_sk,
+                                            v_catalog_sales__cs_item_sk,
+                                        )
+                                    ]
+                                )
                             )
-                        ].items():
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_catalog_sales__cs_sold_date_sk,
                                 v_catalog_sales__cs_sales_price,
                                 v_catalog_sales__cs_warehouse_sk,
                                 v_catalog_returns__cr_refunded_cash,
                                 v_catalog_sales__cs_item_sk,
-                            ), _m5 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                            (
+                                                v_catalog_sales__cs_sold_date_sk,
+                                                v_catalog_sales__cs_warehouse_sk,
+                                                v_catalog_sales__cs_item_sk,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_catalog_sales__cs_warehouse_sk,
                                     v_w_state,
-                                ), _m6 in self.warehouse_by_catalog_sales__cs_warehouse_sk[
-                                    v_catalog_sales__cs_warehouse_sk
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.warehouse_by_catalog_sales__cs_warehouse_sk[
+                                                v_catalog_sales__cs_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_catalog_sales__cs_sold_date_sk,
                                         v_d_date,
-                                    ), _m7 in self.date_dim_by_catalog_sales__cs_sold_date_sk[
-                                        v_catalog_sales__cs_sold_date_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.date_dim_by_catalog_sales__cs_sold_date_sk[
+                                                    v_catalog_sales__cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_w_state,
                                             v_i_item_id,
@@ -3489,7 +3618,7 @@ class View:
                                             v_catalog_sales__cs_sales_price,
                                             v_catalog_returns__cr_refunded_cash,
                                         )
-                                        _v = _p * _m5 * _m6 * _m7
+                                        _v = _p * _m8 * _m10 * _m12
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3537,27 +3666,45 @@ class View:
         # atom date_dim
         if keep_date_dim:
             _p = d
+            _t1 = (v_catalog_sales__cs_sold_date_sk, v_d_date)
             _grp = date_dim_by_catalog_sales__cs_sold_date_sk.get(
                 v_catalog_sales__cs_sold_date_sk
             )
             if _grp is None:
                 date_dim_by_catalog_sales__cs_sold_date_sk[
                     v_catalog_sales__cs_sold_date_sk
-                ] = {(v_catalog_sales__cs_sold_date_sk, v_d_date): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        date_dim_by_catalog_sales__cs_sold_date_sk[
+                            v_catalog_sales__cs_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_catalog_sales__cs_sold_date_sk[
+                            v_catalog_sales__cs_sold_date_sk
+                        ]
+                else:
+                    date_dim_by_catalog_sales__cs_sold_date_sk[
+                        v_catalog_sales__cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_catalog_sales__cs_sold_date_sk, v_d_date))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)]
-                        if not _grp:
-                            del date_dim_by_catalog_sales__cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_catalog_sales__cs_sold_date_sk[
                                 v_catalog_sales__cs_sold_date_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
                 v_catalog_sales__cs_sold_date_sk
             )
@@ -3575,65 +3722,66 @@ class View:
                     del date_dim_count_by_catalog_sales__cs_sold_date_sk[
                         v_catalog_sales__cs_sold_date_sk
                     ]
-            _g3 = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
+            _g4 = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                 v_catalog_sales__cs_sold_date_sk
             )
-            if _g3:
-                for v_catalog_sales__cs_item_sk, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            if _g4:
+                for v_catalog_sales__cs_item_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = _p * _w2
+                    _t5 = (
+                        v_catalog_sales__cs_sold_date_sk,
+                        v_catalog_sales__cs_item_sk,
+                    )
                     _grp = n1_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _grp is None:
-                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
+                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = (
+                            _t5,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ] = _n
+                                n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
+                                del n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
                                 ]
-                                if not _grp:
-                                    del n1_by_catalog_sales__cs_item_sk[
+                        else:
+                            n1_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_catalog_sales__cs_item_sk[
                                         v_catalog_sales__cs_item_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _o is None:
                         n1_count_by_catalog_sales__cs_item_sk[
                             v_catalog_sales__cs_item_sk
-                        ] = _d2
+                        ] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
@@ -3642,16 +3790,16 @@ class View:
                             del n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
                             ]
-                    _w4 = item_count_by_catalog_sales__cs_item_sk.get(
+                    _w6 = item_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    if _w6 is not None:
+                        _d7 = _d3 * _w6
                         _o = n0_root.get(v_catalog_sales__cs_item_sk)
                         if _o is None:
-                            n0_root[v_catalog_sales__cs_item_sk] = _d5
+                            n0_root[v_catalog_sales__cs_item_sk] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_catalog_sales__cs_item_sk] = _n
                             else:
@@ -3661,37 +3809,73 @@ class View:
                                 v_catalog_sales__cs_sold_date_sk,
                                 v_catalog_sales__cs_warehouse_sk,
                                 v_catalog_sales__cs_item_sk,
-                            ), _m6 in self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                            (
+                                                v_catalog_sales__cs_sold_date_sk,
+                                                v_catalog_sales__cs_item_sk,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_catalog_sales__cs_sold_date_sk,
                                     v_catalog_sales__cs_sales_price,
                                     v_catalog_sales__cs_warehouse_sk,
                                     v_catalog_returns__cr_refunded_cash,
                                     v_catalog_sales__cs_item_sk,
-                                ), _m7 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_warehouse_sk,
-                                        v_catalog_sales__cs_item_sk,
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                                (
+                                                    v_catalog_sales__cs_sold_date_sk,
+                                                    v_catalog_sales__cs_warehouse_sk,
+                                                    v_catalog_sales__cs_item_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_catalog_sales__cs_warehouse_sk,
                                         v_w_state,
-                                    ), _m8 in self.warehouse_by_catalog_sales__cs_warehouse_sk[
-                                        v_catalog_sales__cs_warehouse_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.warehouse_by_catalog_sales__cs_warehouse_sk[
+                                                    v_catalog_sales__cs_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_catalog_sales__cs_item_sk,
                                             v_i_item_id,
-                                        ), _m9 in self.item_by_catalog_sales__cs_item_sk[
-                                            v_catalog_sales__cs_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_catalog_sales__cs_item_sk[
+                                                        v_catalog_sales__cs_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_w_state,
                                                 v_i_item_id,
@@ -3699,7 +3883,7 @@ class View:
                                                 v_catalog_sales__cs_sales_price,
                                                 v_catalog_returns__cr_refunded_cash,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9
+                                            _v = _p * _m10 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -3800,38 +3984,54 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.warehouse_by_catalog_sales__cs_warehouse_sk.get(
-                            v_catalog_sales__cs_warehouse_sk
-                        )
-                        or _EMPTY
-                    ).get((v_catalog_sales__cs_warehouse_sk, v_w_state))
-                    or _ZERO
+                or not _entry(
+                    self.warehouse_by_catalog_sales__cs_warehouse_sk.get(
+                        v_catalog_sales__cs_warehouse_sk
+                    ),
+                    (v_catalog_sales__cs_warehouse_sk, v_w_state),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_catalog_sales__cs_warehouse_sk, v_w_state)
             _grp = warehouse_by_catalog_sales__cs_warehouse_sk.get(
                 v_catalog_sales__cs_warehouse_sk
             )
             if _grp is None:
                 warehouse_by_catalog_sales__cs_warehouse_sk[
                     v_catalog_sales__cs_warehouse_sk
-                ] = {(v_catalog_sales__cs_warehouse_sk, v_w_state): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        warehouse_by_catalog_sales__cs_warehouse_sk[
+                            v_catalog_sales__cs_warehouse_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del warehouse_by_catalog_sales__cs_warehouse_sk[
+                            v_catalog_sales__cs_warehouse_sk
+                        ]
+                else:
+                    warehouse_by_catalog_sales__cs_warehouse_sk[
+                        v_catalog_sales__cs_warehouse_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_catalog_sales__cs_warehouse_sk, v_w_state))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_catalog_sales__cs_warehouse_sk, v_w_state)]
-                        if not _grp:
-                            del warehouse_by_catalog_sales__cs_warehouse_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            warehouse_by_catalog_sales__cs_warehouse_sk[
                                 v_catalog_sales__cs_warehouse_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = warehouse_count_by_catalog_sales__cs_warehouse_sk.get(
                 v_catalog_sales__cs_warehouse_sk
             )
@@ -3849,153 +4049,168 @@ class View:
                     del warehouse_count_by_catalog_sales__cs_warehouse_sk[
                         v_catalog_sales__cs_warehouse_sk
                     ]
-            _g3 = oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk.get(
+            _g4 = oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk.get(
                 v_catalog_sales__cs_warehouse_sk
             )
-            if _g3:
+            if _g4:
                 for (
                     v_catalog_sales__cs_sold_date_sk,
                     v_catalog_sales__cs_item_sk,
-                ), _w1 in _g3.items():
-                    _d2 = _p * _w1
+                ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (
+                        v_catalog_sales__cs_sold_date_sk,
+                        v_catalog_sales__cs_item_sk,
+                    )
+                    _t6 = (
+                        v_catalog_sales__cs_sold_date_sk,
+                        v_catalog_sales__cs_warehouse_sk,
+                        v_catalog_sales__cs_item_sk,
+                    )
                     _grp = n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk.get(
-                        (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
+                        _t5
                     )
                     if _grp is None:
                         n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
-                        ] = {
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_warehouse_sk,
-                                v_catalog_sales__cs_item_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_warehouse_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                            _t5
+                        ] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_warehouse_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ] = _n
+                                n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                    _t5
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_warehouse_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
+                                del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                    _t5
                                 ]
-                                if not _grp:
-                                    del n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                        (
-                                            v_catalog_sales__cs_sold_date_sk,
-                                            v_catalog_sales__cs_item_sk,
-                                        )
-                                    ]
+                        else:
+                            n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                _t5
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                        _t5
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
                     _grp = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                         v_catalog_sales__cs_sold_date_sk
                     )
                     if _grp is None:
                         n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
                             v_catalog_sales__cs_sold_date_sk
-                        ] = {v_catalog_sales__cs_item_sk: _d2}
+                        ] = (v_catalog_sales__cs_item_sk, _d3)
+                    elif type(_grp) is tuple:
+                        _e = v_catalog_sales__cs_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                    v_catalog_sales__cs_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                    v_catalog_sales__cs_sold_date_sk
+                                ]
+                        else:
+                            n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                v_catalog_sales__cs_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_catalog_sales__cs_item_sk)
                         if _o is None:
-                            _grp[v_catalog_sales__cs_item_sk] = _d2
+                            _grp[v_catalog_sales__cs_item_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_catalog_sales__cs_item_sk] = _n
                             else:
                                 del _grp[v_catalog_sales__cs_item_sk]
-                                if not _grp:
-                                    del n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
+                                if len(_grp) == 1:
+                                    n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk[
                                         v_catalog_sales__cs_sold_date_sk
-                                    ]
-                    _w4 = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w7 = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
                         v_catalog_sales__cs_sold_date_sk
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    if _w7 is not None:
+                        _d8 = _d3 * _w7
                         _grp = n1_by_catalog_sales__cs_item_sk.get(
                             v_catalog_sales__cs_item_sk
                         )
                         if _grp is None:
                             n1_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
-                            ] = {
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ] = _d5
-                            else:
-                                _n = _o + _d5
+                            ] = (_t5, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d8
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_catalog_sales__cs_sold_date_sk,
-                                            v_catalog_sales__cs_item_sk,
-                                        )
-                                    ] = _n
+                                    n1_by_catalog_sales__cs_item_sk[
+                                        v_catalog_sales__cs_item_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_catalog_sales__cs_sold_date_sk,
-                                            v_catalog_sales__cs_item_sk,
-                                        )
+                                    del n1_by_catalog_sales__cs_item_sk[
+                                        v_catalog_sales__cs_item_sk
                                     ]
-                                    if not _grp:
-                                        del n1_by_catalog_sales__cs_item_sk[
+                            else:
+                                n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d8}
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_catalog_sales__cs_item_sk[
                                             v_catalog_sales__cs_item_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_catalog_sales__cs_item_sk.get(
                             v_catalog_sales__cs_item_sk
                         )
                         if _o is None:
                             n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
-                            ] = _d5
+                            ] = _d8
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d8
                             if _n:
                                 n1_count_by_catalog_sales__cs_item_sk[
                                     v_catalog_sales__cs_item_sk
@@ -4004,16 +4219,16 @@ class View:
                                 del n1_count_by_catalog_sales__cs_item_sk[
                                     v_catalog_sales__cs_item_sk
                                 ]
-                        _w6 = item_count_by_catalog_sales__cs_item_sk.get(
+                        _w9 = item_count_by_catalog_sales__cs_item_sk.get(
                             v_catalog_sales__cs_item_sk
                         )
-                        if _w6 is not None:
-                            _d7 = _d5 * _w6
+                        if _w9 is not None:
+                            _d10 = _d8 * _w9
                             _o = n0_root.get(v_catalog_sales__cs_item_sk)
                             if _o is None:
-                                n0_root[v_catalog_sales__cs_item_sk] = _d7
+                                n0_root[v_catalog_sales__cs_item_sk] = _d10
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d10
                                 if _n:
                                     n0_root[v_catalog_sales__cs_item_sk] = _n
                                 else:
@@ -4025,25 +4240,52 @@ class View:
                                     v_catalog_sales__cs_warehouse_sk,
                                     v_catalog_returns__cr_refunded_cash,
                                     v_catalog_sales__cs_item_sk,
-                                ), _m8 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_warehouse_sk,
-                                        v_catalog_sales__cs_item_sk,
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                                (
+                                                    v_catalog_sales__cs_sold_date_sk,
+                                                    v_catalog_sales__cs_warehouse_sk,
+                                                    v_catalog_sales__cs_item_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_catalog_sales__cs_sold_date_sk,
                                         v_d_date,
-                                    ), _m9 in self.date_dim_by_catalog_sales__cs_sold_date_sk[
-                                        v_catalog_sales__cs_sold_date_sk
-                                    ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.date_dim_by_catalog_sales__cs_sold_date_sk[
+                                                    v_catalog_sales__cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_catalog_sales__cs_item_sk,
                                             v_i_item_id,
-                                        ), _m10 in self.item_by_catalog_sales__cs_item_sk[
-                                            v_catalog_sales__cs_item_sk
-                                        ].items():
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.item_by_catalog_sales__cs_item_sk[
+                                                        v_catalog_sales__cs_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (
                                                 v_w_state,
                                                 v_i_item_id,
@@ -4051,7 +4293,7 @@ class View:
                                                 v_catalog_sales__cs_sales_price,
                                                 v_catalog_returns__cr_refunded_cash,
                                             )
-                                            _v = _p * _m8 * _m9 * _m10
+                                            _v = _p * _m11 * _m13 * _m15
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -4113,36 +4355,54 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.item_by_catalog_sales__cs_item_sk.get(
-                            v_catalog_sales__cs_item_sk
-                        )
-                        or _EMPTY
-                    ).get((v_catalog_sales__cs_item_sk, v_i_item_id))
-                    or _ZERO
+                or not _entry(
+                    self.item_by_catalog_sales__cs_item_sk.get(
+                        v_catalog_sales__cs_item_sk
+                    ),
+                    (v_catalog_sales__cs_item_sk, v_i_item_id),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_catalog_sales__cs_item_sk, v_i_item_id)
             _grp = item_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
             if _grp is None:
-                item_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
-                    (v_catalog_sales__cs_item_sk, v_i_item_id): _p
-                }
+                item_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        item_by_catalog_sales__cs_item_sk[
+                            v_catalog_sales__cs_item_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del item_by_catalog_sales__cs_item_sk[
+                            v_catalog_sales__cs_item_sk
+                        ]
+                else:
+                    item_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_catalog_sales__cs_item_sk, v_i_item_id))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_catalog_sales__cs_item_sk, v_i_item_id)]
-                        if not _grp:
-                            del item_by_catalog_sales__cs_item_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = item_count_by_catalog_sales__cs_item_sk.get(
                 v_catalog_sales__cs_item_sk
             )
@@ -4160,14 +4420,14 @@ class View:
                     del item_count_by_catalog_sales__cs_item_sk[
                         v_catalog_sales__cs_item_sk
                     ]
-            _w1 = n1_count_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_catalog_sales__cs_item_sk)
                 if _o is None:
-                    n0_root[v_catalog_sales__cs_item_sk] = _d2
+                    n0_root[v_catalog_sales__cs_item_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_catalog_sales__cs_item_sk] = _n
                     else:
@@ -4176,44 +4436,89 @@ class View:
                     for (
                         v_catalog_sales__cs_sold_date_sk,
                         v_catalog_sales__cs_item_sk,
-                    ), _m3 in self.n1_by_catalog_sales__cs_item_sk[
-                        v_catalog_sales__cs_item_sk
-                    ].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type(
+                            (
+                                _g5 := self.n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_catalog_sales__cs_sold_date_sk,
                             v_catalog_sales__cs_warehouse_sk,
                             v_catalog_sales__cs_item_sk,
-                        ), _m4 in self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
+                        ), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                        (
+                                            v_catalog_sales__cs_sold_date_sk,
+                                            v_catalog_sales__cs_item_sk,
+                                        )
+                                    ]
+                                )
                             )
-                        ].items():
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_catalog_sales__cs_sold_date_sk,
                                 v_catalog_sales__cs_sales_price,
                                 v_catalog_sales__cs_warehouse_sk,
                                 v_catalog_returns__cr_refunded_cash,
                                 v_catalog_sales__cs_item_sk,
-                            ), _m5 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_warehouse_sk,
-                                    v_catalog_sales__cs_item_sk,
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                            (
+                                                v_catalog_sales__cs_sold_date_sk,
+                                                v_catalog_sales__cs_warehouse_sk,
+                                                v_catalog_sales__cs_item_sk,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_catalog_sales__cs_warehouse_sk,
                                     v_w_state,
-                                ), _m6 in self.warehouse_by_catalog_sales__cs_warehouse_sk[
-                                    v_catalog_sales__cs_warehouse_sk
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.warehouse_by_catalog_sales__cs_warehouse_sk[
+                                                v_catalog_sales__cs_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_catalog_sales__cs_sold_date_sk,
                                         v_d_date,
-                                    ), _m7 in self.date_dim_by_catalog_sales__cs_sold_date_sk[
-                                        v_catalog_sales__cs_sold_date_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.date_dim_by_catalog_sales__cs_sold_date_sk[
+                                                    v_catalog_sales__cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_w_state,
                                             v_i_item_id,
@@ -4221,7 +4526,7 @@ class View:
                                             v_catalog_sales__cs_sales_price,
                                             v_catalog_returns__cr_refunded_cash,
                                         )
-                                        _v = _p * _m5 * _m6 * _m7
+                                        _v = _p * _m8 * _m10 * _m12
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4291,38 +4596,54 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.date_dim_by_catalog_sales__cs_sold_date_sk.get(
-                            v_catalog_sales__cs_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_catalog_sales__cs_sold_date_sk, v_d_date))
-                    or _ZERO
+                or not _entry(
+                    self.date_dim_by_catalog_sales__cs_sold_date_sk.get(
+                        v_catalog_sales__cs_sold_date_sk
+                    ),
+                    (v_catalog_sales__cs_sold_date_sk, v_d_date),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_catalog_sales__cs_sold_date_sk, v_d_date)
             _grp = date_dim_by_catalog_sales__cs_sold_date_sk.get(
                 v_catalog_sales__cs_sold_date_sk
             )
             if _grp is None:
                 date_dim_by_catalog_sales__cs_sold_date_sk[
                     v_catalog_sales__cs_sold_date_sk
-                ] = {(v_catalog_sales__cs_sold_date_sk, v_d_date): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        date_dim_by_catalog_sales__cs_sold_date_sk[
+                            v_catalog_sales__cs_sold_date_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_catalog_sales__cs_sold_date_sk[
+                            v_catalog_sales__cs_sold_date_sk
+                        ]
+                else:
+                    date_dim_by_catalog_sales__cs_sold_date_sk[
+                        v_catalog_sales__cs_sold_date_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_catalog_sales__cs_sold_date_sk, v_d_date))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_catalog_sales__cs_sold_date_sk, v_d_date)]
-                        if not _grp:
-                            del date_dim_by_catalog_sales__cs_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_catalog_sales__cs_sold_date_sk[
                                 v_catalog_sales__cs_sold_date_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = date_dim_count_by_catalog_sales__cs_sold_date_sk.get(
                 v_catalog_sales__cs_sold_date_sk
             )
@@ -4340,65 +4661,66 @@ class View:
                     del date_dim_count_by_catalog_sales__cs_sold_date_sk[
                         v_catalog_sales__cs_sold_date_sk
                     ]
-            _g3 = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
+            _g4 = n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk.get(
                 v_catalog_sales__cs_sold_date_sk
             )
-            if _g3:
-                for v_catalog_sales__cs_item_sk, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            if _g4:
+                for v_catalog_sales__cs_item_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = _p * _w2
+                    _t5 = (
+                        v_catalog_sales__cs_sold_date_sk,
+                        v_catalog_sales__cs_item_sk,
+                    )
                     _grp = n1_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _grp is None:
-                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = {
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_catalog_sales__cs_sold_date_sk,
-                                v_catalog_sales__cs_item_sk,
-                            )
+                        n1_by_catalog_sales__cs_item_sk[v_catalog_sales__cs_item_sk] = (
+                            _t5,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
-                                )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
-                                ] = _n
+                                n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_item_sk,
-                                    )
+                                del n1_by_catalog_sales__cs_item_sk[
+                                    v_catalog_sales__cs_item_sk
                                 ]
-                                if not _grp:
-                                    del n1_by_catalog_sales__cs_item_sk[
+                        else:
+                            n1_by_catalog_sales__cs_item_sk[
+                                v_catalog_sales__cs_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_catalog_sales__cs_item_sk[
                                         v_catalog_sales__cs_item_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
                     if _o is None:
                         n1_count_by_catalog_sales__cs_item_sk[
                             v_catalog_sales__cs_item_sk
-                        ] = _d2
+                        ] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
@@ -4407,16 +4729,16 @@ class View:
                             del n1_count_by_catalog_sales__cs_item_sk[
                                 v_catalog_sales__cs_item_sk
                             ]
-                    _w4 = item_count_by_catalog_sales__cs_item_sk.get(
+                    _w6 = item_count_by_catalog_sales__cs_item_sk.get(
                         v_catalog_sales__cs_item_sk
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    if _w6 is not None:
+                        _d7 = _d3 * _w6
                         _o = n0_root.get(v_catalog_sales__cs_item_sk)
                         if _o is None:
-                            n0_root[v_catalog_sales__cs_item_sk] = _d5
+                            n0_root[v_catalog_sales__cs_item_sk] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_catalog_sales__cs_item_sk] = _n
                             else:
@@ -4426,37 +4748,73 @@ class View:
                                 v_catalog_sales__cs_sold_date_sk,
                                 v_catalog_sales__cs_warehouse_sk,
                                 v_catalog_sales__cs_item_sk,
-                            ), _m6 in self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
-                                (
-                                    v_catalog_sales__cs_sold_date_sk,
-                                    v_catalog_sales__cs_item_sk,
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk[
+                                            (
+                                                v_catalog_sales__cs_sold_date_sk,
+                                                v_catalog_sales__cs_item_sk,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_catalog_sales__cs_sold_date_sk,
                                     v_catalog_sales__cs_sales_price,
                                     v_catalog_sales__cs_warehouse_sk,
                                     v_catalog_returns__cr_refunded_cash,
                                     v_catalog_sales__cs_item_sk,
-                                ), _m7 in self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
-                                    (
-                                        v_catalog_sales__cs_sold_date_sk,
-                                        v_catalog_sales__cs_warehouse_sk,
-                                        v_catalog_sales__cs_item_sk,
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk[
+                                                (
+                                                    v_catalog_sales__cs_sold_date_sk,
+                                                    v_catalog_sales__cs_warehouse_sk,
+                                                    v_catalog_sales__cs_item_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_catalog_sales__cs_warehouse_sk,
                                         v_w_state,
-                                    ), _m8 in self.warehouse_by_catalog_sales__cs_warehouse_sk[
-                                        v_catalog_sales__cs_warehouse_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.warehouse_by_catalog_sales__cs_warehouse_sk[
+                                                    v_catalog_sales__cs_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_catalog_sales__cs_item_sk,
                                             v_i_item_id,
-                                        ), _m9 in self.item_by_catalog_sales__cs_item_sk[
-                                            v_catalog_sales__cs_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_catalog_sales__cs_item_sk[
+                                                        v_catalog_sales__cs_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_w_state,
                                                 v_i_item_id,
@@ -4464,7 +4822,7 @@ class View:
                                                 v_catalog_sales__cs_sales_price,
                                                 v_catalog_returns__cr_refunded_cash,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9
+                                            _v = _p * _m10 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -4486,7 +4844,9 @@ class View:
         _g2 = self.n1_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk))
+        _m3 = _entry(
+            _g2, (v_catalog_sales__cs_sold_date_sk, v_catalog_sales__cs_item_sk)
+        )
         if _m3 is None:
             return None
         _g4 = self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk.get(
@@ -4494,12 +4854,13 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_catalog_sales__cs_sold_date_sk,
                 v_catalog_sales__cs_warehouse_sk,
                 v_catalog_sales__cs_item_sk,
-            )
+            ),
         )
         if _m5 is None:
             return None
@@ -4512,14 +4873,15 @@ class View:
         )
         if _g6 is None:
             return None
-        _m7 = _g6.get(
+        _m7 = _entry(
+            _g6,
             (
                 v_catalog_sales__cs_sold_date_sk,
                 v_catalog_sales__cs_sales_price,
                 v_catalog_sales__cs_warehouse_sk,
                 v_catalog_returns__cr_refunded_cash,
                 v_catalog_sales__cs_item_sk,
-            )
+            ),
         )
         if _m7 is None:
             return None
@@ -4528,7 +4890,7 @@ class View:
         )
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_catalog_sales__cs_warehouse_sk, v_w_state))
+        _m9 = _entry(_g8, (v_catalog_sales__cs_warehouse_sk, v_w_state))
         if _m9 is None:
             return None
         _g10 = self.date_dim_by_catalog_sales__cs_sold_date_sk.get(
@@ -4536,13 +4898,13 @@ class View:
         )
         if _g10 is None:
             return None
-        _m11 = _g10.get((v_catalog_sales__cs_sold_date_sk, v_d_date))
+        _m11 = _entry(_g10, (v_catalog_sales__cs_sold_date_sk, v_d_date))
         if _m11 is None:
             return None
         _g12 = self.item_by_catalog_sales__cs_item_sk.get(v_catalog_sales__cs_item_sk)
         if _g12 is None:
             return None
-        _m13 = _g12.get((v_catalog_sales__cs_item_sk, v_i_item_id))
+        _m13 = _entry(_g12, (v_catalog_sales__cs_item_sk, v_i_item_id))
         if _m13 is None:
             return None
         return _m7 * _m9 * _m11 * _m13

@@ -37,6 +37,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -283,7 +297,7 @@ class View:
     }
     COLUMNS = ("d_year", "i_category_id", "i_category", "sum(ss_ext_sales_price)")
     QUERY_ID = "90d4843a57b90fea"
-    LAYOUT_ID = "9dbab5a108aed5ae"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0ab74b2040e37d88"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -468,21 +482,33 @@ class View:
             del store[row]
         # atom dt
         if keep_dt:
+            _t1 = (v_d_date_sk, v_d_year)
             _grp = dt_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                dt_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_d_year): _p}
+                dt_by_d_date_sk[v_d_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        dt_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                    else:
+                        del dt_by_d_date_sk[v_d_date_sk]
+                else:
+                    dt_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_d_date_sk, v_d_year))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_d_date_sk, v_d_year)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_d_date_sk, v_d_year)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_d_date_sk, v_d_year)]
-                        if not _grp:
-                            del dt_by_d_date_sk[v_d_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            dt_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
             _o = dt_count_by_d_date_sk.get(v_d_date_sk)
             if _o is None:
                 dt_count_by_d_date_sk[v_d_date_sk] = _p
@@ -492,33 +518,36 @@ class View:
                     dt_count_by_d_date_sk[v_d_date_sk] = _n
                 else:
                     del dt_count_by_d_date_sk[v_d_date_sk]
-            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_d_date_sk.get(v_d_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_d_date_sk)
                 if _o is None:
-                    n0_root[v_d_date_sk] = _d2
+                    n0_root[v_d_date_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_d_date_sk] = _n
                     else:
                         del n0_root[v_d_date_sk]
                 if pending is not None:
-                    for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
-                        v_d_date_sk
-                    ].items():
-                        _m4 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
-                        for (
-                            v_ss_item_sk,
-                            v_i_category_id,
-                            v_i_category,
-                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                    for (v_d_date_sk, v_ss_item_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_d_date_sk[v_d_date_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
+                        for (v_ss_item_sk, v_i_category_id, v_i_category), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_d_year, v_i_category_id, v_i_category)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -571,18 +600,36 @@ class View:
             del store[row]
         # atom store_sales
         if keep_store_sales:
-            _o = store_sales.get((v_d_date_sk, v_ss_item_sk))
+            _t1 = (v_d_date_sk, v_ss_item_sk)
+            _o = store_sales.get(_t1)
             if _o is None:
-                store_sales[(v_d_date_sk, v_ss_item_sk)] = _p
+                store_sales[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    store_sales[(v_d_date_sk, v_ss_item_sk)] = _n
+                    store_sales[_t1] = _n
                 else:
-                    del store_sales[(v_d_date_sk, v_ss_item_sk)]
+                    del store_sales[_t1]
             _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {v_d_date_sk: _p}
+                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (v_d_date_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_d_date_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_d_date_sk)
                 if _o is None:
@@ -593,61 +640,78 @@ class View:
                         _grp[v_d_date_sk] = _n
                     else:
                         del _grp[v_d_date_sk]
-                        if not _grp:
-                            del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
-            _w1 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        if len(_grp) == 1:
+                            store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
-                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
-                else:
-                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
-                    if _o is None:
-                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_d_date_sk[v_d_date_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                            n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d_date_sk, v_ss_item_sk)]
-                            if not _grp:
-                                del n1_by_d_date_sk[v_d_date_sk]
+                            del n1_by_d_date_sk[v_d_date_sk]
+                    else:
+                        n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                 if _o is None:
-                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
-                _w3 = dt_count_by_d_date_sk.get(v_d_date_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = dt_count_by_d_date_sk.get(v_d_date_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
-                        n0_root[v_d_date_sk] = _d4
+                        n0_root[v_d_date_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_d_date_sk] = _n
                         else:
                             del n0_root[v_d_date_sk]
                     if pending is not None:
-                        for (
-                            v_ss_item_sk,
-                            v_i_category_id,
-                            v_i_category,
-                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
-                            for (v_d_date_sk, v_d_year), _m6 in self.dt_by_d_date_sk[
-                                v_d_date_sk
-                            ].items():
+                        for (v_ss_item_sk, v_i_category_id, v_i_category), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_d_date_sk, v_d_year), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.dt_by_d_date_sk[v_d_date_sk]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (v_d_year, v_i_category_id, v_i_category)
                                 _v = (
-                                    _p[0] * _m5[0] * _m6[0],
-                                    _p[1] * _m5[1] * _m6[1],
-                                    _p[2] * _m5[2] * _m6[2],
+                                    _p[0] * _m6[0] * _m8[0],
+                                    _p[1] * _m6[1] * _m8[1],
+                                    _p[2] * _m6[2] * _m8[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -689,23 +753,33 @@ class View:
             del store[row]
         # atom item
         if keep_item:
+            _t1 = (v_ss_item_sk, v_i_category_id, v_i_category)
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {
-                    (v_ss_item_sk, v_i_category_id, v_i_category): _p
-                }
+                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_i_category_id, v_i_category))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_i_category_id, v_i_category)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_i_category_id, v_i_category)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_i_category_id, v_i_category)]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -715,58 +789,73 @@ class View:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
                     del item_count_by_ss_item_sk[v_ss_item_sk]
-            _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
-            if _g3:
-                for v_d_date_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _g4:
+                for v_d_date_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_d_date_sk, v_ss_item_sk)
                     _grp = n1_by_d_date_sk.get(v_d_date_sk)
                     if _grp is None:
-                        n1_by_d_date_sk[v_d_date_sk] = {
-                            (v_d_date_sk, v_ss_item_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_d_date_sk, v_ss_item_sk))
-                        if _o is None:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_d_date_sk[v_d_date_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                                n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_d_date_sk, v_ss_item_sk)]
-                                if not _grp:
-                                    del n1_by_d_date_sk[v_d_date_sk]
+                                del n1_by_d_date_sk[v_d_date_sk]
+                        else:
+                            n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_d_date_sk[v_d_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                     if _o is None:
-                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                        n1_count_by_d_date_sk[v_d_date_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_d_date_sk[v_d_date_sk] = _n
                         else:
                             del n1_count_by_d_date_sk[v_d_date_sk]
-                    _w4 = dt_count_by_d_date_sk.get(v_d_date_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = dt_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_d_date_sk)
                         if _o is None:
-                            n0_root[v_d_date_sk] = _d5
+                            n0_root[v_d_date_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_d_date_sk] = _n
                             else:
                                 del n0_root[v_d_date_sk]
                         if pending is not None:
-                            _m6 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
-                            for (v_d_date_sk, v_d_year), _m7 in self.dt_by_d_date_sk[
-                                v_d_date_sk
-                            ].items():
+                            _m8 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
+                            for (v_d_date_sk, v_d_year), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.dt_by_d_date_sk[v_d_date_sk]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_d_year, v_i_category_id, v_i_category)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -832,29 +921,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.dt_by_d_date_sk.get(v_d_date_sk) or _EMPTY).get(
-                        (v_d_date_sk, v_d_year)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.dt_by_d_date_sk.get(v_d_date_sk),
+                    (v_d_date_sk, v_d_year),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_d_date_sk, v_d_year)
             _grp = dt_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                dt_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_d_year): _p}
+                dt_by_d_date_sk[v_d_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        dt_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                    else:
+                        del dt_by_d_date_sk[v_d_date_sk]
+                else:
+                    dt_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_d_date_sk, v_d_year))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_d_date_sk, v_d_year)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_d_date_sk, v_d_year)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_d_date_sk, v_d_year)]
-                        if not _grp:
-                            del dt_by_d_date_sk[v_d_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            dt_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
             _o = dt_count_by_d_date_sk.get(v_d_date_sk)
             if _o is None:
                 dt_count_by_d_date_sk[v_d_date_sk] = _p
@@ -864,33 +964,36 @@ class View:
                     dt_count_by_d_date_sk[v_d_date_sk] = _n
                 else:
                     del dt_count_by_d_date_sk[v_d_date_sk]
-            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_d_date_sk.get(v_d_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_d_date_sk)
                 if _o is None:
-                    n0_root[v_d_date_sk] = _d2
+                    n0_root[v_d_date_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_d_date_sk] = _n
                     else:
                         del n0_root[v_d_date_sk]
                 if pending is not None:
-                    for (v_d_date_sk, v_ss_item_sk), _m3 in self.n1_by_d_date_sk[
-                        v_d_date_sk
-                    ].items():
-                        _m4 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
-                        for (
-                            v_ss_item_sk,
-                            v_i_category_id,
-                            v_i_category,
-                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
+                    for (v_d_date_sk, v_ss_item_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_d_date_sk[v_d_date_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
+                        for (v_ss_item_sk, v_i_category_id, v_i_category), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_d_year, v_i_category_id, v_i_category)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -965,18 +1068,36 @@ class View:
                 or not self.store_sales.get((v_d_date_sk, v_ss_item_sk), _ZERO)[0]
             ):
                 continue
-            _o = store_sales.get((v_d_date_sk, v_ss_item_sk))
+            _t1 = (v_d_date_sk, v_ss_item_sk)
+            _o = store_sales.get(_t1)
             if _o is None:
-                store_sales[(v_d_date_sk, v_ss_item_sk)] = _p
+                store_sales[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    store_sales[(v_d_date_sk, v_ss_item_sk)] = _n
+                    store_sales[_t1] = _n
                 else:
-                    del store_sales[(v_d_date_sk, v_ss_item_sk)]
+                    del store_sales[_t1]
             _grp = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {v_d_date_sk: _p}
+                store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (v_d_date_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_d_date_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_d_date_sk)
                 if _o is None:
@@ -987,61 +1108,78 @@ class View:
                         _grp[v_d_date_sk] = _n
                     else:
                         del _grp[v_d_date_sk]
-                        if not _grp:
-                            del store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk]
-            _w1 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        if len(_grp) == 1:
+                            store_sales_d_date_sk_by_ss_item_sk[v_ss_item_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
-                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_item_sk): _d2}
-                else:
-                    _o = _grp.get((v_d_date_sk, v_ss_item_sk))
-                    if _o is None:
-                        _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_d_date_sk[v_d_date_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                            n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d_date_sk, v_ss_item_sk)]
-                            if not _grp:
-                                del n1_by_d_date_sk[v_d_date_sk]
+                            del n1_by_d_date_sk[v_d_date_sk]
+                    else:
+                        n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                 if _o is None:
-                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
-                _w3 = dt_count_by_d_date_sk.get(v_d_date_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = dt_count_by_d_date_sk.get(v_d_date_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
-                        n0_root[v_d_date_sk] = _d4
+                        n0_root[v_d_date_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_d_date_sk] = _n
                         else:
                             del n0_root[v_d_date_sk]
                     if pending is not None:
-                        for (
-                            v_ss_item_sk,
-                            v_i_category_id,
-                            v_i_category,
-                        ), _m5 in self.item_by_ss_item_sk[v_ss_item_sk].items():
-                            for (v_d_date_sk, v_d_year), _m6 in self.dt_by_d_date_sk[
-                                v_d_date_sk
-                            ].items():
+                        for (v_ss_item_sk, v_i_category_id, v_i_category), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.item_by_ss_item_sk[v_ss_item_sk]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_d_date_sk, v_d_year), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.dt_by_d_date_sk[v_d_date_sk]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (v_d_year, v_i_category_id, v_i_category)
                                 _v = (
-                                    _p[0] * _m5[0] * _m6[0],
-                                    _p[1] * _m5[1] * _m6[1],
-                                    _p[2] * _m5[2] * _m6[2],
+                                    _p[0] * _m6[0] * _m8[0],
+                                    _p[1] * _m6[1] * _m8[1],
+                                    _p[2] * _m6[2] * _m8[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -1106,31 +1244,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY).get(
-                        (v_ss_item_sk, v_i_category_id, v_i_category)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.item_by_ss_item_sk.get(v_ss_item_sk),
+                    (v_ss_item_sk, v_i_category_id, v_i_category),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_i_category_id, v_i_category)
             _grp = item_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_by_ss_item_sk[v_ss_item_sk] = {
-                    (v_ss_item_sk, v_i_category_id, v_i_category): _p
-                }
+                item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_by_ss_item_sk[v_ss_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_item_sk, v_i_category_id, v_i_category))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_i_category_id, v_i_category)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ss_item_sk, v_i_category_id, v_i_category)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_i_category_id, v_i_category)]
-                        if not _grp:
-                            del item_by_ss_item_sk[v_ss_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_ss_item_sk[v_ss_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
             if _o is None:
                 item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -1140,58 +1287,73 @@ class View:
                     item_count_by_ss_item_sk[v_ss_item_sk] = _n
                 else:
                     del item_count_by_ss_item_sk[v_ss_item_sk]
-            _g3 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
-            if _g3:
-                for v_d_date_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = store_sales_d_date_sk_by_ss_item_sk.get(v_ss_item_sk)
+            if _g4:
+                for v_d_date_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_d_date_sk, v_ss_item_sk)
                     _grp = n1_by_d_date_sk.get(v_d_date_sk)
                     if _grp is None:
-                        n1_by_d_date_sk[v_d_date_sk] = {
-                            (v_d_date_sk, v_ss_item_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_d_date_sk, v_ss_item_sk))
-                        if _o is None:
-                            _grp[(v_d_date_sk, v_ss_item_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_d_date_sk[v_d_date_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_d_date_sk, v_ss_item_sk)] = _n
+                                n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_d_date_sk, v_ss_item_sk)]
-                                if not _grp:
-                                    del n1_by_d_date_sk[v_d_date_sk]
+                                del n1_by_d_date_sk[v_d_date_sk]
+                        else:
+                            n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_d_date_sk[v_d_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                     if _o is None:
-                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                        n1_count_by_d_date_sk[v_d_date_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_d_date_sk[v_d_date_sk] = _n
                         else:
                             del n1_count_by_d_date_sk[v_d_date_sk]
-                    _w4 = dt_count_by_d_date_sk.get(v_d_date_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = dt_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_d_date_sk)
                         if _o is None:
-                            n0_root[v_d_date_sk] = _d5
+                            n0_root[v_d_date_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_d_date_sk] = _n
                             else:
                                 del n0_root[v_d_date_sk]
                         if pending is not None:
-                            _m6 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
-                            for (v_d_date_sk, v_d_year), _m7 in self.dt_by_d_date_sk[
-                                v_d_date_sk
-                            ].items():
+                            _m8 = self.store_sales[(v_d_date_sk, v_ss_item_sk)]
+                            for (v_d_date_sk, v_d_year), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.dt_by_d_date_sk[v_d_date_sk]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_d_year, v_i_category_id, v_i_category)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -1210,7 +1372,7 @@ class View:
         _g2 = self.n1_by_d_date_sk.get(v_d_date_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d_date_sk, v_ss_item_sk))
+        _m3 = _entry(_g2, (v_d_date_sk, v_ss_item_sk))
         if _m3 is None:
             return None
         _m4 = self.store_sales.get((v_d_date_sk, v_ss_item_sk))
@@ -1219,13 +1381,13 @@ class View:
         _g5 = self.item_by_ss_item_sk.get(v_ss_item_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_ss_item_sk, v_i_category_id, v_i_category))
+        _m6 = _entry(_g5, (v_ss_item_sk, v_i_category_id, v_i_category))
         if _m6 is None:
             return None
         _g7 = self.dt_by_d_date_sk.get(v_d_date_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_d_date_sk, v_d_year))
+        _m8 = _entry(_g7, (v_d_date_sk, v_d_year))
         if _m8 is None:
             return None
         return (

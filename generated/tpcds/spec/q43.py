@@ -96,6 +96,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -344,7 +358,7 @@ class View:
         "sat_sales",
     )
     QUERY_ID = "0dfaa23e6ccbc54e"
-    LAYOUT_ID = "5c731b7eb0ab881d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "89cbda5090147b0e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -523,21 +537,35 @@ class View:
         # atom date_dim
         if keep_date_dim:
             _p = d
+            _t1 = (v_d_date_sk, v_d_day_name)
             _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                date_dim_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_d_day_name): _p}
+                date_dim_by_d_date_sk[v_d_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        date_dim_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_d_date_sk[v_d_date_sk]
+                else:
+                    date_dim_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_d_date_sk, v_d_day_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_d_date_sk, v_d_day_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_d_date_sk, v_d_day_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_d_date_sk, v_d_day_name)]
-                        if not _grp:
-                            del date_dim_by_d_date_sk[v_d_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_d_date_sk[v_d_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
             if _o is None:
                 date_dim_count_by_d_date_sk[v_d_date_sk] = _p
@@ -547,43 +575,51 @@ class View:
                     date_dim_count_by_d_date_sk[v_d_date_sk] = _n
                 else:
                     del date_dim_count_by_d_date_sk[v_d_date_sk]
-            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_d_date_sk.get(v_d_date_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_d_date_sk)
                 if _o is None:
-                    n0_root[v_d_date_sk] = _d2
+                    n0_root[v_d_date_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_d_date_sk] = _n
                     else:
                         del n0_root[v_d_date_sk]
                 if pending is not None:
-                    for (v_d_date_sk, v_ss_store_sk), _m3 in self.n1_by_d_date_sk[
-                        v_d_date_sk
-                    ].items():
-                        for (
-                            v_d_date_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                        ), _m4 in self.store_sales_by_d_date_sk_ss_store_sk[
-                            (v_d_date_sk, v_ss_store_sk)
-                        ].items():
-                            for (
-                                v_ss_store_sk,
-                                v_s_store_id,
-                                v_s_store_name,
-                            ), _m5 in self.store_2_by_ss_store_sk[
-                                v_ss_store_sk
-                            ].items():
+                    for (v_d_date_sk, v_ss_store_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_d_date_sk[v_d_date_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.store_sales_by_d_date_sk_ss_store_sk[
+                                        (v_d_date_sk, v_ss_store_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.store_2_by_ss_store_sk[v_ss_store_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (
                                     v_s_store_name,
                                     v_s_store_id,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m6 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -616,30 +652,59 @@ class View:
         # atom store_sales
         if keep_store_sales:
             _p = d
-            _grp = store_sales_by_d_date_sk_ss_store_sk.get(
-                (v_d_date_sk, v_ss_store_sk)
-            )
+            _t1 = (v_d_date_sk, v_ss_store_sk)
+            _t2 = (v_d_date_sk, v_ss_store_sk, v_ss_sales_price)
+            _grp = store_sales_by_d_date_sk_ss_store_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_store_sk[(v_d_date_sk, v_ss_store_sk)] = {
-                    (v_d_date_sk, v_ss_store_sk, v_ss_sales_price): _p
-                }
+                store_sales_by_d_date_sk_ss_store_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_store_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del store_sales_by_d_date_sk_ss_store_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_store_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_d_date_sk, v_ss_store_sk, v_ss_sales_price))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)]
-                        if not _grp:
-                            del store_sales_by_d_date_sk_ss_store_sk[
-                                (v_d_date_sk, v_ss_store_sk)
-                            ]
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            store_sales_by_d_date_sk_ss_store_sk[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = {v_d_date_sk: _p}
+                store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = (v_d_date_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_d_date_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_d_date_sk)
                 if _o is None:
@@ -650,64 +715,82 @@ class View:
                         _grp[v_d_date_sk] = _n
                     else:
                         del _grp[v_d_date_sk]
-                        if not _grp:
-                            del store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk]
-            _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
-                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_store_sk): _d2}
-                else:
-                    _o = _grp.get((v_d_date_sk, v_ss_store_sk))
-                    if _o is None:
-                        _grp[(v_d_date_sk, v_ss_store_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d_date_sk[v_d_date_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_d_date_sk, v_ss_store_sk)] = _n
+                            n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d_date_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del n1_by_d_date_sk[v_d_date_sk]
+                            del n1_by_d_date_sk[v_d_date_sk]
+                    else:
+                        n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d4}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                 if _o is None:
-                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
-                _w3 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
-                        n0_root[v_d_date_sk] = _d4
+                        n0_root[v_d_date_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d_date_sk] = _n
                         else:
                             del n0_root[v_d_date_sk]
                     if pending is not None:
-                        for (
-                            v_ss_store_sk,
-                            v_s_store_id,
-                            v_s_store_name,
-                        ), _m5 in self.store_2_by_ss_store_sk[v_ss_store_sk].items():
-                            for (
-                                v_d_date_sk,
-                                v_d_day_name,
-                            ), _m6 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                        for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
+                            for (v_d_date_sk, v_d_day_name), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (_g10 := self.date_dim_by_d_date_sk[v_d_date_sk])
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_s_store_name,
                                     v_s_store_id,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m7 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -743,23 +826,35 @@ class View:
         # atom store_2
         if keep_store_2:
             _p = d
+            _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                    (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-                }
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -769,69 +864,92 @@ class View:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _g3 = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
-            if _g3:
-                for v_d_date_sk, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g4:
+                for v_d_date_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_d_date_sk, v_ss_store_sk)
                     _grp = n1_by_d_date_sk.get(v_d_date_sk)
                     if _grp is None:
-                        n1_by_d_date_sk[v_d_date_sk] = {
-                            (v_d_date_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_d_date_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_d_date_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_d_date_sk[v_d_date_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_d_date_sk, v_ss_store_sk)] = _n
+                                n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_d_date_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n1_by_d_date_sk[v_d_date_sk]
+                                del n1_by_d_date_sk[v_d_date_sk]
+                        else:
+                            n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_d_date_sk[v_d_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                     if _o is None:
-                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                        n1_count_by_d_date_sk[v_d_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_d_date_sk[v_d_date_sk] = _n
                         else:
                             del n1_count_by_d_date_sk[v_d_date_sk]
-                    _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w6 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w6 is not None:
+                        _d7 = _d3 * _w6
                         _o = n0_root.get(v_d_date_sk)
                         if _o is None:
-                            n0_root[v_d_date_sk] = _d5
+                            n0_root[v_d_date_sk] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_d_date_sk] = _n
                             else:
                                 del n0_root[v_d_date_sk]
                         if pending is not None:
-                            for (
-                                v_d_date_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                            ), _m6 in self.store_sales_by_d_date_sk_ss_store_sk[
-                                (v_d_date_sk, v_ss_store_sk)
-                            ].items():
-                                for (
-                                    v_d_date_sk,
-                                    v_d_day_name,
-                                ), _m7 in self.date_dim_by_d_date_sk[
-                                    v_d_date_sk
-                                ].items():
+                            for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.store_sales_by_d_date_sk_ss_store_sk[
+                                            (v_d_date_sk, v_ss_store_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_d_date_sk, v_d_day_name), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.date_dim_by_d_date_sk[
+                                                v_d_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_store_id,
                                         v_d_day_name,
                                         v_ss_sales_price,
                                     )
-                                    _v = _p * _m6 * _m7
+                                    _v = _p * _m8 * _m10
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -887,29 +1005,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.date_dim_by_d_date_sk.get(v_d_date_sk) or _EMPTY).get(
-                        (v_d_date_sk, v_d_day_name)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.date_dim_by_d_date_sk.get(v_d_date_sk),
+                    (v_d_date_sk, v_d_day_name),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_d_date_sk, v_d_day_name)
             _grp = date_dim_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                date_dim_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_d_day_name): _p}
+                date_dim_by_d_date_sk[v_d_date_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        date_dim_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                    else:
+                        del date_dim_by_d_date_sk[v_d_date_sk]
+                else:
+                    date_dim_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_d_date_sk, v_d_day_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_d_date_sk, v_d_day_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_d_date_sk, v_d_day_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_d_date_sk, v_d_day_name)]
-                        if not _grp:
-                            del date_dim_by_d_date_sk[v_d_date_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            date_dim_by_d_date_sk[v_d_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = date_dim_count_by_d_date_sk.get(v_d_date_sk)
             if _o is None:
                 date_dim_count_by_d_date_sk[v_d_date_sk] = _p
@@ -919,43 +1050,51 @@ class View:
                     date_dim_count_by_d_date_sk[v_d_date_sk] = _n
                 else:
                     del date_dim_count_by_d_date_sk[v_d_date_sk]
-            _w1 = n1_count_by_d_date_sk.get(v_d_date_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_d_date_sk.get(v_d_date_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_d_date_sk)
                 if _o is None:
-                    n0_root[v_d_date_sk] = _d2
+                    n0_root[v_d_date_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_d_date_sk] = _n
                     else:
                         del n0_root[v_d_date_sk]
                 if pending is not None:
-                    for (v_d_date_sk, v_ss_store_sk), _m3 in self.n1_by_d_date_sk[
-                        v_d_date_sk
-                    ].items():
-                        for (
-                            v_d_date_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                        ), _m4 in self.store_sales_by_d_date_sk_ss_store_sk[
-                            (v_d_date_sk, v_ss_store_sk)
-                        ].items():
-                            for (
-                                v_ss_store_sk,
-                                v_s_store_id,
-                                v_s_store_name,
-                            ), _m5 in self.store_2_by_ss_store_sk[
-                                v_ss_store_sk
-                            ].items():
+                    for (v_d_date_sk, v_ss_store_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_d_date_sk[v_d_date_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.store_sales_by_d_date_sk_ss_store_sk[
+                                        (v_d_date_sk, v_ss_store_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.store_2_by_ss_store_sk[v_ss_store_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (
                                     v_s_store_name,
                                     v_s_store_id,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m6 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1010,41 +1149,68 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_by_d_date_sk_ss_store_sk.get(
-                            (v_d_date_sk, v_ss_store_sk)
-                        )
-                        or _EMPTY
-                    ).get((v_d_date_sk, v_ss_store_sk, v_ss_sales_price))
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_by_d_date_sk_ss_store_sk.get(
+                        (v_d_date_sk, v_ss_store_sk)
+                    ),
+                    (v_d_date_sk, v_ss_store_sk, v_ss_sales_price),
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = store_sales_by_d_date_sk_ss_store_sk.get(
-                (v_d_date_sk, v_ss_store_sk)
-            )
+            _t1 = (v_d_date_sk, v_ss_store_sk)
+            _t2 = (v_d_date_sk, v_ss_store_sk, v_ss_sales_price)
+            _grp = store_sales_by_d_date_sk_ss_store_sk.get(_t1)
             if _grp is None:
-                store_sales_by_d_date_sk_ss_store_sk[(v_d_date_sk, v_ss_store_sk)] = {
-                    (v_d_date_sk, v_ss_store_sk, v_ss_sales_price): _p
-                }
+                store_sales_by_d_date_sk_ss_store_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_by_d_date_sk_ss_store_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del store_sales_by_d_date_sk_ss_store_sk[_t1]
+                else:
+                    store_sales_by_d_date_sk_ss_store_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_d_date_sk, v_ss_store_sk, v_ss_sales_price))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[(v_d_date_sk, v_ss_store_sk, v_ss_sales_price)]
-                        if not _grp:
-                            del store_sales_by_d_date_sk_ss_store_sk[
-                                (v_d_date_sk, v_ss_store_sk)
-                            ]
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            store_sales_by_d_date_sk_ss_store_sk[_t1] = next(
+                                iter(_grp.items())
+                            )
             _grp = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = {v_d_date_sk: _p}
+                store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = (v_d_date_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_d_date_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_d_date_sk)
                 if _o is None:
@@ -1055,64 +1221,82 @@ class View:
                         _grp[v_d_date_sk] = _n
                     else:
                         del _grp[v_d_date_sk]
-                        if not _grp:
-                            del store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk]
-            _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            store_sales_d_date_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_d_date_sk.get(v_d_date_sk)
                 if _grp is None:
-                    n1_by_d_date_sk[v_d_date_sk] = {(v_d_date_sk, v_ss_store_sk): _d2}
-                else:
-                    _o = _grp.get((v_d_date_sk, v_ss_store_sk))
-                    if _o is None:
-                        _grp[(v_d_date_sk, v_ss_store_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_d_date_sk[v_d_date_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_d_date_sk, v_ss_store_sk)] = _n
+                            n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_d_date_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del n1_by_d_date_sk[v_d_date_sk]
+                            del n1_by_d_date_sk[v_d_date_sk]
+                    else:
+                        n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d4}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_d_date_sk[v_d_date_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                 if _o is None:
-                    n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                    n1_count_by_d_date_sk[v_d_date_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_d_date_sk[v_d_date_sk] = _n
                     else:
                         del n1_count_by_d_date_sk[v_d_date_sk]
-                _w3 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_d_date_sk)
                     if _o is None:
-                        n0_root[v_d_date_sk] = _d4
+                        n0_root[v_d_date_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_d_date_sk] = _n
                         else:
                             del n0_root[v_d_date_sk]
                     if pending is not None:
-                        for (
-                            v_ss_store_sk,
-                            v_s_store_id,
-                            v_s_store_name,
-                        ), _m5 in self.store_2_by_ss_store_sk[v_ss_store_sk].items():
-                            for (
-                                v_d_date_sk,
-                                v_d_day_name,
-                            ), _m6 in self.date_dim_by_d_date_sk[v_d_date_sk].items():
+                        for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
+                            for (v_d_date_sk, v_d_day_name), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (_g10 := self.date_dim_by_d_date_sk[v_d_date_sk])
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_s_store_name,
                                     v_s_store_id,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m7 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1172,31 +1356,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                        (v_ss_store_sk, v_s_store_id, v_s_store_name)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                    (v_ss_store_sk, v_s_store_id, v_s_store_name),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                    (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-                }
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1206,69 +1401,92 @@ class View:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _g3 = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
-            if _g3:
-                for v_d_date_sk, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = store_sales_d_date_sk_by_ss_store_sk.get(v_ss_store_sk)
+            if _g4:
+                for v_d_date_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_d_date_sk, v_ss_store_sk)
                     _grp = n1_by_d_date_sk.get(v_d_date_sk)
                     if _grp is None:
-                        n1_by_d_date_sk[v_d_date_sk] = {
-                            (v_d_date_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_d_date_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_d_date_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_d_date_sk[v_d_date_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_d_date_sk, v_ss_store_sk)] = _n
+                                n1_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_d_date_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n1_by_d_date_sk[v_d_date_sk]
+                                del n1_by_d_date_sk[v_d_date_sk]
+                        else:
+                            n1_by_d_date_sk[v_d_date_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_d_date_sk[v_d_date_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_d_date_sk.get(v_d_date_sk)
                     if _o is None:
-                        n1_count_by_d_date_sk[v_d_date_sk] = _d2
+                        n1_count_by_d_date_sk[v_d_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_d_date_sk[v_d_date_sk] = _n
                         else:
                             del n1_count_by_d_date_sk[v_d_date_sk]
-                    _w4 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w6 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
+                    if _w6 is not None:
+                        _d7 = _d3 * _w6
                         _o = n0_root.get(v_d_date_sk)
                         if _o is None:
-                            n0_root[v_d_date_sk] = _d5
+                            n0_root[v_d_date_sk] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_d_date_sk] = _n
                             else:
                                 del n0_root[v_d_date_sk]
                         if pending is not None:
-                            for (
-                                v_d_date_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                            ), _m6 in self.store_sales_by_d_date_sk_ss_store_sk[
-                                (v_d_date_sk, v_ss_store_sk)
-                            ].items():
-                                for (
-                                    v_d_date_sk,
-                                    v_d_day_name,
-                                ), _m7 in self.date_dim_by_d_date_sk[
-                                    v_d_date_sk
-                                ].items():
+                            for (v_d_date_sk, v_ss_store_sk, v_ss_sales_price), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.store_sales_by_d_date_sk_ss_store_sk[
+                                            (v_d_date_sk, v_ss_store_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_d_date_sk, v_d_day_name), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.date_dim_by_d_date_sk[
+                                                v_d_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_store_id,
                                         v_d_day_name,
                                         v_ss_sales_price,
                                     )
-                                    _v = _p * _m6 * _m7
+                                    _v = _p * _m8 * _m10
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1288,7 +1506,7 @@ class View:
         _g2 = self.n1_by_d_date_sk.get(v_d_date_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_d_date_sk, v_ss_store_sk))
+        _m3 = _entry(_g2, (v_d_date_sk, v_ss_store_sk))
         if _m3 is None:
             return None
         _g4 = self.store_sales_by_d_date_sk_ss_store_sk.get(
@@ -1296,19 +1514,19 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_d_date_sk, v_ss_store_sk, v_ss_sales_price))
+        _m5 = _entry(_g4, (v_d_date_sk, v_ss_store_sk, v_ss_sales_price))
         if _m5 is None:
             return None
         _g6 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+        _m7 = _entry(_g6, (v_ss_store_sk, v_s_store_id, v_s_store_name))
         if _m7 is None:
             return None
         _g8 = self.date_dim_by_d_date_sk.get(v_d_date_sk)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_d_date_sk, v_d_day_name))
+        _m9 = _entry(_g8, (v_d_date_sk, v_d_day_name))
         if _m9 is None:
             return None
         return _m5 * _m7 * _m9

@@ -230,6 +230,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -361,7 +373,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id",)
                     QUERY_ID = "f73906d551b79c83"
-                    LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -783,7 +795,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("__k", "__in")
                 QUERY_ID = "55bd272f3ac1b86a"
-                LAYOUT_ID = "a425bffa7b339bc7"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "6b9faca33f23acb1"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1258,7 +1270,7 @@ def _make_derived1():
             )
             QUERY_ID = "57bc0f7b1d88dae1"
             LAYOUT_ID = (
-                "83a36344fa1f14ad"  # the state's layout: snapshots restore only here
+                "f6c11898abcebece"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1475,7 +1487,18 @@ def _make_derived1():
                     _p = d
                     _grp = in1_by_i_item_id.get(v_i_item_id)
                     if _grp is None:
-                        in1_by_i_item_id[v_i_item_id] = {row: _p}
+                        in1_by_i_item_id[v_i_item_id] = (row, _p)
+                    elif type(_grp) is tuple:
+                        _e = row
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                in1_by_i_item_id[v_i_item_id] = (_grp[0], _n)
+                            else:
+                                del in1_by_i_item_id[v_i_item_id]
+                        else:
+                            in1_by_i_item_id[v_i_item_id] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(row)
                         if _o is None:
@@ -1486,8 +1509,10 @@ def _make_derived1():
                                 _grp[row] = _n
                             else:
                                 del _grp[row]
-                                if not _grp:
-                                    del in1_by_i_item_id[v_i_item_id]
+                                if len(_grp) == 1:
+                                    in1_by_i_item_id[v_i_item_id] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = in1_count_by_i_item_id.get(v_i_item_id)
                     if _o is None:
                         in1_count_by_i_item_id[v_i_item_id] = _p
@@ -1502,7 +1527,18 @@ def _make_derived1():
                         _d2 = _p * _w1
                         _grp = n8_by_all.get(())
                         if _grp is None:
-                            n8_by_all[()] = {v_i_item_id: _d2}
+                            n8_by_all[()] = (v_i_item_id, _d2)
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_id
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n8_by_all[()] = (_grp[0], _n)
+                                else:
+                                    del n8_by_all[()]
+                            else:
+                                n8_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_i_item_id)
                             if _o is None:
@@ -1513,8 +1549,8 @@ def _make_derived1():
                                     _grp[v_i_item_id] = _n
                                 else:
                                     del _grp[v_i_item_id]
-                                    if not _grp:
-                                        del n8_by_all[()]
+                                    if len(_grp) == 1:
+                                        n8_by_all[()] = next(iter(_grp.items()))
                         _o = n8_count_by_all.get(())
                         if _o is None:
                             n8_count_by_all[()] = _d2
@@ -1537,34 +1573,65 @@ def _make_derived1():
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m5 in self.customer_by_all[()].items():
+                                for (v_c_customer_sk, v_c_current_addr_sk), _m5 in (
+                                    (_g6,)
+                                    if type((_g6 := self.customer_by_all[()])) is tuple
+                                    else _g6.items()
+                                ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_ws_item_sk,
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
-                                    ), _m6 in self.web_sales_by_all[()].items():
+                                    ), _m7 in (
+                                        (_g8,)
+                                        if type((_g8 := self.web_sales_by_all[()]))
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
-                                        ), _m7 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
-                                            ), _m8 in self.date_dim_by_all[()].items():
+                                            ), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (_g12 := self.date_dim_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_item_id,
-                                                ), _m9 in self.item_by_i_item_id[
-                                                    v_i_item_id
-                                                ].items():
+                                                ), _m13 in (
+                                                    (_g14,)
+                                                    if type(
+                                                        (
+                                                            _g14 := self.item_by_i_item_id[
+                                                                v_i_item_id
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g14.items()
+                                                ):
                                                     _k = (
                                                         v_ca_zip,
                                                         v_ca_city,
@@ -1582,7 +1649,12 @@ def _make_derived1():
                                                         v___in,
                                                     )
                                                     _v = (
-                                                        _p * _m5 * _m6 * _m7 * _m8 * _m9
+                                                        _p
+                                                        * _m5
+                                                        * _m7
+                                                        * _m9
+                                                        * _m11
+                                                        * _m13
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -1622,56 +1694,38 @@ def _make_derived1():
                     del store[row]
                 # atom web_sales
                 _p = d
+                _t1 = (
+                    v_ws_sold_date_sk,
+                    v_ws_item_sk,
+                    v_ws_bill_customer_sk,
+                    v_ws_sales_price,
+                )
                 _grp = web_sales_by_all.get(())
                 if _grp is None:
-                    web_sales_by_all[()] = {
-                        (
-                            v_ws_sold_date_sk,
-                            v_ws_item_sk,
-                            v_ws_bill_customer_sk,
-                            v_ws_sales_price,
-                        ): _p
-                    }
+                    web_sales_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_by_all[()] = (_grp[0], _n)
+                        else:
+                            del web_sales_by_all[()]
+                    else:
+                        web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get(
-                        (
-                            v_ws_sold_date_sk,
-                            v_ws_item_sk,
-                            v_ws_bill_customer_sk,
-                            v_ws_sales_price,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_sales_price,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            ]
-                            if not _grp:
-                                del web_sales_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_sales_by_all[()] = next(iter(_grp.items()))
                 _o = web_sales_count_by_all.get(())
                 if _o is None:
                     web_sales_count_by_all[()] = _p
@@ -1681,50 +1735,50 @@ def _make_derived1():
                         web_sales_count_by_all[()] = _n
                     else:
                         del web_sales_count_by_all[()]
-                _w1 = customer_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = customer_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n3_count_by_all.get(())
                     if _o is None:
-                        n3_count_by_all[()] = _d2
+                        n3_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n3_count_by_all[()] = _n
                         else:
                             del n3_count_by_all[()]
-                    _w3 = customer_address_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = customer_address_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d4
+                            n2_count_by_all[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w5 = date_dim_count_by_all.get(())
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w6 = date_dim_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d6
+                                n1_count_by_all[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w7 = n8_count_by_all.get(())
-                            if _w7 is not None:
-                                _d8 = _d6 * _w7
+                            _w8 = n8_count_by_all.get(())
+                            if _w8 is not None:
+                                _d9 = _d7 * _w8
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d9
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[()] = _n
                                     else:
@@ -1733,34 +1787,75 @@ def _make_derived1():
                                     for (
                                         v_c_customer_sk,
                                         v_c_current_addr_sk,
-                                    ), _m9 in self.customer_by_all[()].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.customer_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
-                                        ), _m10 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
-                                            ), _m11 in self.date_dim_by_all[()].items():
-                                                for v_i_item_id, _m12 in self.n8_by_all[
-                                                    ()
-                                                ].items():
-                                                    for (
-                                                        v_i_item_id,
-                                                        v___in,
-                                                    ), _m13 in self.in1_by_i_item_id[
-                                                        v_i_item_id
-                                                    ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (_g15 := self.date_dim_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for v_i_item_id, _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (_g17 := self.n8_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
+                                                    for (v_i_item_id, v___in), _m18 in (
+                                                        (_g19,)
+                                                        if type(
+                                                            (
+                                                                _g19 := self.in1_by_i_item_id[
+                                                                    v_i_item_id
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g19.items()
+                                                    ):
                                                         for (
                                                             v_i_item_sk,
                                                             v_i_item_id,
-                                                        ), _m14 in self.item_by_i_item_id[
-                                                            v_i_item_id
-                                                        ].items():
+                                                        ), _m20 in (
+                                                            (_g21,)
+                                                            if type(
+                                                                (
+                                                                    _g21 := self.item_by_i_item_id[
+                                                                        v_i_item_id
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g21.items()
+                                                        ):
                                                             _k = (
                                                                 v_ca_zip,
                                                                 v_ca_city,
@@ -1779,11 +1874,11 @@ def _make_derived1():
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m9
                                                                 * _m10
-                                                                * _m11
-                                                                * _m13
+                                                                * _m12
                                                                 * _m14
+                                                                * _m18
+                                                                * _m20
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -1823,21 +1918,33 @@ def _make_derived1():
                     del store[row]
                 # atom customer
                 _p = d
+                _t1 = (v_c_customer_sk, v_c_current_addr_sk)
                 _grp = customer_by_all.get(())
                 if _grp is None:
-                    customer_by_all[()] = {(v_c_customer_sk, v_c_current_addr_sk): _p}
+                    customer_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_by_all[()] = (_grp[0], _n)
+                        else:
+                            del customer_by_all[()]
+                    else:
+                        customer_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_c_customer_sk, v_c_current_addr_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_c_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del customer_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_all[()] = next(iter(_grp.items()))
                 _o = customer_count_by_all.get(())
                 if _o is None:
                     customer_count_by_all[()] = _p
@@ -1847,50 +1954,50 @@ def _make_derived1():
                         customer_count_by_all[()] = _n
                     else:
                         del customer_count_by_all[()]
-                _w1 = web_sales_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = web_sales_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n3_count_by_all.get(())
                     if _o is None:
-                        n3_count_by_all[()] = _d2
+                        n3_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n3_count_by_all[()] = _n
                         else:
                             del n3_count_by_all[()]
-                    _w3 = customer_address_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = customer_address_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d4
+                            n2_count_by_all[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w5 = date_dim_count_by_all.get(())
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w6 = date_dim_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d6
+                                n1_count_by_all[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w7 = n8_count_by_all.get(())
-                            if _w7 is not None:
-                                _d8 = _d6 * _w7
+                            _w8 = n8_count_by_all.get(())
+                            if _w8 is not None:
+                                _d9 = _d7 * _w8
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d9
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[()] = _n
                                     else:
@@ -1901,34 +2008,75 @@ def _make_derived1():
                                         v_ws_item_sk,
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
-                                    ), _m9 in self.web_sales_by_all[()].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.web_sales_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
-                                        ), _m10 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
-                                            ), _m11 in self.date_dim_by_all[()].items():
-                                                for v_i_item_id, _m12 in self.n8_by_all[
-                                                    ()
-                                                ].items():
-                                                    for (
-                                                        v_i_item_id,
-                                                        v___in,
-                                                    ), _m13 in self.in1_by_i_item_id[
-                                                        v_i_item_id
-                                                    ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (_g15 := self.date_dim_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for v_i_item_id, _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (_g17 := self.n8_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
+                                                    for (v_i_item_id, v___in), _m18 in (
+                                                        (_g19,)
+                                                        if type(
+                                                            (
+                                                                _g19 := self.in1_by_i_item_id[
+                                                                    v_i_item_id
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g19.items()
+                                                    ):
                                                         for (
                                                             v_i_item_sk,
                                                             v_i_item_id,
-                                                        ), _m14 in self.item_by_i_item_id[
-                                                            v_i_item_id
-                                                        ].items():
+                                                        ), _m20 in (
+                                                            (_g21,)
+                                                            if type(
+                                                                (
+                                                                    _g21 := self.item_by_i_item_id[
+                                                                        v_i_item_id
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g21.items()
+                                                        ):
                                                             _k = (
                                                                 v_ca_zip,
                                                                 v_ca_city,
@@ -1947,11 +2095,11 @@ def _make_derived1():
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m9
                                                                 * _m10
-                                                                * _m11
-                                                                * _m13
+                                                                * _m12
                                                                 * _m14
+                                                                * _m18
+                                                                * _m20
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -1990,23 +2138,33 @@ def _make_derived1():
                     del store[row]
                 # atom customer_address
                 _p = d
+                _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                 _grp = customer_address_by_all.get(())
                 if _grp is None:
-                    customer_address_by_all[()] = {
-                        (v_ca_address_sk, v_ca_city, v_ca_zip): _p
-                    }
+                    customer_address_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_address_by_all[()] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_all[()]
+                    else:
+                        customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ca_address_sk, v_ca_city, v_ca_zip))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)]
-                            if not _grp:
-                                del customer_address_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_all[()] = next(iter(_grp.items()))
                 _o = customer_address_count_by_all.get(())
                 if _o is None:
                     customer_address_count_by_all[()] = _p
@@ -2016,73 +2174,98 @@ def _make_derived1():
                         customer_address_count_by_all[()] = _n
                     else:
                         del customer_address_count_by_all[()]
-                _w1 = n3_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n3_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n2_count_by_all.get(())
                     if _o is None:
-                        n2_count_by_all[()] = _d2
+                        n2_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n2_count_by_all[()] = _n
                         else:
                             del n2_count_by_all[()]
-                    _w3 = date_dim_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = date_dim_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d4
+                            n1_count_by_all[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w5 = n8_count_by_all.get(())
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w6 = n8_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m7 in self.customer_by_all[()].items():
+                                for (v_c_customer_sk, v_c_current_addr_sk), _m8 in (
+                                    (_g9,)
+                                    if type((_g9 := self.customer_by_all[()])) is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_ws_item_sk,
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
-                                    ), _m8 in self.web_sales_by_all[()].items():
-                                        for (
-                                            v_d_date_sk,
-                                            v_d_year,
-                                            v_d_qoy,
-                                        ), _m9 in self.date_dim_by_all[()].items():
-                                            for v_i_item_id, _m10 in self.n8_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_i_item_id,
-                                                    v___in,
-                                                ), _m11 in self.in1_by_i_item_id[
-                                                    v_i_item_id
-                                                ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.web_sales_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_d_date_sk, v_d_year, v_d_qoy), _m12 in (
+                                            (_g13,)
+                                            if type((_g13 := self.date_dim_by_all[()]))
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for v_i_item_id, _m14 in (
+                                                (_g15,)
+                                                if type((_g15 := self.n8_by_all[()]))
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for (v_i_item_id, v___in), _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.in1_by_i_item_id[
+                                                                v_i_item_id
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
                                                     for (
                                                         v_i_item_sk,
                                                         v_i_item_id,
-                                                    ), _m12 in self.item_by_i_item_id[
-                                                        v_i_item_id
-                                                    ].items():
+                                                    ), _m18 in (
+                                                        (_g19,)
+                                                        if type(
+                                                            (
+                                                                _g19 := self.item_by_i_item_id[
+                                                                    v_i_item_id
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g19.items()
+                                                    ):
                                                         _k = (
                                                             v_ca_zip,
                                                             v_ca_city,
@@ -2101,11 +2284,11 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m7
                                                             * _m8
-                                                            * _m9
-                                                            * _m11
+                                                            * _m10
                                                             * _m12
+                                                            * _m16
+                                                            * _m18
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -2142,21 +2325,33 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 _p = d
+                _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_all.get(())
                 if _grp is None:
-                    date_dim_by_all[()] = {(v_d_date_sk, v_d_year, v_d_qoy): _p}
+                    date_dim_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_all[()] = (_grp[0], _n)
+                        else:
+                            del date_dim_by_all[()]
+                    else:
+                        date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_d_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_d_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_all[()] = next(iter(_grp.items()))
                 _o = date_dim_count_by_all.get(())
                 if _o is None:
                     date_dim_count_by_all[()] = _p
@@ -2166,61 +2361,91 @@ def _make_derived1():
                         date_dim_count_by_all[()] = _n
                     else:
                         del date_dim_count_by_all[()]
-                _w1 = n2_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n2_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n1_count_by_all.get(())
                     if _o is None:
-                        n1_count_by_all[()] = _d2
+                        n1_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_all[()] = _n
                         else:
                             del n1_count_by_all[()]
-                    _w3 = n8_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = n8_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n0_root.get(())
                         if _o is None:
-                            n0_root[()] = _d4
+                            n0_root[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n0_root[()] = _n
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_c_current_addr_sk,
-                            ), _m5 in self.customer_by_all[()].items():
+                            for (v_c_customer_sk, v_c_current_addr_sk), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.customer_by_all[()])) is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_ws_sold_date_sk,
                                     v_ws_item_sk,
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
-                                ), _m6 in self.web_sales_by_all[()].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type((_g9 := self.web_sales_by_all[()])) is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_city,
                                         v_ca_zip,
-                                    ), _m7 in self.customer_address_by_all[()].items():
-                                        for v_i_item_id, _m8 in self.n8_by_all[
-                                            ()
-                                        ].items():
-                                            for (
-                                                v_i_item_id,
-                                                v___in,
-                                            ), _m9 in self.in1_by_i_item_id[
-                                                v_i_item_id
-                                            ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (_g11 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for v_i_item_id, _m12 in (
+                                            (_g13,)
+                                            if type((_g13 := self.n8_by_all[()]))
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for (v_i_item_id, v___in), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.in1_by_i_item_id[
+                                                            v_i_item_id
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_item_id,
-                                                ), _m10 in self.item_by_i_item_id[
-                                                    v_i_item_id
-                                                ].items():
+                                                ), _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.item_by_i_item_id[
+                                                                v_i_item_id
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
                                                     _k = (
                                                         v_ca_zip,
                                                         v_ca_city,
@@ -2239,11 +2464,11 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p
-                                                        * _m5
                                                         * _m6
-                                                        * _m7
-                                                        * _m9
+                                                        * _m8
                                                         * _m10
+                                                        * _m14
+                                                        * _m16
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -2278,21 +2503,35 @@ def _make_derived1():
                     del store[row]
                 # atom item
                 _p = d
+                _t1 = (v_i_item_sk, v_i_item_id)
                 _grp = item_by_i_item_id.get(v_i_item_id)
                 if _grp is None:
-                    item_by_i_item_id[v_i_item_id] = {(v_i_item_sk, v_i_item_id): _p}
+                    item_by_i_item_id[v_i_item_id] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            item_by_i_item_id[v_i_item_id] = (_grp[0], _n)
+                        else:
+                            del item_by_i_item_id[v_i_item_id]
+                    else:
+                        item_by_i_item_id[v_i_item_id] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_i_item_sk, v_i_item_id))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_i_item_sk, v_i_item_id)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_i_item_sk, v_i_item_id)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_i_item_sk, v_i_item_id)]
-                            if not _grp:
-                                del item_by_i_item_id[v_i_item_id]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_by_i_item_id[v_i_item_id] = next(
+                                    iter(_grp.items())
+                                )
                 _o = item_count_by_i_item_id.get(v_i_item_id)
                 if _o is None:
                     item_count_by_i_item_id[v_i_item_id] = _p
@@ -2302,72 +2541,102 @@ def _make_derived1():
                         item_count_by_i_item_id[v_i_item_id] = _n
                     else:
                         del item_count_by_i_item_id[v_i_item_id]
-                _w1 = in1_count_by_i_item_id.get(v_i_item_id)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = in1_count_by_i_item_id.get(v_i_item_id)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n8_by_all.get(())
                     if _grp is None:
-                        n8_by_all[()] = {v_i_item_id: _d2}
+                        n8_by_all[()] = (v_i_item_id, _d3)
+                    elif type(_grp) is tuple:
+                        _e = v_i_item_id
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n8_by_all[()] = (_grp[0], _n)
+                            else:
+                                del n8_by_all[()]
+                        else:
+                            n8_by_all[()] = {_grp[0]: _grp[1], _e: _d3}
                     else:
                         _o = _grp.get(v_i_item_id)
                         if _o is None:
-                            _grp[v_i_item_id] = _d2
+                            _grp[v_i_item_id] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_i_item_id] = _n
                             else:
                                 del _grp[v_i_item_id]
-                                if not _grp:
-                                    del n8_by_all[()]
+                                if len(_grp) == 1:
+                                    n8_by_all[()] = next(iter(_grp.items()))
                     _o = n8_count_by_all.get(())
                     if _o is None:
-                        n8_count_by_all[()] = _d2
+                        n8_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n8_count_by_all[()] = _n
                         else:
                             del n8_count_by_all[()]
-                    _w3 = n1_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = n1_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n0_root.get(())
                         if _o is None:
-                            n0_root[()] = _d4
+                            n0_root[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n0_root[()] = _n
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_c_current_addr_sk,
-                            ), _m5 in self.customer_by_all[()].items():
+                            for (v_c_customer_sk, v_c_current_addr_sk), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.customer_by_all[()])) is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_ws_sold_date_sk,
                                     v_ws_item_sk,
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
-                                ), _m6 in self.web_sales_by_all[()].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type((_g9 := self.web_sales_by_all[()])) is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_city,
                                         v_ca_zip,
-                                    ), _m7 in self.customer_address_by_all[()].items():
-                                        for (
-                                            v_d_date_sk,
-                                            v_d_year,
-                                            v_d_qoy,
-                                        ), _m8 in self.date_dim_by_all[()].items():
-                                            for (
-                                                v_i_item_id,
-                                                v___in,
-                                            ), _m9 in self.in1_by_i_item_id[
-                                                v_i_item_id
-                                            ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (_g11 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_d_date_sk, v_d_year, v_d_qoy), _m12 in (
+                                            (_g13,)
+                                            if type((_g13 := self.date_dim_by_all[()]))
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for (v_i_item_id, v___in), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.in1_by_i_item_id[
+                                                            v_i_item_id
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_ca_zip,
                                                     v_ca_city,
@@ -2384,7 +2653,7 @@ def _make_derived1():
                                                     v_ca_address_sk,
                                                     v___in,
                                                 )
-                                                _v = _p * _m5 * _m6 * _m7 * _m8 * _m9
+                                                _v = _p * _m6 * _m8 * _m10 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2462,69 +2731,50 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.web_sales_by_all.get(()) or _EMPTY).get(
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.web_sales_by_all.get(()),
+                            (
+                                v_ws_sold_date_sk,
+                                v_ws_item_sk,
+                                v_ws_bill_customer_sk,
+                                v_ws_sales_price,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_ws_sold_date_sk,
+                        v_ws_item_sk,
+                        v_ws_bill_customer_sk,
+                        v_ws_sales_price,
+                    )
                     _grp = web_sales_by_all.get(())
                     if _grp is None:
-                        web_sales_by_all[()] = {
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_sales_price,
-                            ): _p
-                        }
+                        web_sales_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_by_all[()] = (_grp[0], _n)
+                            else:
+                                del web_sales_by_all[()]
+                        else:
+                            web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get(
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_sales_price,
-                            )
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_sales_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del web_sales_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_by_all[()] = next(iter(_grp.items()))
                     _o = web_sales_count_by_all.get(())
                     if _o is None:
                         web_sales_count_by_all[()] = _p
@@ -2534,50 +2784,50 @@ def _make_derived1():
                             web_sales_count_by_all[()] = _n
                         else:
                             del web_sales_count_by_all[()]
-                    _w1 = customer_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = customer_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n3_count_by_all.get(())
                         if _o is None:
-                            n3_count_by_all[()] = _d2
+                            n3_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n3_count_by_all[()] = _n
                             else:
                                 del n3_count_by_all[()]
-                        _w3 = customer_address_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = customer_address_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n2_count_by_all.get(())
                             if _o is None:
-                                n2_count_by_all[()] = _d4
+                                n2_count_by_all[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n2_count_by_all[()] = _n
                                 else:
                                     del n2_count_by_all[()]
-                            _w5 = date_dim_count_by_all.get(())
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            _w6 = date_dim_count_by_all.get(())
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
                                 _o = n1_count_by_all.get(())
                                 if _o is None:
-                                    n1_count_by_all[()] = _d6
+                                    n1_count_by_all[()] = _d7
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_all[()] = _n
                                     else:
                                         del n1_count_by_all[()]
-                                _w7 = n8_count_by_all.get(())
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                _w8 = n8_count_by_all.get(())
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d8
+                                        n0_root[()] = _d9
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[()] = _n
                                         else:
@@ -2586,37 +2836,82 @@ def _make_derived1():
                                         for (
                                             v_c_customer_sk,
                                             v_c_current_addr_sk,
-                                        ), _m9 in self.customer_by_all[()].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type((_g11 := self.customer_by_all[()]))
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_city,
                                                 v_ca_zip,
-                                            ), _m10 in self.customer_address_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.customer_address_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
-                                                ), _m11 in self.date_dim_by_all[
-                                                    ()
-                                                ].items():
-                                                    for (
-                                                        v_i_item_id,
-                                                        _m12,
-                                                    ) in self.n8_by_all[()].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_all[
+                                                                ()
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
+                                                    for v_i_item_id, _m16 in (
+                                                        (_g17,)
+                                                        if type(
+                                                            (_g17 := self.n8_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g17.items()
+                                                    ):
                                                         for (
                                                             v_i_item_id,
                                                             v___in,
-                                                        ), _m13 in self.in1_by_i_item_id[
-                                                            v_i_item_id
-                                                        ].items():
+                                                        ), _m18 in (
+                                                            (_g19,)
+                                                            if type(
+                                                                (
+                                                                    _g19 := self.in1_by_i_item_id[
+                                                                        v_i_item_id
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g19.items()
+                                                        ):
                                                             for (
                                                                 v_i_item_sk,
                                                                 v_i_item_id,
-                                                            ), _m14 in self.item_by_i_item_id[
-                                                                v_i_item_id
-                                                            ].items():
+                                                            ), _m20 in (
+                                                                (_g21,)
+                                                                if type(
+                                                                    (
+                                                                        _g21 := self.item_by_i_item_id[
+                                                                            v_i_item_id
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g21.items()
+                                                            ):
                                                                 _k = (
                                                                     v_ca_zip,
                                                                     v_ca_city,
@@ -2635,11 +2930,11 @@ def _make_derived1():
                                                                 )
                                                                 _v = (
                                                                     _p
-                                                                    * _m9
                                                                     * _m10
-                                                                    * _m11
-                                                                    * _m13
+                                                                    * _m12
                                                                     * _m14
+                                                                    * _m18
+                                                                    * _m20
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -2701,31 +2996,40 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.customer_by_all.get(()) or _EMPTY).get(
-                                (v_c_customer_sk, v_c_current_addr_sk)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.customer_by_all.get(()),
+                            (v_c_customer_sk, v_c_current_addr_sk),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_c_customer_sk, v_c_current_addr_sk)
                     _grp = customer_by_all.get(())
                     if _grp is None:
-                        customer_by_all[()] = {
-                            (v_c_customer_sk, v_c_current_addr_sk): _p
-                        }
+                        customer_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_by_all[()] = (_grp[0], _n)
+                            else:
+                                del customer_by_all[()]
+                        else:
+                            customer_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_c_customer_sk, v_c_current_addr_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_c_customer_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del customer_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_all[()] = next(iter(_grp.items()))
                     _o = customer_count_by_all.get(())
                     if _o is None:
                         customer_count_by_all[()] = _p
@@ -2735,50 +3039,50 @@ def _make_derived1():
                             customer_count_by_all[()] = _n
                         else:
                             del customer_count_by_all[()]
-                    _w1 = web_sales_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = web_sales_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n3_count_by_all.get(())
                         if _o is None:
-                            n3_count_by_all[()] = _d2
+                            n3_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n3_count_by_all[()] = _n
                             else:
                                 del n3_count_by_all[()]
-                        _w3 = customer_address_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = customer_address_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n2_count_by_all.get(())
                             if _o is None:
-                                n2_count_by_all[()] = _d4
+                                n2_count_by_all[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n2_count_by_all[()] = _n
                                 else:
                                     del n2_count_by_all[()]
-                            _w5 = date_dim_count_by_all.get(())
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            _w6 = date_dim_count_by_all.get(())
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
                                 _o = n1_count_by_all.get(())
                                 if _o is None:
-                                    n1_count_by_all[()] = _d6
+                                    n1_count_by_all[()] = _d7
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_all[()] = _n
                                     else:
                                         del n1_count_by_all[()]
-                                _w7 = n8_count_by_all.get(())
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                _w8 = n8_count_by_all.get(())
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d8
+                                        n0_root[()] = _d9
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[()] = _n
                                         else:
@@ -2789,37 +3093,82 @@ def _make_derived1():
                                             v_ws_item_sk,
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
-                                        ), _m9 in self.web_sales_by_all[()].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type((_g11 := self.web_sales_by_all[()]))
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_city,
                                                 v_ca_zip,
-                                            ), _m10 in self.customer_address_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.customer_address_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
-                                                ), _m11 in self.date_dim_by_all[
-                                                    ()
-                                                ].items():
-                                                    for (
-                                                        v_i_item_id,
-                                                        _m12,
-                                                    ) in self.n8_by_all[()].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_all[
+                                                                ()
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
+                                                    for v_i_item_id, _m16 in (
+                                                        (_g17,)
+                                                        if type(
+                                                            (_g17 := self.n8_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g17.items()
+                                                    ):
                                                         for (
                                                             v_i_item_id,
                                                             v___in,
-                                                        ), _m13 in self.in1_by_i_item_id[
-                                                            v_i_item_id
-                                                        ].items():
+                                                        ), _m18 in (
+                                                            (_g19,)
+                                                            if type(
+                                                                (
+                                                                    _g19 := self.in1_by_i_item_id[
+                                                                        v_i_item_id
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g19.items()
+                                                        ):
                                                             for (
                                                                 v_i_item_sk,
                                                                 v_i_item_id,
-                                                            ), _m14 in self.item_by_i_item_id[
-                                                                v_i_item_id
-                                                            ].items():
+                                                            ), _m20 in (
+                                                                (_g21,)
+                                                                if type(
+                                                                    (
+                                                                        _g21 := self.item_by_i_item_id[
+                                                                            v_i_item_id
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g21.items()
+                                                            ):
                                                                 _k = (
                                                                     v_ca_zip,
                                                                     v_ca_city,
@@ -2838,11 +3187,11 @@ def _make_derived1():
                                                                 )
                                                                 _v = (
                                                                     _p
-                                                                    * _m9
                                                                     * _m10
-                                                                    * _m11
-                                                                    * _m13
+                                                                    * _m12
                                                                     * _m14
+                                                                    * _m18
+                                                                    * _m20
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -2905,31 +3254,42 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.customer_address_by_all.get(()) or _EMPTY).get(
-                                (v_ca_address_sk, v_ca_city, v_ca_zip)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.customer_address_by_all.get(()),
+                            (v_ca_address_sk, v_ca_city, v_ca_zip),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                     _grp = customer_address_by_all.get(())
                     if _grp is None:
-                        customer_address_by_all[()] = {
-                            (v_ca_address_sk, v_ca_city, v_ca_zip): _p
-                        }
+                        customer_address_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_all[()] = (_grp[0], _n)
+                            else:
+                                del customer_address_by_all[()]
+                        else:
+                            customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_ca_address_sk, v_ca_city, v_ca_zip))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)]
-                                if not _grp:
-                                    del customer_address_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_address_by_all[()] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = customer_address_count_by_all.get(())
                     if _o is None:
                         customer_address_count_by_all[()] = _p
@@ -2939,73 +3299,107 @@ def _make_derived1():
                             customer_address_count_by_all[()] = _n
                         else:
                             del customer_address_count_by_all[()]
-                    _w1 = n3_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n3_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d2
+                            n2_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w3 = date_dim_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = date_dim_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d4
+                                n1_count_by_all[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w5 = n8_count_by_all.get(())
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            _w6 = n8_count_by_all.get(())
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d6
+                                    n0_root[()] = _d7
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[()] = _n
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                    ), _m7 in self.customer_by_all[()].items():
+                                    for (v_c_customer_sk, v_c_current_addr_sk), _m8 in (
+                                        (_g9,)
+                                        if type((_g9 := self.customer_by_all[()]))
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_ws_sold_date_sk,
                                             v_ws_item_sk,
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
-                                        ), _m8 in self.web_sales_by_all[()].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type((_g11 := self.web_sales_by_all[()]))
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
-                                            ), _m9 in self.date_dim_by_all[()].items():
-                                                for v_i_item_id, _m10 in self.n8_by_all[
-                                                    ()
-                                                ].items():
-                                                    for (
-                                                        v_i_item_id,
-                                                        v___in,
-                                                    ), _m11 in self.in1_by_i_item_id[
-                                                        v_i_item_id
-                                                    ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (_g13 := self.date_dim_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
+                                                for v_i_item_id, _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (_g15 := self.n8_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
+                                                    for (v_i_item_id, v___in), _m16 in (
+                                                        (_g17,)
+                                                        if type(
+                                                            (
+                                                                _g17 := self.in1_by_i_item_id[
+                                                                    v_i_item_id
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g17.items()
+                                                    ):
                                                         for (
                                                             v_i_item_sk,
                                                             v_i_item_id,
-                                                        ), _m12 in self.item_by_i_item_id[
-                                                            v_i_item_id
-                                                        ].items():
+                                                        ), _m18 in (
+                                                            (_g19,)
+                                                            if type(
+                                                                (
+                                                                    _g19 := self.item_by_i_item_id[
+                                                                        v_i_item_id
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g19.items()
+                                                        ):
                                                             _k = (
                                                                 v_ca_zip,
                                                                 v_ca_city,
@@ -3024,11 +3418,11 @@ def _make_derived1():
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m7
                                                                 * _m8
-                                                                * _m9
-                                                                * _m11
+                                                                * _m10
                                                                 * _m12
+                                                                * _m16
+                                                                * _m18
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -3087,29 +3481,40 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.date_dim_by_all.get(()) or _EMPTY).get(
-                                (v_d_date_sk, v_d_year, v_d_qoy)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_all.get(()),
+                            (v_d_date_sk, v_d_year, v_d_qoy),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_all.get(())
                     if _grp is None:
-                        date_dim_by_all[()] = {(v_d_date_sk, v_d_year, v_d_qoy): _p}
+                        date_dim_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_all[()] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_all[()]
+                        else:
+                            date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_d_date_sk, v_d_year, v_d_qoy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_d_date_sk, v_d_year, v_d_qoy)]
-                                if not _grp:
-                                    del date_dim_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_all[()] = next(iter(_grp.items()))
                     _o = date_dim_count_by_all.get(())
                     if _o is None:
                         date_dim_count_by_all[()] = _p
@@ -3119,63 +3524,96 @@ def _make_derived1():
                             date_dim_count_by_all[()] = _n
                         else:
                             del date_dim_count_by_all[()]
-                    _w1 = n2_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n2_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d2
+                            n1_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w3 = n8_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = n8_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d4
+                                n0_root[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m5 in self.customer_by_all[()].items():
+                                for (v_c_customer_sk, v_c_current_addr_sk), _m6 in (
+                                    (_g7,)
+                                    if type((_g7 := self.customer_by_all[()])) is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_ws_item_sk,
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
-                                    ), _m6 in self.web_sales_by_all[()].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type((_g9 := self.web_sales_by_all[()]))
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
-                                        ), _m7 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
-                                            for v_i_item_id, _m8 in self.n8_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_i_item_id,
-                                                    v___in,
-                                                ), _m9 in self.in1_by_i_item_id[
-                                                    v_i_item_id
-                                                ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for v_i_item_id, _m12 in (
+                                                (_g13,)
+                                                if type((_g13 := self.n8_by_all[()]))
+                                                is tuple
+                                                else _g13.items()
+                                            ):
+                                                for (v_i_item_id, v___in), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.in1_by_i_item_id[
+                                                                v_i_item_id
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     for (
                                                         v_i_item_sk,
                                                         v_i_item_id,
-                                                    ), _m10 in self.item_by_i_item_id[
-                                                        v_i_item_id
-                                                    ].items():
+                                                    ), _m16 in (
+                                                        (_g17,)
+                                                        if type(
+                                                            (
+                                                                _g17 := self.item_by_i_item_id[
+                                                                    v_i_item_id
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g17.items()
+                                                    ):
                                                         _k = (
                                                             v_ca_zip,
                                                             v_ca_city,
@@ -3194,11 +3632,11 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m5
                                                             * _m6
-                                                            * _m7
-                                                            * _m9
+                                                            * _m8
                                                             * _m10
+                                                            * _m14
+                                                            * _m16
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -3232,50 +3670,51 @@ def _make_derived1():
                 _g2 = self.customer_by_all.get(())
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_c_current_addr_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_c_current_addr_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.web_sales_by_all.get(())
                 if _g4 is None:
                     return None
-                _m5 = _g4.get(
+                _m5 = _entry(
+                    _g4,
                     (
                         v_ws_sold_date_sk,
                         v_ws_item_sk,
                         v_ws_bill_customer_sk,
                         v_ws_sales_price,
-                    )
+                    ),
                 )
                 if _m5 is None:
                     return None
                 _g6 = self.customer_address_by_all.get(())
                 if _g6 is None:
                     return None
-                _m7 = _g6.get((v_ca_address_sk, v_ca_city, v_ca_zip))
+                _m7 = _entry(_g6, (v_ca_address_sk, v_ca_city, v_ca_zip))
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_all.get(())
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_d_date_sk, v_d_year, v_d_qoy))
+                _m9 = _entry(_g8, (v_d_date_sk, v_d_year, v_d_qoy))
                 if _m9 is None:
                     return None
                 _g10 = self.n8_by_all.get(())
                 if _g10 is None:
                     return None
-                _m11 = _g10.get(v_i_item_id)
+                _m11 = _entry(_g10, v_i_item_id)
                 if _m11 is None:
                     return None
                 _g12 = self.in1_by_i_item_id.get(v_i_item_id)
                 if _g12 is None:
                     return None
-                _m13 = _g12.get((v_i_item_id, v___in))
+                _m13 = _entry(_g12, (v_i_item_id, v___in))
                 if _m13 is None:
                     return None
                 _g14 = self.item_by_i_item_id.get(v_i_item_id)
                 if _g14 is None:
                     return None
-                _m15 = _g14.get((v_i_item_sk, v_i_item_id))
+                _m15 = _entry(_g14, (v_i_item_sk, v_i_item_id))
                 if _m15 is None:
                     return None
                 return _m3 * _m5 * _m7 * _m9 * _m13 * _m15
@@ -3486,6 +3925,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3648,7 +4099,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("i_item_id",)
                         QUERY_ID = "f73906d551b79c83"
-                        LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -4087,7 +4538,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("__k", "__in")
                     QUERY_ID = "55bd272f3ac1b86a"
-                    LAYOUT_ID = "a425bffa7b339bc7"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "6b9faca33f23acb1"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4450,7 +4901,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "f80a84d65717452a"
-                LAYOUT_ID = "7c52a06950ef6fc0"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "ce3a55fe86978f47"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4915,7 +5366,7 @@ def _make_derived1():
             )
             QUERY_ID = "89695394fcc4978a"
             LAYOUT_ID = (
-                "5e9cdec545d9ea9f"  # the state's layout: snapshots restore only here
+                "4c17e499f48035d6"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5127,56 +5578,38 @@ def _make_derived1():
                     del store[row]
                 # atom web_sales
                 _p = d
+                _t1 = (
+                    v_ws_sold_date_sk,
+                    v_ws_item_sk,
+                    v_ws_bill_customer_sk,
+                    v_ws_sales_price,
+                )
                 _grp = web_sales_by_all.get(())
                 if _grp is None:
-                    web_sales_by_all[()] = {
-                        (
-                            v_ws_sold_date_sk,
-                            v_ws_item_sk,
-                            v_ws_bill_customer_sk,
-                            v_ws_sales_price,
-                        ): _p
-                    }
+                    web_sales_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_by_all[()] = (_grp[0], _n)
+                        else:
+                            del web_sales_by_all[()]
+                    else:
+                        web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get(
-                        (
-                            v_ws_sold_date_sk,
-                            v_ws_item_sk,
-                            v_ws_bill_customer_sk,
-                            v_ws_sales_price,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_sales_price,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            ]
-                            if not _grp:
-                                del web_sales_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_sales_by_all[()] = next(iter(_grp.items()))
                 _o = web_sales_count_by_all.get(())
                 if _o is None:
                     web_sales_count_by_all[()] = _p
@@ -5186,50 +5619,50 @@ def _make_derived1():
                         web_sales_count_by_all[()] = _n
                     else:
                         del web_sales_count_by_all[()]
-                _w1 = customer_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = customer_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n3_count_by_all.get(())
                     if _o is None:
-                        n3_count_by_all[()] = _d2
+                        n3_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n3_count_by_all[()] = _n
                         else:
                             del n3_count_by_all[()]
-                    _w3 = customer_address_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = customer_address_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d4
+                            n2_count_by_all[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w5 = date_dim_count_by_all.get(())
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w6 = date_dim_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d6
+                                n1_count_by_all[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w7 = item_count_by_all.get(())
-                            if _w7 is not None:
-                                _d8 = _d6 * _w7
+                            _w8 = item_count_by_all.get(())
+                            if _w8 is not None:
+                                _d9 = _d7 * _w8
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d9
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[()] = _n
                                     else:
@@ -5238,23 +5671,48 @@ def _make_derived1():
                                     for (
                                         v_c_customer_sk,
                                         v_c_current_addr_sk,
-                                    ), _m9 in self.customer_by_all[()].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.customer_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
-                                        ), _m10 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
-                                            ), _m11 in self.date_dim_by_all[()].items():
-                                                for (
-                                                    v_i_item_sk,
-                                                    _m12,
-                                                ) in self.item_by_all[()].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (_g15 := self.date_dim_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for v_i_item_sk, _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (_g17 := self.item_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
                                                     _k = (
                                                         v_ca_zip,
                                                         v_ca_city,
@@ -5271,7 +5729,7 @@ def _make_derived1():
                                                         v_ca_address_sk,
                                                         None,
                                                     )
-                                                    _v = _p * _m9 * _m10 * _m11 * _m12
+                                                    _v = _p * _m10 * _m12 * _m14 * _m16
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -5308,21 +5766,33 @@ def _make_derived1():
                     del store[row]
                 # atom customer
                 _p = d
+                _t1 = (v_c_customer_sk, v_c_current_addr_sk)
                 _grp = customer_by_all.get(())
                 if _grp is None:
-                    customer_by_all[()] = {(v_c_customer_sk, v_c_current_addr_sk): _p}
+                    customer_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_by_all[()] = (_grp[0], _n)
+                        else:
+                            del customer_by_all[()]
+                    else:
+                        customer_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_c_customer_sk, v_c_current_addr_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_c_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del customer_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_all[()] = next(iter(_grp.items()))
                 _o = customer_count_by_all.get(())
                 if _o is None:
                     customer_count_by_all[()] = _p
@@ -5332,50 +5802,50 @@ def _make_derived1():
                         customer_count_by_all[()] = _n
                     else:
                         del customer_count_by_all[()]
-                _w1 = web_sales_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = web_sales_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n3_count_by_all.get(())
                     if _o is None:
-                        n3_count_by_all[()] = _d2
+                        n3_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n3_count_by_all[()] = _n
                         else:
                             del n3_count_by_all[()]
-                    _w3 = customer_address_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = customer_address_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d4
+                            n2_count_by_all[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w5 = date_dim_count_by_all.get(())
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w6 = date_dim_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d6
+                                n1_count_by_all[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w7 = item_count_by_all.get(())
-                            if _w7 is not None:
-                                _d8 = _d6 * _w7
+                            _w8 = item_count_by_all.get(())
+                            if _w8 is not None:
+                                _d9 = _d7 * _w8
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d9
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[()] = _n
                                     else:
@@ -5386,23 +5856,48 @@ def _make_derived1():
                                         v_ws_item_sk,
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
-                                    ), _m9 in self.web_sales_by_all[()].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.web_sales_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
-                                        ), _m10 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
-                                            ), _m11 in self.date_dim_by_all[()].items():
-                                                for (
-                                                    v_i_item_sk,
-                                                    _m12,
-                                                ) in self.item_by_all[()].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (_g15 := self.date_dim_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for v_i_item_sk, _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (_g17 := self.item_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
                                                     _k = (
                                                         v_ca_zip,
                                                         v_ca_city,
@@ -5419,7 +5914,7 @@ def _make_derived1():
                                                         v_ca_address_sk,
                                                         None,
                                                     )
-                                                    _v = _p * _m9 * _m10 * _m11 * _m12
+                                                    _v = _p * _m10 * _m12 * _m14 * _m16
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -5455,23 +5950,33 @@ def _make_derived1():
                     del store[row]
                 # atom customer_address
                 _p = d
+                _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                 _grp = customer_address_by_all.get(())
                 if _grp is None:
-                    customer_address_by_all[()] = {
-                        (v_ca_address_sk, v_ca_city, v_ca_zip): _p
-                    }
+                    customer_address_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_address_by_all[()] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_all[()]
+                    else:
+                        customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ca_address_sk, v_ca_city, v_ca_zip))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)]
-                            if not _grp:
-                                del customer_address_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_all[()] = next(iter(_grp.items()))
                 _o = customer_address_count_by_all.get(())
                 if _o is None:
                     customer_address_count_by_all[()] = _p
@@ -5481,61 +5986,71 @@ def _make_derived1():
                         customer_address_count_by_all[()] = _n
                     else:
                         del customer_address_count_by_all[()]
-                _w1 = n3_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n3_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n2_count_by_all.get(())
                     if _o is None:
-                        n2_count_by_all[()] = _d2
+                        n2_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n2_count_by_all[()] = _n
                         else:
                             del n2_count_by_all[()]
-                    _w3 = date_dim_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = date_dim_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d4
+                            n1_count_by_all[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w5 = item_count_by_all.get(())
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w6 = item_count_by_all.get(())
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m7 in self.customer_by_all[()].items():
+                                for (v_c_customer_sk, v_c_current_addr_sk), _m8 in (
+                                    (_g9,)
+                                    if type((_g9 := self.customer_by_all[()])) is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_ws_item_sk,
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
-                                    ), _m8 in self.web_sales_by_all[()].items():
-                                        for (
-                                            v_d_date_sk,
-                                            v_d_year,
-                                            v_d_qoy,
-                                        ), _m9 in self.date_dim_by_all[()].items():
-                                            for v_i_item_sk, _m10 in self.item_by_all[
-                                                ()
-                                            ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.web_sales_by_all[()]))
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_d_date_sk, v_d_year, v_d_qoy), _m12 in (
+                                            (_g13,)
+                                            if type((_g13 := self.date_dim_by_all[()]))
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for v_i_item_sk, _m14 in (
+                                                (_g15,)
+                                                if type((_g15 := self.item_by_all[()]))
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_ca_zip,
                                                     v_ca_city,
@@ -5552,7 +6067,7 @@ def _make_derived1():
                                                     v_ca_address_sk,
                                                     None,
                                                 )
-                                                _v = _p * _m7 * _m8 * _m9 * _m10
+                                                _v = _p * _m8 * _m10 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -5586,21 +6101,33 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 _p = d
+                _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_all.get(())
                 if _grp is None:
-                    date_dim_by_all[()] = {(v_d_date_sk, v_d_year, v_d_qoy): _p}
+                    date_dim_by_all[()] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_all[()] = (_grp[0], _n)
+                        else:
+                            del date_dim_by_all[()]
+                    else:
+                        date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_d_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_d_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_all[()]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_all[()] = next(iter(_grp.items()))
                 _o = date_dim_count_by_all.get(())
                 if _o is None:
                     date_dim_count_by_all[()] = _p
@@ -5610,49 +6137,64 @@ def _make_derived1():
                         date_dim_count_by_all[()] = _n
                     else:
                         del date_dim_count_by_all[()]
-                _w1 = n2_count_by_all.get(())
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n2_count_by_all.get(())
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n1_count_by_all.get(())
                     if _o is None:
-                        n1_count_by_all[()] = _d2
+                        n1_count_by_all[()] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_all[()] = _n
                         else:
                             del n1_count_by_all[()]
-                    _w3 = item_count_by_all.get(())
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = item_count_by_all.get(())
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n0_root.get(())
                         if _o is None:
-                            n0_root[()] = _d4
+                            n0_root[()] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n0_root[()] = _n
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_c_current_addr_sk,
-                            ), _m5 in self.customer_by_all[()].items():
+                            for (v_c_customer_sk, v_c_current_addr_sk), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.customer_by_all[()])) is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_ws_sold_date_sk,
                                     v_ws_item_sk,
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
-                                ), _m6 in self.web_sales_by_all[()].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type((_g9 := self.web_sales_by_all[()])) is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_city,
                                         v_ca_zip,
-                                    ), _m7 in self.customer_address_by_all[()].items():
-                                        for v_i_item_sk, _m8 in self.item_by_all[
-                                            ()
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (_g11 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for v_i_item_sk, _m12 in (
+                                            (_g13,)
+                                            if type((_g13 := self.item_by_all[()]))
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_ca_zip,
                                                 v_ca_city,
@@ -5669,7 +6211,7 @@ def _make_derived1():
                                                 v_ca_address_sk,
                                                 None,
                                             )
-                                            _v = _p * _m5 * _m6 * _m7 * _m8
+                                            _v = _p * _m6 * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -5717,7 +6259,18 @@ def _make_derived1():
                     _p = d
                     _grp = item_by_all.get(())
                     if _grp is None:
-                        item_by_all[()] = {v_i_item_sk: _p}
+                        item_by_all[()] = (v_i_item_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_i_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                item_by_all[()] = (_grp[0], _n)
+                            else:
+                                del item_by_all[()]
+                        else:
+                            item_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_i_item_sk)
                         if _o is None:
@@ -5728,8 +6281,8 @@ def _make_derived1():
                                 _grp[v_i_item_sk] = _n
                             else:
                                 del _grp[v_i_item_sk]
-                                if not _grp:
-                                    del item_by_all[()]
+                                if len(_grp) == 1:
+                                    item_by_all[()] = next(iter(_grp.items()))
                     _o = item_count_by_all.get(())
                     if _o is None:
                         item_count_by_all[()] = _p
@@ -5752,26 +6305,35 @@ def _make_derived1():
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_c_current_addr_sk,
-                            ), _m3 in self.customer_by_all[()].items():
+                            for (v_c_customer_sk, v_c_current_addr_sk), _m3 in (
+                                (_g4,)
+                                if type((_g4 := self.customer_by_all[()])) is tuple
+                                else _g4.items()
+                            ):
                                 for (
                                     v_ws_sold_date_sk,
                                     v_ws_item_sk,
                                     v_ws_bill_customer_sk,
                                     v_ws_sales_price,
-                                ), _m4 in self.web_sales_by_all[()].items():
-                                    for (
-                                        v_ca_address_sk,
-                                        v_ca_city,
-                                        v_ca_zip,
-                                    ), _m5 in self.customer_address_by_all[()].items():
-                                        for (
-                                            v_d_date_sk,
-                                            v_d_year,
-                                            v_d_qoy,
-                                        ), _m6 in self.date_dim_by_all[()].items():
+                                ), _m5 in (
+                                    (_g6,)
+                                    if type((_g6 := self.web_sales_by_all[()])) is tuple
+                                    else _g6.items()
+                                ):
+                                    for (v_ca_address_sk, v_ca_city, v_ca_zip), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (_g8 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
+                                        for (v_d_date_sk, v_d_year, v_d_qoy), _m9 in (
+                                            (_g10,)
+                                            if type((_g10 := self.date_dim_by_all[()]))
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 v_ca_zip,
                                                 v_ca_city,
@@ -5788,7 +6350,7 @@ def _make_derived1():
                                                 v_ca_address_sk,
                                                 None,
                                             )
-                                            _v = _p * _m3 * _m4 * _m5 * _m6
+                                            _v = _p * _m3 * _m5 * _m7 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -5864,69 +6426,50 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.web_sales_by_all.get(()) or _EMPTY).get(
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.web_sales_by_all.get(()),
+                            (
+                                v_ws_sold_date_sk,
+                                v_ws_item_sk,
+                                v_ws_bill_customer_sk,
+                                v_ws_sales_price,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_ws_sold_date_sk,
+                        v_ws_item_sk,
+                        v_ws_bill_customer_sk,
+                        v_ws_sales_price,
+                    )
                     _grp = web_sales_by_all.get(())
                     if _grp is None:
-                        web_sales_by_all[()] = {
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_sales_price,
-                            ): _p
-                        }
+                        web_sales_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_by_all[()] = (_grp[0], _n)
+                            else:
+                                del web_sales_by_all[()]
+                        else:
+                            web_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get(
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_item_sk,
-                                v_ws_bill_customer_sk,
-                                v_ws_sales_price,
-                            )
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_bill_customer_sk,
-                                    v_ws_sales_price,
-                                )
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_item_sk,
-                                        v_ws_bill_customer_sk,
-                                        v_ws_sales_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del web_sales_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_by_all[()] = next(iter(_grp.items()))
                     _o = web_sales_count_by_all.get(())
                     if _o is None:
                         web_sales_count_by_all[()] = _p
@@ -5936,50 +6479,50 @@ def _make_derived1():
                             web_sales_count_by_all[()] = _n
                         else:
                             del web_sales_count_by_all[()]
-                    _w1 = customer_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = customer_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n3_count_by_all.get(())
                         if _o is None:
-                            n3_count_by_all[()] = _d2
+                            n3_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n3_count_by_all[()] = _n
                             else:
                                 del n3_count_by_all[()]
-                        _w3 = customer_address_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = customer_address_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n2_count_by_all.get(())
                             if _o is None:
-                                n2_count_by_all[()] = _d4
+                                n2_count_by_all[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n2_count_by_all[()] = _n
                                 else:
                                     del n2_count_by_all[()]
-                            _w5 = date_dim_count_by_all.get(())
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            _w6 = date_dim_count_by_all.get(())
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
                                 _o = n1_count_by_all.get(())
                                 if _o is None:
-                                    n1_count_by_all[()] = _d6
+                                    n1_count_by_all[()] = _d7
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_all[()] = _n
                                     else:
                                         del n1_count_by_all[()]
-                                _w7 = item_count_by_all.get(())
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                _w8 = item_count_by_all.get(())
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d8
+                                        n0_root[()] = _d9
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[()] = _n
                                         else:
@@ -5988,25 +6531,56 @@ def _make_derived1():
                                         for (
                                             v_c_customer_sk,
                                             v_c_current_addr_sk,
-                                        ), _m9 in self.customer_by_all[()].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type((_g11 := self.customer_by_all[()]))
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_city,
                                                 v_ca_zip,
-                                            ), _m10 in self.customer_address_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.customer_address_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
-                                                ), _m11 in self.date_dim_by_all[
-                                                    ()
-                                                ].items():
-                                                    for (
-                                                        v_i_item_sk,
-                                                        _m12,
-                                                    ) in self.item_by_all[()].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_all[
+                                                                ()
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
+                                                    for v_i_item_sk, _m16 in (
+                                                        (_g17,)
+                                                        if type(
+                                                            (
+                                                                _g17 := self.item_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g17.items()
+                                                    ):
                                                         _k = (
                                                             v_ca_zip,
                                                             v_ca_city,
@@ -6025,10 +6599,10 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m9
                                                             * _m10
-                                                            * _m11
                                                             * _m12
+                                                            * _m14
+                                                            * _m16
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -6090,31 +6664,40 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.customer_by_all.get(()) or _EMPTY).get(
-                                (v_c_customer_sk, v_c_current_addr_sk)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.customer_by_all.get(()),
+                            (v_c_customer_sk, v_c_current_addr_sk),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_c_customer_sk, v_c_current_addr_sk)
                     _grp = customer_by_all.get(())
                     if _grp is None:
-                        customer_by_all[()] = {
-                            (v_c_customer_sk, v_c_current_addr_sk): _p
-                        }
+                        customer_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_by_all[()] = (_grp[0], _n)
+                            else:
+                                del customer_by_all[()]
+                        else:
+                            customer_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_c_customer_sk, v_c_current_addr_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_c_customer_sk, v_c_current_addr_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_c_customer_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del customer_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_all[()] = next(iter(_grp.items()))
                     _o = customer_count_by_all.get(())
                     if _o is None:
                         customer_count_by_all[()] = _p
@@ -6124,50 +6707,50 @@ def _make_derived1():
                             customer_count_by_all[()] = _n
                         else:
                             del customer_count_by_all[()]
-                    _w1 = web_sales_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = web_sales_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n3_count_by_all.get(())
                         if _o is None:
-                            n3_count_by_all[()] = _d2
+                            n3_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n3_count_by_all[()] = _n
                             else:
                                 del n3_count_by_all[()]
-                        _w3 = customer_address_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = customer_address_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n2_count_by_all.get(())
                             if _o is None:
-                                n2_count_by_all[()] = _d4
+                                n2_count_by_all[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n2_count_by_all[()] = _n
                                 else:
                                     del n2_count_by_all[()]
-                            _w5 = date_dim_count_by_all.get(())
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            _w6 = date_dim_count_by_all.get(())
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
                                 _o = n1_count_by_all.get(())
                                 if _o is None:
-                                    n1_count_by_all[()] = _d6
+                                    n1_count_by_all[()] = _d7
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_all[()] = _n
                                     else:
                                         del n1_count_by_all[()]
-                                _w7 = item_count_by_all.get(())
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                _w8 = item_count_by_all.get(())
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d8
+                                        n0_root[()] = _d9
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[()] = _n
                                         else:
@@ -6178,25 +6761,56 @@ def _make_derived1():
                                             v_ws_item_sk,
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
-                                        ), _m9 in self.web_sales_by_all[()].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type((_g11 := self.web_sales_by_all[()]))
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_ca_address_sk,
                                                 v_ca_city,
                                                 v_ca_zip,
-                                            ), _m10 in self.customer_address_by_all[
-                                                ()
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.customer_address_by_all[
+                                                            ()
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_d_date_sk,
                                                     v_d_year,
                                                     v_d_qoy,
-                                                ), _m11 in self.date_dim_by_all[
-                                                    ()
-                                                ].items():
-                                                    for (
-                                                        v_i_item_sk,
-                                                        _m12,
-                                                    ) in self.item_by_all[()].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_all[
+                                                                ()
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
+                                                    for v_i_item_sk, _m16 in (
+                                                        (_g17,)
+                                                        if type(
+                                                            (
+                                                                _g17 := self.item_by_all[
+                                                                    ()
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g17.items()
+                                                    ):
                                                         _k = (
                                                             v_ca_zip,
                                                             v_ca_city,
@@ -6215,10 +6829,10 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m9
                                                             * _m10
-                                                            * _m11
                                                             * _m12
+                                                            * _m14
+                                                            * _m16
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -6281,31 +6895,42 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.customer_address_by_all.get(()) or _EMPTY).get(
-                                (v_ca_address_sk, v_ca_city, v_ca_zip)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.customer_address_by_all.get(()),
+                            (v_ca_address_sk, v_ca_city, v_ca_zip),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ca_address_sk, v_ca_city, v_ca_zip)
                     _grp = customer_address_by_all.get(())
                     if _grp is None:
-                        customer_address_by_all[()] = {
-                            (v_ca_address_sk, v_ca_city, v_ca_zip): _p
-                        }
+                        customer_address_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                customer_address_by_all[()] = (_grp[0], _n)
+                            else:
+                                del customer_address_by_all[()]
+                        else:
+                            customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_ca_address_sk, v_ca_city, v_ca_zip))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ca_address_sk, v_ca_city, v_ca_zip)]
-                                if not _grp:
-                                    del customer_address_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_address_by_all[()] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = customer_address_count_by_all.get(())
                     if _o is None:
                         customer_address_count_by_all[()] = _p
@@ -6315,62 +6940,80 @@ def _make_derived1():
                             customer_address_count_by_all[()] = _n
                         else:
                             del customer_address_count_by_all[()]
-                    _w1 = n3_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n3_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d2
+                            n2_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w3 = date_dim_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = date_dim_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d4
+                                n1_count_by_all[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w5 = item_count_by_all.get(())
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            _w6 = item_count_by_all.get(())
+                            if _w6 is not None:
+                                _d7 = _d5 * _w6
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d6
+                                    n0_root[()] = _d7
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[()] = _n
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for (
-                                        v_c_customer_sk,
-                                        v_c_current_addr_sk,
-                                    ), _m7 in self.customer_by_all[()].items():
+                                    for (v_c_customer_sk, v_c_current_addr_sk), _m8 in (
+                                        (_g9,)
+                                        if type((_g9 := self.customer_by_all[()]))
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_ws_sold_date_sk,
                                             v_ws_item_sk,
                                             v_ws_bill_customer_sk,
                                             v_ws_sales_price,
-                                        ), _m8 in self.web_sales_by_all[()].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type((_g11 := self.web_sales_by_all[()]))
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_d_date_sk,
                                                 v_d_year,
                                                 v_d_qoy,
-                                            ), _m9 in self.date_dim_by_all[()].items():
-                                                for (
-                                                    v_i_item_sk,
-                                                    _m10,
-                                                ) in self.item_by_all[()].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (_g13 := self.date_dim_by_all[()])
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
+                                                for v_i_item_sk, _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (_g15 := self.item_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_ca_zip,
                                                         v_ca_city,
@@ -6387,7 +7030,7 @@ def _make_derived1():
                                                         v_ca_address_sk,
                                                         None,
                                                     )
-                                                    _v = _p * _m7 * _m8 * _m9 * _m10
+                                                    _v = _p * _m8 * _m10 * _m12 * _m14
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -6443,29 +7086,40 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.date_dim_by_all.get(()) or _EMPTY).get(
-                                (v_d_date_sk, v_d_year, v_d_qoy)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_all.get(()),
+                            (v_d_date_sk, v_d_year, v_d_qoy),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_d_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_all.get(())
                     if _grp is None:
-                        date_dim_by_all[()] = {(v_d_date_sk, v_d_year, v_d_qoy): _p}
+                        date_dim_by_all[()] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_all[()] = (_grp[0], _n)
+                            else:
+                                del date_dim_by_all[()]
+                        else:
+                            date_dim_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_d_date_sk, v_d_year, v_d_qoy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_d_date_sk, v_d_year, v_d_qoy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_d_date_sk, v_d_year, v_d_qoy)]
-                                if not _grp:
-                                    del date_dim_by_all[()]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_all[()] = next(iter(_grp.items()))
                     _o = date_dim_count_by_all.get(())
                     if _o is None:
                         date_dim_count_by_all[()] = _p
@@ -6475,51 +7129,69 @@ def _make_derived1():
                             date_dim_count_by_all[()] = _n
                         else:
                             del date_dim_count_by_all[()]
-                    _w1 = n2_count_by_all.get(())
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n2_count_by_all.get(())
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d2
+                            n1_count_by_all[()] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w3 = item_count_by_all.get(())
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w4 = item_count_by_all.get(())
+                        if _w4 is not None:
+                            _d5 = _d3 * _w4
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d4
+                                n0_root[()] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for (
-                                    v_c_customer_sk,
-                                    v_c_current_addr_sk,
-                                ), _m5 in self.customer_by_all[()].items():
+                                for (v_c_customer_sk, v_c_current_addr_sk), _m6 in (
+                                    (_g7,)
+                                    if type((_g7 := self.customer_by_all[()])) is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_ws_item_sk,
                                         v_ws_bill_customer_sk,
                                         v_ws_sales_price,
-                                    ), _m6 in self.web_sales_by_all[()].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type((_g9 := self.web_sales_by_all[()]))
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_city,
                                             v_ca_zip,
-                                        ), _m7 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
-                                            for v_i_item_sk, _m8 in self.item_by_all[
-                                                ()
-                                            ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for v_i_item_sk, _m12 in (
+                                                (_g13,)
+                                                if type((_g13 := self.item_by_all[()]))
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_ca_zip,
                                                     v_ca_city,
@@ -6536,7 +7208,7 @@ def _make_derived1():
                                                     v_ca_address_sk,
                                                     None,
                                                 )
-                                                _v = _p * _m5 * _m6 * _m7 * _m8
+                                                _v = _p * _m6 * _m8 * _m10 * _m12
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -6565,7 +7237,18 @@ def _make_derived1():
                 n1_count_by_all = self.n1_count_by_all
                 _grp = item_by_all.get(())
                 if _grp is None:
-                    item_by_all[()] = {v_i_item_sk: _p}
+                    item_by_all[()] = (v_i_item_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_i_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            item_by_all[()] = (_grp[0], _n)
+                        else:
+                            del item_by_all[()]
+                    else:
+                        item_by_all[()] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_i_item_sk)
                     if _o is None:
@@ -6576,8 +7259,8 @@ def _make_derived1():
                             _grp[v_i_item_sk] = _n
                         else:
                             del _grp[v_i_item_sk]
-                            if not _grp:
-                                del item_by_all[()]
+                            if len(_grp) == 1:
+                                item_by_all[()] = next(iter(_grp.items()))
                 _o = item_count_by_all.get(())
                 if _o is None:
                     item_count_by_all[()] = _p
@@ -6600,26 +7283,33 @@ def _make_derived1():
                         else:
                             del n0_root[()]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_c_current_addr_sk,
-                        ), _m3 in self.customer_by_all[()].items():
+                        for (v_c_customer_sk, v_c_current_addr_sk), _m3 in (
+                            (_g4,)
+                            if type((_g4 := self.customer_by_all[()])) is tuple
+                            else _g4.items()
+                        ):
                             for (
                                 v_ws_sold_date_sk,
                                 v_ws_item_sk,
                                 v_ws_bill_customer_sk,
                                 v_ws_sales_price,
-                            ), _m4 in self.web_sales_by_all[()].items():
-                                for (
-                                    v_ca_address_sk,
-                                    v_ca_city,
-                                    v_ca_zip,
-                                ), _m5 in self.customer_address_by_all[()].items():
-                                    for (
-                                        v_d_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m6 in self.date_dim_by_all[()].items():
+                            ), _m5 in (
+                                (_g6,)
+                                if type((_g6 := self.web_sales_by_all[()])) is tuple
+                                else _g6.items()
+                            ):
+                                for (v_ca_address_sk, v_ca_city, v_ca_zip), _m7 in (
+                                    (_g8,)
+                                    if type((_g8 := self.customer_address_by_all[()]))
+                                    is tuple
+                                    else _g8.items()
+                                ):
+                                    for (v_d_date_sk, v_d_year, v_d_qoy), _m9 in (
+                                        (_g10,)
+                                        if type((_g10 := self.date_dim_by_all[()]))
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_ca_zip,
                                             v_ca_city,
@@ -6636,7 +7326,7 @@ def _make_derived1():
                                             v_ca_address_sk,
                                             None,
                                         )
-                                        _v = _p * _m3 * _m4 * _m5 * _m6
+                                        _v = _p * _m3 * _m5 * _m7 * _m9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -6688,38 +7378,39 @@ def _make_derived1():
                 _g2 = self.customer_by_all.get(())
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_c_current_addr_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_c_current_addr_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.web_sales_by_all.get(())
                 if _g4 is None:
                     return None
-                _m5 = _g4.get(
+                _m5 = _entry(
+                    _g4,
                     (
                         v_ws_sold_date_sk,
                         v_ws_item_sk,
                         v_ws_bill_customer_sk,
                         v_ws_sales_price,
-                    )
+                    ),
                 )
                 if _m5 is None:
                     return None
                 _g6 = self.customer_address_by_all.get(())
                 if _g6 is None:
                     return None
-                _m7 = _g6.get((v_ca_address_sk, v_ca_city, v_ca_zip))
+                _m7 = _entry(_g6, (v_ca_address_sk, v_ca_city, v_ca_zip))
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_all.get(())
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_d_date_sk, v_d_year, v_d_qoy))
+                _m9 = _entry(_g8, (v_d_date_sk, v_d_year, v_d_qoy))
                 if _m9 is None:
                     return None
                 _g10 = self.item_by_all.get(())
                 if _g10 is None:
                     return None
-                _m11 = _g10.get(v_i_item_sk)
+                _m11 = _entry(_g10, v_i_item_sk)
                 if _m11 is None:
                     return None
                 return _m3 * _m5 * _m7 * _m9 * _m11
@@ -6728,29 +7419,37 @@ def _make_derived1():
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for (), _m1 in self.n0_root.items():
-                    for (
-                        v_c_customer_sk,
-                        v_c_current_addr_sk,
-                    ), _m2 in self.customer_by_all[()].items():
+                    for (v_c_customer_sk, v_c_current_addr_sk), _m2 in (
+                        (_g3,)
+                        if type((_g3 := self.customer_by_all[()])) is tuple
+                        else _g3.items()
+                    ):
                         for (
                             v_ws_sold_date_sk,
                             v_ws_item_sk,
                             v_ws_bill_customer_sk,
                             v_ws_sales_price,
-                        ), _m3 in self.web_sales_by_all[()].items():
-                            for (
-                                v_ca_address_sk,
-                                v_ca_city,
-                                v_ca_zip,
-                            ), _m4 in self.customer_address_by_all[()].items():
-                                for (
-                                    v_d_date_sk,
-                                    v_d_year,
-                                    v_d_qoy,
-                                ), _m5 in self.date_dim_by_all[()].items():
-                                    for v_i_item_sk, _m6 in self.item_by_all[
-                                        ()
-                                    ].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.web_sales_by_all[()])) is tuple
+                            else _g5.items()
+                        ):
+                            for (v_ca_address_sk, v_ca_city, v_ca_zip), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.customer_address_by_all[()]))
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_d_date_sk, v_d_year, v_d_qoy), _m8 in (
+                                    (_g9,)
+                                    if type((_g9 := self.date_dim_by_all[()])) is tuple
+                                    else _g9.items()
+                                ):
+                                    for v_i_item_sk, _m10 in (
+                                        (_g11,)
+                                        if type((_g11 := self.item_by_all[()])) is tuple
+                                        else _g11.items()
+                                    ):
                                         yield (
                                             v_ca_zip,
                                             v_ca_city,
@@ -6766,7 +7465,7 @@ def _make_derived1():
                                             v_c_current_addr_sk,
                                             v_ca_address_sk,
                                             None,
-                                        ), _m2 * _m3 * _m4 * _m5 * _m6
+                                        ), _m2 * _m4 * _m6 * _m8 * _m10
 
             def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -7118,7 +7817,7 @@ class View:
     }
     COLUMNS = ("ca_zip", "ca_city", "sum(ws_sales_price)")
     QUERY_ID = "a138ffde796fc6d6"
-    LAYOUT_ID = "3c4dc808d7731aa0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7c676b985c701d7e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -7347,19 +8046,16 @@ class View:
             del store[row]
         # atom oj1
         if keep_oj1:
-            _o = oj1_root.get((v_customer_address__ca_zip, v_customer_address__ca_city))
+            _t1 = (v_customer_address__ca_zip, v_customer_address__ca_city)
+            _o = oj1_root.get(_t1)
             if _o is None:
-                oj1_root[(v_customer_address__ca_zip, v_customer_address__ca_city)] = _p
+                oj1_root[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    oj1_root[
-                        (v_customer_address__ca_zip, v_customer_address__ca_city)
-                    ] = _n
+                    oj1_root[_t1] = _n
                 else:
-                    del oj1_root[
-                        (v_customer_address__ca_zip, v_customer_address__ca_city)
-                    ]
+                    del oj1_root[_t1]
             if pending is not None:
                 _k = (v_customer_address__ca_zip, v_customer_address__ca_city)
                 _v = _p

@@ -46,6 +46,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -232,6 +246,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -384,7 +410,7 @@ def _make_derived1():
         COLUMNS = ("ss_ticket_number", "ss_customer_sk", "bought_city", "amt", "profit")
         QUERY_ID = "19a18ca1b2729e5a"
         LAYOUT_ID = (
-            "832d25553119699c"  # the state's layout: snapshots restore only here
+            "1487f3e0c239f426"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -619,41 +645,56 @@ def _make_derived1():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -663,37 +704,29 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                    )
+                    _t4 = (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
                     )
                     _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                         v_ss_hdemo_sk
@@ -701,179 +734,114 @@ def _make_derived1():
                     if _grp is None:
                         n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                             v_ss_hdemo_sk
-                        ] = {
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
+                        ] = (
+                            _t4,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
                                 ]
-                                if not _grp:
-                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                        else:
+                            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                         v_ss_hdemo_sk
-                                    ]
-                    _w3 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
+                        _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t7,
+                                _d6,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d4
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d6
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d6
-                                else:
-                                    _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
-                                        _o[3] + _d6[3],
-                                        _o[4] + _d6[4],
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
-                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
+                                _grp[_t7] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -883,40 +851,121 @@ def _make_derived1():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d6[0] * _w8[0],
+                                _d6[1] * _w8[1],
+                                _d6[2] * _w8[2],
+                                _d6[3] * _w8[3],
+                                _d6[4] * _w8[4],
+                            )
+                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _grp is None:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _o is None:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                )
+                                if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
-                                    _d6[3] * _w7[3],
-                                    _d6[4] * _w7[4],
+                            _w10 = customer_address_count_by_ss_addr_sk.get(
+                                v_ss_addr_sk
+                            )
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d8
+                                    n0_root[v_ss_addr_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m9 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -924,11 +973,11 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d6[0] * _m9[0],
-                                            _d6[1] * _m9[1],
-                                            _d6[2] * _m9[2],
-                                            _d6[3] * _m9[3],
-                                            _d6[4] * _m9[4],
+                                            _d9[0] * _m12[0],
+                                            _d9[1] * _m12[1],
+                                            _d9[2] * _m12[2],
+                                            _d9[3] * _m12[3],
+                                            _d9[4] * _m12[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1018,7 +1067,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1026,38 +1075,55 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -1067,180 +1133,127 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
+                            _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                             _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                                 v_ss_store_sk
                             )
                             if _grp is None:
                                 n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                ] = (
+                                    _t7,
+                                    _d6,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
+                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
                                         ]
-                                        if not _grp:
-                                            del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                else:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d6[0] * _w8[0],
+                                    _d6[1] * _w8[1],
+                                    _d6[2] * _w8[2],
+                                    _d6[3] * _w8[3],
+                                    _d6[4] * _w8[4],
                                 )
                                 _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        ): _d7
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _d7
-                                    else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
-                                            _o[3] + _d7[3],
-                                            _o[4] + _d7[4],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ] = _n
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ss_addr_sk[v_ss_addr_sk]
-                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                                if _o is None:
-                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                                     else:
-                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                                _w8 = customer_address_count_by_ss_addr_sk.get(
-                                    v_ss_addr_sk
-                                )
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
-                                        _d7[3] * _w8[3],
-                                        _d7[4] * _w8[4],
-                                    )
-                                    _o = n0_root.get(v_ss_addr_sk)
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
                                     if _o is None:
-                                        n0_root[v_ss_addr_sk] = _d9
+                                        _grp[_t7] = _d9
                                     else:
                                         _n = (
                                             _o[0] + _d9[0],
@@ -1250,16 +1263,67 @@ def _make_derived1():
                                             _o[4] + _d9[4],
                                         )
                                         if _n[0]:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                if _o is None:
+                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                                _w10 = customer_address_count_by_ss_addr_sk.get(
+                                    v_ss_addr_sk
+                                )
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
+                                        _d9[3] * _w10[3],
+                                        _d9[4] * _w10[4],
+                                    )
+                                    _o = n0_root.get(v_ss_addr_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_addr_sk] = _d11
+                                    else:
+                                        _n = (
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
+                                            _o[3] + _d11[3],
+                                            _o[4] + _d11[4],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_addr_sk] = _n
                                         else:
                                             del n0_root[v_ss_addr_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_addr_sk,
-                                            v_ca_city,
-                                        ), _m10 in self.customer_address_by_ss_addr_sk[
-                                            v_ss_addr_sk
-                                        ].items():
+                                        for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_ss_addr_sk[
+                                                        v_ss_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_ss_ticket_number,
                                                 v_ss_customer_sk,
@@ -1267,11 +1331,11 @@ def _make_derived1():
                                                 v_ca_city,
                                             )
                                             _v = (
-                                                _d7[0] * _m10[0],
-                                                _d7[1] * _m10[1],
-                                                _d7[2] * _m10[2],
-                                                _d7[3] * _m10[3],
-                                                _d7[4] * _m10[4],
+                                                _d9[0] * _m12[0],
+                                                _d9[1] * _m12[1],
+                                                _d9[2] * _m12[2],
+                                                _d9[3] * _m12[3],
+                                                _d9[4] * _m12[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1342,11 +1406,9 @@ def _make_derived1():
                     v_ss_store_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_addr_sk,
-                        v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1354,23 +1416,34 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _grp is None:
-                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -1380,23 +1453,13 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
                         _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _o is None:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
@@ -1412,37 +1475,43 @@ def _make_derived1():
                                 n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                             else:
                                 del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w5 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _o = n0_root.get(v_ss_addr_sk)
                             if _o is None:
-                                n0_root[v_ss_addr_sk] = _d5
+                                n0_root[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_ss_addr_sk] = _n
                                 else:
                                     del n0_root[v_ss_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_city,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                                for (v_ss_addr_sk, v_ca_city), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -1450,11 +1519,11 @@ def _make_derived1():
                                         v_ca_city,
                                     )
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
-                                        _d2[3] * _m6[3],
-                                        _d2[4] * _m6[4],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
+                                        _d2[3] * _m7[3],
+                                        _d2[4] * _m7[4],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1544,7 +1613,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1552,27 +1621,50 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -1582,127 +1674,119 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                             _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d5
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
+                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d7
+                                    n0_root[v_ss_addr_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m8 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -1710,11 +1794,11 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d5[0] * _m8[0],
-                                            _d5[1] * _m8[1],
-                                            _d5[2] * _m8[2],
-                                            _d5[3] * _m8[3],
-                                            _d5[4] * _m8[4],
+                                            _d6[0] * _m9[0],
+                                            _d6[1] * _m9[1],
+                                            _d6[2] * _m9[2],
+                                            _d6[3] * _m9[3],
+                                            _d6[4] * _m9[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1756,15 +1840,34 @@ def _make_derived1():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ss_addr_sk, v_ca_city)
             _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _grp is None:
-                customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                    (v_ss_addr_sk, v_ca_city): _p
-                }
+                customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                else:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_addr_sk, v_ca_city))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_addr_sk, v_ca_city)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1774,11 +1877,13 @@ def _make_derived1():
                         _o[4] + _p[4],
                     )
                     if _n[0]:
-                        _grp[(v_ss_addr_sk, v_ca_city)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_addr_sk, v_ca_city)]
-                        if not _grp:
-                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
             if _o is None:
                 customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -1794,36 +1899,36 @@ def _make_derived1():
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                 else:
                     del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-            _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
+            _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
                 )
                 _o = n0_root.get(v_ss_addr_sk)
                 if _o is None:
-                    n0_root[v_ss_addr_sk] = _d2
+                    n0_root[v_ss_addr_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
                     )
                     if _n[0]:
                         n0_root[v_ss_addr_sk] = _n
                     else:
                         del n0_root[v_ss_addr_sk]
                 if pending is not None:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_addr_sk,
-                        v_ss_ticket_number,
-                    ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                    for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_ss_ticket_number,
                             v_ss_customer_sk,
@@ -1831,11 +1936,11 @@ def _make_derived1():
                             v_ca_city,
                         )
                         _v = (
-                            _p[0] * _m3[0],
-                            _p[1] * _m3[1],
-                            _p[2] * _m3[2],
-                            _p[3] * _m3[3],
-                            _p[4] * _m3[4],
+                            _p[0] * _m4[0],
+                            _p[1] * _m4[1],
+                            _p[2] * _m4[2],
+                            _p[3] * _m4[3],
+                            _p[4] * _m4[4],
                         )
                         _o = pending.get(_k)
                         pending[_k] = (
@@ -1964,60 +2069,71 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
                         (
-                            self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        )
-                        or _ZERO
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -2027,37 +2143,29 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                    )
+                    _t4 = (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
                     )
                     _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                         v_ss_hdemo_sk
@@ -2065,179 +2173,114 @@ def _make_derived1():
                     if _grp is None:
                         n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                             v_ss_hdemo_sk
-                        ] = {
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
+                        ] = (
+                            _t4,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
                                 ]
-                                if not _grp:
-                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                        else:
+                            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                         v_ss_hdemo_sk
-                                    ]
-                    _w3 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
+                        _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t7,
+                                _d6,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d4
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d6
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d6
-                                else:
-                                    _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
-                                        _o[3] + _d6[3],
-                                        _o[4] + _d6[4],
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
-                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
+                                _grp[_t7] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -2247,40 +2290,121 @@ def _make_derived1():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d6[0] * _w8[0],
+                                _d6[1] * _w8[1],
+                                _d6[2] * _w8[2],
+                                _d6[3] * _w8[3],
+                                _d6[4] * _w8[4],
+                            )
+                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _grp is None:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _o is None:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                )
+                                if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
-                                    _d6[3] * _w7[3],
-                                    _d6[4] * _w7[4],
+                            _w10 = customer_address_count_by_ss_addr_sk.get(
+                                v_ss_addr_sk
+                            )
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d8
+                                    n0_root[v_ss_addr_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m9 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -2288,11 +2412,11 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d6[0] * _m9[0],
-                                            _d6[1] * _m9[1],
-                                            _d6[2] * _m9[2],
-                                            _d6[3] * _m9[3],
-                                            _d6[4] * _m9[4],
+                                            _d9[0] * _m12[0],
+                                            _d9[1] * _m12[1],
+                                            _d9[2] * _m12[2],
+                                            _d9[3] * _m12[3],
+                                            _d9[4] * _m12[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2418,7 +2542,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -2426,38 +2550,55 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -2467,180 +2608,127 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
+                            _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                             _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                                 v_ss_store_sk
                             )
                             if _grp is None:
                                 n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                ] = (
+                                    _t7,
+                                    _d6,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
+                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
                                         ]
-                                        if not _grp:
-                                            del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                else:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d6[0] * _w8[0],
+                                    _d6[1] * _w8[1],
+                                    _d6[2] * _w8[2],
+                                    _d6[3] * _w8[3],
+                                    _d6[4] * _w8[4],
                                 )
                                 _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        ): _d7
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _d7
-                                    else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
-                                            _o[3] + _d7[3],
-                                            _o[4] + _d7[4],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ] = _n
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ss_addr_sk[v_ss_addr_sk]
-                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                                if _o is None:
-                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                                     else:
-                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                                _w8 = customer_address_count_by_ss_addr_sk.get(
-                                    v_ss_addr_sk
-                                )
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
-                                        _d7[3] * _w8[3],
-                                        _d7[4] * _w8[4],
-                                    )
-                                    _o = n0_root.get(v_ss_addr_sk)
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
                                     if _o is None:
-                                        n0_root[v_ss_addr_sk] = _d9
+                                        _grp[_t7] = _d9
                                     else:
                                         _n = (
                                             _o[0] + _d9[0],
@@ -2650,16 +2738,67 @@ def _make_derived1():
                                             _o[4] + _d9[4],
                                         )
                                         if _n[0]:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                if _o is None:
+                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                                _w10 = customer_address_count_by_ss_addr_sk.get(
+                                    v_ss_addr_sk
+                                )
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
+                                        _d9[3] * _w10[3],
+                                        _d9[4] * _w10[4],
+                                    )
+                                    _o = n0_root.get(v_ss_addr_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_addr_sk] = _d11
+                                    else:
+                                        _n = (
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
+                                            _o[3] + _d11[3],
+                                            _o[4] + _d11[4],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_addr_sk] = _n
                                         else:
                                             del n0_root[v_ss_addr_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_addr_sk,
-                                            v_ca_city,
-                                        ), _m10 in self.customer_address_by_ss_addr_sk[
-                                            v_ss_addr_sk
-                                        ].items():
+                                        for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_ss_addr_sk[
+                                                        v_ss_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_ss_ticket_number,
                                                 v_ss_customer_sk,
@@ -2667,11 +2806,11 @@ def _make_derived1():
                                                 v_ca_city,
                                             )
                                             _v = (
-                                                _d7[0] * _m10[0],
-                                                _d7[1] * _m10[1],
-                                                _d7[2] * _m10[2],
-                                                _d7[3] * _m10[3],
-                                                _d7[4] * _m10[4],
+                                                _d9[0] * _m12[0],
+                                                _d9[1] * _m12[1],
+                                                _d9[2] * _m12[2],
+                                                _d9[3] * _m12[3],
+                                                _d9[4] * _m12[4],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2778,11 +2917,9 @@ def _make_derived1():
                     v_ss_store_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_addr_sk,
-                        v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -2790,23 +2927,34 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _grp is None:
-                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -2816,23 +2964,13 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
                         _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _o is None:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
@@ -2848,37 +2986,43 @@ def _make_derived1():
                                 n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                             else:
                                 del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w5 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _o = n0_root.get(v_ss_addr_sk)
                             if _o is None:
-                                n0_root[v_ss_addr_sk] = _d5
+                                n0_root[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_ss_addr_sk] = _n
                                 else:
                                     del n0_root[v_ss_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_city,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                                for (v_ss_addr_sk, v_ca_city), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -2886,11 +3030,11 @@ def _make_derived1():
                                         v_ca_city,
                                     )
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
-                                        _d2[3] * _m6[3],
-                                        _d2[4] * _m6[4],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
+                                        _d2[3] * _m7[3],
+                                        _d2[4] * _m7[4],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3018,7 +3162,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -3026,27 +3170,50 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -3056,127 +3223,119 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                             _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d5
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
+                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d7
+                                    n0_root[v_ss_addr_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m8 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -3184,11 +3343,11 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d5[0] * _m8[0],
-                                            _d5[1] * _m8[1],
-                                            _d5[2] * _m8[2],
-                                            _d5[3] * _m8[3],
-                                            _d5[4] * _m8[4],
+                                            _d6[0] * _m9[0],
+                                            _d6[1] * _m9[1],
+                                            _d6[2] * _m9[2],
+                                            _d6[3] * _m9[3],
+                                            _d6[4] * _m9[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3262,24 +3421,41 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
-                            or _EMPTY
-                        ).get((v_ss_addr_sk, v_ca_city))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk),
+                        (v_ss_addr_sk, v_ca_city),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_addr_sk, v_ca_city)
                 _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _grp is None:
-                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                        (v_ss_addr_sk, v_ca_city): _p
-                    }
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                    else:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_addr_sk, v_ca_city))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_addr_sk, v_ca_city)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -3289,11 +3465,13 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_ss_addr_sk, v_ca_city)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_addr_sk, v_ca_city)]
-                            if not _grp:
-                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _o is None:
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -3309,25 +3487,25 @@ def _make_derived1():
                         customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                     else:
                         del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
                     )
                     _o = n0_root.get(v_ss_addr_sk)
                     if _o is None:
-                        n0_root[v_ss_addr_sk] = _d2
+                        n0_root[v_ss_addr_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
                         )
                         if _n[0]:
                             n0_root[v_ss_addr_sk] = _n
@@ -3338,7 +3516,12 @@ def _make_derived1():
                             v_ss_customer_sk,
                             v_ss_addr_sk,
                             v_ss_ticket_number,
-                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_ss_ticket_number,
                                 v_ss_customer_sk,
@@ -3346,11 +3529,11 @@ def _make_derived1():
                                 v_ca_city,
                             )
                             _v = (
-                                _p[0] * _m3[0],
-                                _p[1] * _m3[1],
-                                _p[2] * _m3[2],
-                                _p[3] * _m3[3],
-                                _p[4] * _m3[4],
+                                _p[0] * _m4[0],
+                                _p[1] * _m4[1],
+                                _p[2] * _m4[2],
+                                _p[3] * _m4[3],
+                                _p[4] * _m4[4],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -3375,13 +3558,13 @@ def _make_derived1():
             _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number))
+            _m3 = _entry(_g2, (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number))
             if _m3 is None:
                 return None
             _g4 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_ss_addr_sk, v_ca_city))
+            _m5 = _entry(_g4, (v_ss_addr_sk, v_ca_city))
             if _m5 is None:
                 return None
             return (
@@ -3410,26 +3593,30 @@ def _make_derived1():
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v_ss_addr_sk, _m1 in self.n0_root.items():
-                for (
-                    v_ss_customer_sk,
-                    v_ss_addr_sk,
-                    v_ss_ticket_number,
-                ), _m2 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
-                    for (
-                        v_ss_addr_sk,
-                        v_ca_city,
-                    ), _m3 in self.customer_address_by_ss_addr_sk[v_ss_addr_sk].items():
+                for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _m2 in (
+                    (_g3,)
+                    if type((_g3 := self.n1_by_ss_addr_sk[v_ss_addr_sk])) is tuple
+                    else _g3.items()
+                ):
+                    for (v_ss_addr_sk, v_ca_city), _m4 in (
+                        (_g5,)
+                        if type(
+                            (_g5 := self.customer_address_by_ss_addr_sk[v_ss_addr_sk])
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         out = self._group_row(
                             v_ss_ticket_number,
                             v_ss_customer_sk,
                             v_ss_addr_sk,
                             v_ca_city,
                             (
-                                _m2[0] * _m3[0],
-                                _m2[1] * _m3[1],
-                                _m2[2] * _m3[2],
-                                _m2[3] * _m3[3],
-                                _m2[4] * _m3[4],
+                                _m2[0] * _m4[0],
+                                _m2[1] * _m4[1],
+                                _m2[2] * _m4[2],
+                                _m2[3] * _m4[3],
+                                _m2[4] * _m4[4],
                             ),
                         )
                         if out is not None:
@@ -3480,13 +3667,13 @@ def _make_derived1():
                 if _m1 is not None:
                     _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _g2 is not None:
-                        _m3 = _g2.get(
-                            (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                        _m3 = _entry(
+                            _g2, (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         )
                         if _m3 is not None:
                             _g4 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _g4 is not None:
-                                _m5 = _g4.get((v_ss_addr_sk, v_ca_city))
+                                _m5 = _entry(_g4, (v_ss_addr_sk, v_ca_city))
                                 if _m5 is not None:
                                     p = (
                                         _m3[0] * _m5[0],
@@ -3749,7 +3936,7 @@ class View:
         "profit",
     )
     QUERY_ID = "9da3b78c43d21cd9"
-    LAYOUT_ID = "2f864b78bff1e40f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0f4e577e13373b76"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3939,7 +4126,18 @@ class View:
             _p = d
             _grp = dn_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                dn_by_ss_customer_sk[v_ss_customer_sk] = {row: _p}
+                dn_by_ss_customer_sk[v_ss_customer_sk] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        dn_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                    else:
+                        del dn_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    dn_by_ss_customer_sk[v_ss_customer_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -3950,8 +4148,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del dn_by_ss_customer_sk[v_ss_customer_sk]
+                        if len(_grp) == 1:
+                            dn_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 dn_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -3963,25 +4163,45 @@ class View:
                     del dn_count_by_ss_customer_sk[v_ss_customer_sk]
             _g3 = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _g3:
-                for v_c_current_addr_sk, _w1 in _g3.items():
+                for v_c_current_addr_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
+                    _t4 = (v_ss_customer_sk, v_c_current_addr_sk)
                     _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _grp is None:
-                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                            (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                        }
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                        else:
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _o is None:
                         n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
@@ -3991,16 +4211,16 @@ class View:
                             n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                         else:
                             del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                    _w4 = current_addr_count_by_c_current_addr_sk.get(
+                    _w5 = current_addr_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_c_current_addr_sk)
                         if _o is None:
-                            n0_root[v_c_current_addr_sk] = _d5
+                            n0_root[v_c_current_addr_sk] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_c_current_addr_sk] = _n
                             else:
@@ -4011,15 +4231,30 @@ class View:
                                 v_c_current_addr_sk,
                                 v_c_first_name,
                                 v_c_last_name,
-                            ), _m6 in self.customer_by_ss_customer_sk_c_current_addr_sk[
-                                (v_ss_customer_sk, v_c_current_addr_sk)
-                            ].items():
-                                for (
-                                    v_c_current_addr_sk,
-                                    v_ca_city,
-                                ), _m7 in self.current_addr_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                            ), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.customer_by_ss_customer_sk_c_current_addr_sk[
+                                            (v_ss_customer_sk, v_c_current_addr_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
+                                for (v_c_current_addr_sk, v_ca_city), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.current_addr_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     if (
                                         v_ca_city is not None
                                         and v_bought_city is not None
@@ -4034,7 +4269,7 @@ class View:
                                             v_amt,
                                             v_profit,
                                         )
-                                        _v = _p * _m6 * _m7
+                                        _v = _p * _m7 * _m9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4076,67 +4311,66 @@ class View:
         # atom customer
         if keep_customer:
             _p = d
-            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(
-                (v_ss_customer_sk, v_c_current_addr_sk)
-            )
+            _t1 = (v_ss_customer_sk, v_c_current_addr_sk)
+            _t2 = (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
+            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(_t1)
             if _grp is None:
-                customer_by_ss_customer_sk_c_current_addr_sk[
-                    (v_ss_customer_sk, v_c_current_addr_sk)
-                ] = {
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_customer_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
+                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
+                else:
+                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t2)
+                if _o is None:
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_by_ss_customer_sk_c_current_addr_sk[
-                                (v_ss_customer_sk, v_c_current_addr_sk)
-                            ]
             _grp = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
-                    v_c_current_addr_sk: _p
-                }
+                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = (
+                    v_c_current_addr_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_c_current_addr_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ]
+                else:
+                    customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_current_addr_sk)
                 if _o is None:
@@ -4147,47 +4381,61 @@ class View:
                         _grp[v_c_current_addr_sk] = _n
                     else:
                         del _grp[v_c_current_addr_sk]
-                        if not _grp:
-                            del customer_c_current_addr_sk_by_ss_customer_sk[
+                        if len(_grp) == 1:
+                            customer_c_current_addr_sk_by_ss_customer_sk[
                                 v_ss_customer_sk
-                            ]
-            _w1 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w3 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _grp is None:
-                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                            del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                    else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _o is None:
-                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
+                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                     else:
                         del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                _w3 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_c_current_addr_sk)
                     if _o is None:
-                        n0_root[v_c_current_addr_sk] = _d4
+                        n0_root[v_c_current_addr_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_c_current_addr_sk] = _n
                         else:
@@ -4199,13 +4447,26 @@ class View:
                             v_bought_city,
                             v_amt,
                             v_profit,
-                        ), _m5 in self.dn_by_ss_customer_sk[v_ss_customer_sk].items():
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_city,
-                            ), _m6 in self.current_addr_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (_g8 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
+                            for (v_c_current_addr_sk, v_ca_city), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.current_addr_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 if (
                                     v_ca_city is not None
                                     and v_bought_city is not None
@@ -4220,7 +4481,7 @@ class View:
                                         v_amt,
                                         v_profit,
                                     )
-                                    _v = _p * _m5 * _m6
+                                    _v = _p * _m7 * _m9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4257,23 +4518,41 @@ class View:
             del store[row]
         # atom current_addr
         _p = d
+        _t1 = (v_c_current_addr_sk, v_ca_city)
         _grp = current_addr_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _grp is None:
-            current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                (v_c_current_addr_sk, v_ca_city): _p
-            }
+            current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del current_addr_by_c_current_addr_sk[v_c_current_addr_sk]
+            else:
+                current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_c_current_addr_sk, v_ca_city))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_current_addr_sk, v_ca_city)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_c_current_addr_sk, v_ca_city)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_current_addr_sk, v_ca_city)]
-                    if not _grp:
-                        del current_addr_by_c_current_addr_sk[v_c_current_addr_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _o is None:
             current_addr_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -4283,38 +4562,56 @@ class View:
                 current_addr_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
             else:
                 del current_addr_count_by_c_current_addr_sk[v_c_current_addr_sk]
-        _w1 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_c_current_addr_sk)
             if _o is None:
-                n0_root[v_c_current_addr_sk] = _d2
+                n0_root[v_c_current_addr_sk] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_c_current_addr_sk] = _n
                 else:
                     del n0_root[v_c_current_addr_sk]
             if pending is not None:
-                for (
-                    v_ss_customer_sk,
-                    v_c_current_addr_sk,
-                ), _m3 in self.n1_by_c_current_addr_sk[v_c_current_addr_sk].items():
+                for (v_ss_customer_sk, v_c_current_addr_sk), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_c_current_addr_sk[v_c_current_addr_sk]))
+                    is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_ss_customer_sk,
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _m4 in self.customer_by_ss_customer_sk_c_current_addr_sk[
-                        (v_ss_customer_sk, v_c_current_addr_sk)
-                    ].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type(
+                            (
+                                _g7 := self.customer_by_ss_customer_sk_c_current_addr_sk[
+                                    (v_ss_customer_sk, v_c_current_addr_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_ss_ticket_number,
                             v_ss_customer_sk,
                             v_bought_city,
                             v_amt,
                             v_profit,
-                        ), _m5 in self.dn_by_ss_customer_sk[v_ss_customer_sk].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (_g9 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             if (
                                 v_ca_city is not None
                                 and v_bought_city is not None
@@ -4329,7 +4626,7 @@ class View:
                                     v_amt,
                                     v_profit,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m6 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4461,85 +4758,80 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_by_ss_customer_sk_c_current_addr_sk.get(
+                        (v_ss_customer_sk, v_c_current_addr_sk)
+                    ),
                     (
-                        self.customer_by_ss_customer_sk_c_current_addr_sk.get(
-                            (v_ss_customer_sk, v_c_current_addr_sk)
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ss_customer_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
-                    or _ZERO
+                        v_ss_customer_sk,
+                        v_c_current_addr_sk,
+                        v_c_first_name,
+                        v_c_last_name,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(
-                (v_ss_customer_sk, v_c_current_addr_sk)
-            )
+            _t1 = (v_ss_customer_sk, v_c_current_addr_sk)
+            _t2 = (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
+            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(_t1)
             if _grp is None:
-                customer_by_ss_customer_sk_c_current_addr_sk[
-                    (v_ss_customer_sk, v_c_current_addr_sk)
-                ] = {
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_customer_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
+                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
+                else:
+                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t2)
+                if _o is None:
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_by_ss_customer_sk_c_current_addr_sk[
-                                (v_ss_customer_sk, v_c_current_addr_sk)
-                            ]
             _grp = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
-                    v_c_current_addr_sk: _p
-                }
+                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = (
+                    v_c_current_addr_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_c_current_addr_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ]
+                else:
+                    customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_current_addr_sk)
                 if _o is None:
@@ -4550,47 +4842,61 @@ class View:
                         _grp[v_c_current_addr_sk] = _n
                     else:
                         del _grp[v_c_current_addr_sk]
-                        if not _grp:
-                            del customer_c_current_addr_sk_by_ss_customer_sk[
+                        if len(_grp) == 1:
+                            customer_c_current_addr_sk_by_ss_customer_sk[
                                 v_ss_customer_sk
-                            ]
-            _w1 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w3 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _grp is None:
-                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                            del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                    else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _o is None:
-                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
+                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                     else:
                         del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                _w3 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_c_current_addr_sk)
                     if _o is None:
-                        n0_root[v_c_current_addr_sk] = _d4
+                        n0_root[v_c_current_addr_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_c_current_addr_sk] = _n
                         else:
@@ -4602,13 +4908,26 @@ class View:
                             v_bought_city,
                             v_amt,
                             v_profit,
-                        ), _m5 in self.dn_by_ss_customer_sk[v_ss_customer_sk].items():
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_city,
-                            ), _m6 in self.current_addr_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (_g8 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
+                            for (v_c_current_addr_sk, v_ca_city), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.current_addr_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 if (
                                     v_ca_city is not None
                                     and v_bought_city is not None
@@ -4623,7 +4942,7 @@ class View:
                                         v_amt,
                                         v_profit,
                                     )
-                                    _v = _p * _m5 * _m6
+                                    _v = _p * _m7 * _m9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4646,7 +4965,7 @@ class View:
         _g2 = self.n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ss_customer_sk, v_c_current_addr_sk))
+        _m3 = _entry(_g2, (v_ss_customer_sk, v_c_current_addr_sk))
         if _m3 is None:
             return None
         _g4 = self.customer_by_ss_customer_sk_c_current_addr_sk.get(
@@ -4654,23 +4973,23 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get(
-            (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
+        _m5 = _entry(
+            _g4, (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
         )
         if _m5 is None:
             return None
         _g6 = self.dn_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g6 is None:
             return None
-        _m7 = _g6.get(
-            (v_ss_ticket_number, v_ss_customer_sk, v_bought_city, v_amt, v_profit)
+        _m7 = _entry(
+            _g6, (v_ss_ticket_number, v_ss_customer_sk, v_bought_city, v_amt, v_profit)
         )
         if _m7 is None:
             return None
         _g8 = self.current_addr_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_c_current_addr_sk, v_ca_city))
+        _m9 = _entry(_g8, (v_c_current_addr_sk, v_ca_city))
         if _m9 is None:
             return None
         return _m5 * _m7 * _m9

@@ -71,6 +71,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -259,7 +273,7 @@ class View:
     }
     COLUMNS = ("sum(ss_quantity)",)
     QUERY_ID = "43831682be8fc8ef"
-    LAYOUT_ID = "9f59680d9eb54840"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "09d9be5b5ead8a95"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -498,203 +512,173 @@ class View:
             del store[row]
         # atom store_sales
         if keep_store_sales:
+            _t1 = (
+                v_ss_cdemo_sk,
+                v_ss_addr_sk,
+                v_ss_store_sk,
+                v_ss_sales_price,
+                v_ss_net_profit,
+            )
             _grp = store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t4 = (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
                 _grp = n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
                 if _grp is None:
                     n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _n
+                            n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
+                            del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
                             ]
-                            if not _grp:
-                                del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                    else:
+                        n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                     v_ss_store_sk
-                                ]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                     _grp = n2_by_all.get(())
                     if _grp is None:
-                        n2_by_all[()] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _d4
-                        else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        n2_by_all[()] = (_t4, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                n2_by_all[()] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n2_by_all[()]
+                                del n2_by_all[()]
+                        else:
+                            n2_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_all[()] = next(iter(_grp.items()))
                     _o = n2_count_by_all.get(())
                     if _o is None:
-                        n2_count_by_all[()] = _d4
+                        n2_count_by_all[()] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                         if _n[0]:
                             n2_count_by_all[()] = _n
                         else:
                             del n2_count_by_all[()]
-                    _w5 = customer_demographics_count_by_all.get(())
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                    _w7 = customer_demographics_count_by_all.get(())
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d6
+                            n1_count_by_all[()] = _d8
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w7 = customer_address_count_by_all.get(())
-                        if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        _w9 = customer_address_count_by_all.get(())
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d8
+                                n0_root[()] = _d10
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[()] = _n
                                 else:
@@ -704,12 +688,26 @@ class View:
                                     v_cd_demo_sk,
                                     v_cd_marital_status,
                                     v_cd_education_status,
-                                ), _m9 in self.customer_demographics_by_all[()].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (_g12 := self.customer_demographics_by_all[()])
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_state,
                                         v_ca_country,
-                                    ), _m10 in self.customer_address_by_all[()].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (_g14 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         if (
                                             (
                                                 (
@@ -886,9 +884,9 @@ class View:
                                         ):  # conditions on result rows
                                             _k = ()
                                             _v = (
-                                                _d4[0] * _m9[0] * _m10[0],
-                                                _d4[1] * _m9[1] * _m10[1],
-                                                _d4[2] * _m9[2] * _m10[2],
+                                                _d6[0] * _m11[0] * _m13[0],
+                                                _d6[1] * _m11[1] * _m13[1],
+                                                _d6[2] * _m11[2] * _m13[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -949,53 +947,35 @@ class View:
                 v_ss_addr_sk,
                 v_ss_sales_price,
                 v_ss_net_profit,
-            ), _w1 in _g3.items():
+            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _t4 = (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
                 _grp = n2_by_all.get(())
                 if _grp is None:
-                    n2_by_all[()] = {
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        ): _d2
-                    }
+                    n2_by_all[()] = (_t4, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        if _n[0]:
+                            n2_by_all[()] = (_grp[0], _n)
+                        else:
+                            del n2_by_all[()]
+                    else:
+                        n2_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
                 else:
-                    _o = _grp.get(
-                        (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
-                    )
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _d2
+                        _grp[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ]
-                            if not _grp:
-                                del n2_by_all[()]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n2_by_all[()] = next(iter(_grp.items()))
                 _o = n2_count_by_all.get(())
                 if _o is None:
                     n2_count_by_all[()] = _d2
@@ -1005,26 +985,26 @@ class View:
                         n2_count_by_all[()] = _n
                     else:
                         del n2_count_by_all[()]
-                _w4 = customer_demographics_count_by_all.get(())
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                _w5 = customer_demographics_count_by_all.get(())
+                if _w5 is not None:
+                    _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                     _o = n1_count_by_all.get(())
                     if _o is None:
-                        n1_count_by_all[()] = _d5
+                        n1_count_by_all[()] = _d6
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                         if _n[0]:
                             n1_count_by_all[()] = _n
                         else:
                             del n1_count_by_all[()]
-                    _w6 = customer_address_count_by_all.get(())
-                    if _w6 is not None:
-                        _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                    _w7 = customer_address_count_by_all.get(())
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _o = n0_root.get(())
                         if _o is None:
-                            n0_root[()] = _d7
+                            n0_root[()] = _d8
                         else:
-                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n0_root[()] = _n
                             else:
@@ -1034,12 +1014,22 @@ class View:
                                 v_cd_demo_sk,
                                 v_cd_marital_status,
                                 v_cd_education_status,
-                            ), _m8 in self.customer_demographics_by_all[()].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.customer_demographics_by_all[()]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ca_address_sk,
                                     v_ca_state,
                                     v_ca_country,
-                                ), _m9 in self.customer_address_by_all[()].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.customer_address_by_all[()]))
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     if (
                                         (
                                             (
@@ -1191,9 +1181,9 @@ class View:
                                     ):  # conditions on result rows
                                         _k = ()
                                         _v = (
-                                            _d2[0] * _m8[0] * _m9[0],
-                                            _d2[1] * _m8[1] * _m9[1],
-                                            _d2[2] * _m8[2] * _m9[2],
+                                            _d2[0] * _m9[0] * _m11[0],
+                                            _d2[1] * _m9[1] * _m11[1],
+                                            _d2[2] * _m9[2] * _m11[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1248,25 +1238,33 @@ class View:
         else:
             del store[row]
         # atom customer_demographics
+        _t1 = (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
         _grp = customer_demographics_by_all.get(())
         if _grp is None:
-            customer_demographics_by_all[()] = {
-                (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status): _p
-            }
+            customer_demographics_by_all[()] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_demographics_by_all[()] = (_grp[0], _n)
+                else:
+                    del customer_demographics_by_all[()]
+            else:
+                customer_demographics_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_cd_demo_sk, v_cd_marital_status, v_cd_education_status))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)] = (
-                        _n
-                    )
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)]
-                    if not _grp:
-                        del customer_demographics_by_all[()]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_demographics_by_all[()] = next(iter(_grp.items()))
         _o = customer_demographics_count_by_all.get(())
         if _o is None:
             customer_demographics_count_by_all[()] = _p
@@ -1276,26 +1274,26 @@ class View:
                 customer_demographics_count_by_all[()] = _n
             else:
                 del customer_demographics_count_by_all[()]
-        _w1 = n2_count_by_all.get(())
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _w2 = n2_count_by_all.get(())
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
             _o = n1_count_by_all.get(())
             if _o is None:
-                n1_count_by_all[()] = _d2
+                n1_count_by_all[()] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                 if _n[0]:
                     n1_count_by_all[()] = _n
                 else:
                     del n1_count_by_all[()]
-            _w3 = customer_address_count_by_all.get(())
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+            _w4 = customer_address_count_by_all.get(())
+            if _w4 is not None:
+                _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                 _o = n0_root.get(())
                 if _o is None:
-                    n0_root[()] = _d4
+                    n0_root[()] = _d5
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                     if _n[0]:
                         n0_root[()] = _n
                     else:
@@ -1306,12 +1304,16 @@ class View:
                         v_ss_addr_sk,
                         v_ss_sales_price,
                         v_ss_net_profit,
-                    ), _m5 in self.n2_by_all[()].items():
-                        for (
-                            v_ca_address_sk,
-                            v_ca_state,
-                            v_ca_country,
-                        ), _m6 in self.customer_address_by_all[()].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.n2_by_all[()])) is tuple
+                        else _g7.items()
+                    ):
+                        for (v_ca_address_sk, v_ca_state, v_ca_country), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.customer_address_by_all[()])) is tuple
+                            else _g9.items()
+                        ):
                             if (
                                 (
                                     (
@@ -1429,9 +1431,9 @@ class View:
                             ):  # conditions on result rows
                                 _k = ()
                                 _v = (
-                                    _p[0] * _m5[0] * _m6[0],
-                                    _p[1] * _m5[1] * _m6[1],
-                                    _p[2] * _m5[2] * _m6[2],
+                                    _p[0] * _m6[0] * _m8[0],
+                                    _p[1] * _m6[1] * _m8[1],
+                                    _p[2] * _m6[2] * _m8[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -1480,23 +1482,33 @@ class View:
         else:
             del store[row]
         # atom customer_address
+        _t1 = (v_ca_address_sk, v_ca_state, v_ca_country)
         _grp = customer_address_by_all.get(())
         if _grp is None:
-            customer_address_by_all[()] = {
-                (v_ca_address_sk, v_ca_state, v_ca_country): _p
-            }
+            customer_address_by_all[()] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    customer_address_by_all[()] = (_grp[0], _n)
+                else:
+                    del customer_address_by_all[()]
+            else:
+                customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ca_address_sk, v_ca_state, v_ca_country))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ca_address_sk, v_ca_state, v_ca_country)]
-                    if not _grp:
-                        del customer_address_by_all[()]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_address_by_all[()] = next(iter(_grp.items()))
         _o = customer_address_count_by_all.get(())
         if _o is None:
             customer_address_count_by_all[()] = _p
@@ -1506,14 +1518,14 @@ class View:
                 customer_address_count_by_all[()] = _n
             else:
                 del customer_address_count_by_all[()]
-        _w1 = n1_count_by_all.get(())
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _w2 = n1_count_by_all.get(())
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
             _o = n0_root.get(())
             if _o is None:
-                n0_root[()] = _d2
+                n0_root[()] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                 if _n[0]:
                     n0_root[()] = _n
                 else:
@@ -1524,12 +1536,20 @@ class View:
                     v_ss_addr_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _m3 in self.n2_by_all[()].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n2_by_all[()])) is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_cd_demo_sk,
                         v_cd_marital_status,
                         v_cd_education_status,
-                    ), _m4 in self.customer_demographics_by_all[()].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.customer_demographics_by_all[()])) is tuple
+                        else _g7.items()
+                    ):
                         if (
                             (
                                 (
@@ -1647,9 +1667,9 @@ class View:
                         ):  # conditions on result rows
                             _k = ()
                             _v = (
-                                _p[0] * _m3[0] * _m4[0],
-                                _p[1] * _m3[1] * _m4[1],
-                                _p[2] * _m3[2] * _m4[2],
+                                _p[0] * _m4[0] * _m6[0],
+                                _p[1] * _m4[1] * _m6[1],
+                                _p[2] * _m4[2] * _m6[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -1715,153 +1735,128 @@ class View:
                     v_ss_store_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _t4 = (
+                        v_ss_cdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    )
                     _grp = n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
+                        ] = (
+                            _t4,
+                            _d2,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _d2
+                            else:
+                                del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _grp = n2_by_all.get(())
                         if _grp is None:
-                            n2_by_all[()] = {
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            n2_by_all[()] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ] = _n
+                                    n2_by_all[()] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_all[()]
+                                    del n2_by_all[()]
+                            else:
+                                n2_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_all[()] = next(iter(_grp.items()))
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d5
+                            n2_count_by_all[()] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w6 = customer_demographics_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _w7 = customer_demographics_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d7
+                                n1_count_by_all[()] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w8 = customer_address_count_by_all.get(())
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
+                            _w9 = customer_address_count_by_all.get(())
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d9
+                                    n0_root[()] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
@@ -1872,16 +1867,34 @@ class View:
                                         v_cd_demo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m10 in self.customer_demographics_by_all[
-                                        ()
-                                    ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.customer_demographics_by_all[
+                                                    ()
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_state,
                                             v_ca_country,
-                                        ), _m11 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             if (
                                                 (
                                                     (
@@ -2082,9 +2095,9 @@ class View:
                                             ):  # conditions on result rows
                                                 _k = ()
                                                 _v = (
-                                                    _d5[0] * _m10[0] * _m11[0],
-                                                    _d5[1] * _m10[1] * _m11[1],
-                                                    _d5[2] * _m10[2] * _m11[2],
+                                                    _d6[0] * _m11[0] * _m13[0],
+                                                    _d6[1] * _m11[1] * _m13[1],
+                                                    _d6[2] * _m11[2] * _m13[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2201,222 +2214,188 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    ),
                     (
-                        self.store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        )
-                    )
-                    or _ZERO
+                        v_ss_cdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (
+                v_ss_cdemo_sk,
+                v_ss_addr_sk,
+                v_ss_store_sk,
+                v_ss_sales_price,
+                v_ss_net_profit,
+            )
             _grp = store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_cdemo_sk,
-                        v_ss_addr_sk,
-                        v_ss_store_sk,
-                        v_ss_sales_price,
-                        v_ss_net_profit,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t4 = (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
                 _grp = n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
                 if _grp is None:
                     n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {
-                        (
-                            v_ss_cdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_sales_price,
-                            v_ss_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        ] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _n
+                            n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
+                            del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
                             ]
-                            if not _grp:
-                                del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                    else:
+                        n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                     v_ss_store_sk
-                                ]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                     _grp = n2_by_all.get(())
                     if _grp is None:
-                        n2_by_all[()] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _d4
-                        else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        n2_by_all[()] = (_t4, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                n2_by_all[()] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n2_by_all[()]
+                                del n2_by_all[()]
+                        else:
+                            n2_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d6
+                        else:
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_all[()] = next(iter(_grp.items()))
                     _o = n2_count_by_all.get(())
                     if _o is None:
-                        n2_count_by_all[()] = _d4
+                        n2_count_by_all[()] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                         if _n[0]:
                             n2_count_by_all[()] = _n
                         else:
                             del n2_count_by_all[()]
-                    _w5 = customer_demographics_count_by_all.get(())
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                    _w7 = customer_demographics_count_by_all.get(())
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d6
+                            n1_count_by_all[()] = _d8
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w7 = customer_address_count_by_all.get(())
-                        if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        _w9 = customer_address_count_by_all.get(())
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d8
+                                n0_root[()] = _d10
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[()] = _n
                                 else:
@@ -2426,12 +2405,26 @@ class View:
                                     v_cd_demo_sk,
                                     v_cd_marital_status,
                                     v_cd_education_status,
-                                ), _m9 in self.customer_demographics_by_all[()].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (_g12 := self.customer_demographics_by_all[()])
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_state,
                                         v_ca_country,
-                                    ), _m10 in self.customer_address_by_all[()].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (_g14 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         if (
                                             (
                                                 (
@@ -2608,9 +2601,9 @@ class View:
                                         ):  # conditions on result rows
                                             _k = ()
                                             _v = (
-                                                _d4[0] * _m9[0] * _m10[0],
-                                                _d4[1] * _m9[1] * _m10[1],
-                                                _d4[2] * _m9[2] * _m10[2],
+                                                _d6[0] * _m11[0] * _m13[0],
+                                                _d6[1] * _m11[1] * _m13[1],
+                                                _d6[2] * _m11[2] * _m13[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2698,58 +2691,40 @@ class View:
                     v_ss_addr_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _t4 = (
+                        v_ss_cdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    )
                     _grp = n2_by_all.get(())
                     if _grp is None:
-                        n2_by_all[()] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d2
-                        }
+                        n2_by_all[()] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n2_by_all[()] = (_grp[0], _n)
+                            else:
+                                del n2_by_all[()]
+                        else:
+                            n2_by_all[()] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
-                        )
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            ] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n2_by_all[()]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_all[()] = next(iter(_grp.items()))
                     _o = n2_count_by_all.get(())
                     if _o is None:
                         n2_count_by_all[()] = _d2
@@ -2759,26 +2734,26 @@ class View:
                             n2_count_by_all[()] = _n
                         else:
                             del n2_count_by_all[()]
-                    _w4 = customer_demographics_count_by_all.get(())
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w5 = customer_demographics_count_by_all.get(())
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _o = n1_count_by_all.get(())
                         if _o is None:
-                            n1_count_by_all[()] = _d5
+                            n1_count_by_all[()] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n1_count_by_all[()] = _n
                             else:
                                 del n1_count_by_all[()]
-                        _w6 = customer_address_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _w7 = customer_address_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d7
+                                n0_root[()] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[()] = _n
                                 else:
@@ -2788,12 +2763,26 @@ class View:
                                     v_cd_demo_sk,
                                     v_cd_marital_status,
                                     v_cd_education_status,
-                                ), _m8 in self.customer_demographics_by_all[()].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (_g10 := self.customer_demographics_by_all[()])
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_ca_address_sk,
                                         v_ca_state,
                                         v_ca_country,
-                                    ), _m9 in self.customer_address_by_all[()].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (_g12 := self.customer_address_by_all[()])
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         if (
                                             (
                                                 (
@@ -2970,9 +2959,9 @@ class View:
                                         ):  # conditions on result rows
                                             _k = ()
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
+                                                _d2[0] * _m9[0] * _m11[0],
+                                                _d2[1] * _m9[1] * _m11[1],
+                                                _d2[2] * _m9[2] * _m11[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3051,39 +3040,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.customer_demographics_by_all.get(()) or _EMPTY).get(
-                        (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.customer_demographics_by_all.get(()),
+                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
             _grp = customer_demographics_by_all.get(())
             if _grp is None:
-                customer_demographics_by_all[()] = {
-                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status): _p
-                }
+                customer_demographics_by_all[()] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_demographics_by_all[()] = (_grp[0], _n)
+                    else:
+                        del customer_demographics_by_all[()]
+                else:
+                    customer_demographics_by_all[()] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)] = (
-                        _p
-                    )
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status)
-                        ]
-                        if not _grp:
-                            del customer_demographics_by_all[()]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_demographics_by_all[()] = next(iter(_grp.items()))
             _o = customer_demographics_count_by_all.get(())
             if _o is None:
                 customer_demographics_count_by_all[()] = _p
@@ -3093,26 +3083,26 @@ class View:
                     customer_demographics_count_by_all[()] = _n
                 else:
                     del customer_demographics_count_by_all[()]
-            _w1 = n2_count_by_all.get(())
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n2_count_by_all.get(())
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n1_count_by_all.get(())
                 if _o is None:
-                    n1_count_by_all[()] = _d2
+                    n1_count_by_all[()] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_all[()] = _n
                     else:
                         del n1_count_by_all[()]
-                _w3 = customer_address_count_by_all.get(())
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = customer_address_count_by_all.get(())
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(())
                     if _o is None:
-                        n0_root[()] = _d4
+                        n0_root[()] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[()] = _n
                         else:
@@ -3123,12 +3113,17 @@ class View:
                             v_ss_addr_sk,
                             v_ss_sales_price,
                             v_ss_net_profit,
-                        ), _m5 in self.n2_by_all[()].items():
-                            for (
-                                v_ca_address_sk,
-                                v_ca_state,
-                                v_ca_country,
-                            ), _m6 in self.customer_address_by_all[()].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.n2_by_all[()])) is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ca_address_sk, v_ca_state, v_ca_country), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.customer_address_by_all[()]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 if (
                                     (
                                         (
@@ -3260,9 +3255,9 @@ class View:
                                 ):  # conditions on result rows
                                     _k = ()
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0],
-                                        _p[1] * _m5[1] * _m6[1],
-                                        _p[2] * _m5[2] * _m6[2],
+                                        _p[0] * _m6[0] * _m8[0],
+                                        _p[1] * _m6[1] * _m8[1],
+                                        _p[2] * _m6[2] * _m8[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3339,31 +3334,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.customer_address_by_all.get(()) or _EMPTY).get(
-                        (v_ca_address_sk, v_ca_state, v_ca_country)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.customer_address_by_all.get(()),
+                    (v_ca_address_sk, v_ca_state, v_ca_country),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ca_address_sk, v_ca_state, v_ca_country)
             _grp = customer_address_by_all.get(())
             if _grp is None:
-                customer_address_by_all[()] = {
-                    (v_ca_address_sk, v_ca_state, v_ca_country): _p
-                }
+                customer_address_by_all[()] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_all[()] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_all[()]
+                else:
+                    customer_address_by_all[()] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ca_address_sk, v_ca_state, v_ca_country))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_ca_address_sk, v_ca_state, v_ca_country)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ca_address_sk, v_ca_state, v_ca_country)]
-                        if not _grp:
-                            del customer_address_by_all[()]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_all[()] = next(iter(_grp.items()))
             _o = customer_address_count_by_all.get(())
             if _o is None:
                 customer_address_count_by_all[()] = _p
@@ -3373,14 +3377,14 @@ class View:
                     customer_address_count_by_all[()] = _n
                 else:
                     del customer_address_count_by_all[()]
-            _w1 = n1_count_by_all.get(())
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_all.get(())
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(())
                 if _o is None:
-                    n0_root[()] = _d2
+                    n0_root[()] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[()] = _n
                     else:
@@ -3391,12 +3395,21 @@ class View:
                         v_ss_addr_sk,
                         v_ss_sales_price,
                         v_ss_net_profit,
-                    ), _m3 in self.n2_by_all[()].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n2_by_all[()])) is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_cd_demo_sk,
                             v_cd_marital_status,
                             v_cd_education_status,
-                        ), _m4 in self.customer_demographics_by_all[()].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.customer_demographics_by_all[()]))
+                            is tuple
+                            else _g7.items()
+                        ):
                             if (
                                 (
                                     (
@@ -3514,9 +3527,9 @@ class View:
                             ):  # conditions on result rows
                                 _k = ()
                                 _v = (
-                                    _p[0] * _m3[0] * _m4[0],
-                                    _p[1] * _m3[1] * _m4[1],
-                                    _p[2] * _m3[2] * _m4[2],
+                                    _p[0] * _m4[0] * _m6[0],
+                                    _p[1] * _m4[1] * _m6[1],
+                                    _p[2] * _m4[2] * _m6[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -3612,153 +3625,128 @@ class View:
                     v_ss_store_sk,
                     v_ss_sales_price,
                     v_ss_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _t4 = (
+                        v_ss_cdemo_sk,
+                        v_ss_addr_sk,
+                        v_ss_sales_price,
+                        v_ss_net_profit,
+                    )
                     _grp = n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_cdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_sales_price,
-                                v_ss_net_profit,
-                            )
+                        ] = (
+                            _t4,
+                            _d2,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _d2
+                            else:
+                                del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _grp = n2_by_all.get(())
                         if _grp is None:
-                            n2_by_all[()] = {
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_cdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_sales_price,
-                                    v_ss_net_profit,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_cdemo_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_sales_price,
-                                        v_ss_net_profit,
-                                    )
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            n2_by_all[()] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ] = _n
+                                    n2_by_all[()] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_cdemo_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_sales_price,
-                                            v_ss_net_profit,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_all[()]
+                                    del n2_by_all[()]
+                            else:
+                                n2_by_all[()] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_all[()] = next(iter(_grp.items()))
                         _o = n2_count_by_all.get(())
                         if _o is None:
-                            n2_count_by_all[()] = _d5
+                            n2_count_by_all[()] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n2_count_by_all[()] = _n
                             else:
                                 del n2_count_by_all[()]
-                        _w6 = customer_demographics_count_by_all.get(())
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        _w7 = customer_demographics_count_by_all.get(())
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n1_count_by_all.get(())
                             if _o is None:
-                                n1_count_by_all[()] = _d7
+                                n1_count_by_all[()] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n1_count_by_all[()] = _n
                                 else:
                                     del n1_count_by_all[()]
-                            _w8 = customer_address_count_by_all.get(())
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
+                            _w9 = customer_address_count_by_all.get(())
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d9
+                                    n0_root[()] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
@@ -3769,16 +3757,34 @@ class View:
                                         v_cd_demo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m10 in self.customer_demographics_by_all[
-                                        ()
-                                    ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.customer_demographics_by_all[
+                                                    ()
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         for (
                                             v_ca_address_sk,
                                             v_ca_state,
                                             v_ca_country,
-                                        ), _m11 in self.customer_address_by_all[
-                                            ()
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.customer_address_by_all[
+                                                        ()
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             if (
                                                 (
                                                     (
@@ -3979,9 +3985,9 @@ class View:
                                             ):  # conditions on result rows
                                                 _k = ()
                                                 _v = (
-                                                    _d5[0] * _m10[0] * _m11[0],
-                                                    _d5[1] * _m10[1] * _m11[1],
-                                                    _d5[2] * _m10[2] * _m11[2],
+                                                    _d6[0] * _m11[0] * _m13[0],
+                                                    _d6[1] * _m11[1] * _m13[1],
+                                                    _d6[2] * _m11[2] * _m13[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -4014,19 +4020,21 @@ class View:
         _g2 = self.n2_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit))
+        _m3 = _entry(
+            _g2, (v_ss_cdemo_sk, v_ss_addr_sk, v_ss_sales_price, v_ss_net_profit)
+        )
         if _m3 is None:
             return None
         _g4 = self.customer_demographics_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_cd_demo_sk, v_cd_marital_status, v_cd_education_status))
+        _m5 = _entry(_g4, (v_cd_demo_sk, v_cd_marital_status, v_cd_education_status))
         if _m5 is None:
             return None
         _g6 = self.customer_address_by_all.get(())
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_ca_address_sk, v_ca_state, v_ca_country))
+        _m7 = _entry(_g6, (v_ca_address_sk, v_ca_state, v_ca_country))
         if _m7 is None:
             return None
         return (

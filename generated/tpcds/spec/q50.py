@@ -111,6 +111,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -358,7 +372,7 @@ class View:
         ">120 days",
     )
     QUERY_ID = "5f6f9039b8010d39"
-    LAYOUT_ID = "47d1b26eb409f058"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "54a802bbcf3ae815"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -577,258 +591,223 @@ class View:
         # atom store_sales
         if keep_store_sales:
             _p = d
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                        v_ss_ticket_number,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (
+                    v_ss_sold_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                    _t1
                 )
                 if _grp is None:
                     n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    ] = {
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                        _t1
+                    ] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
                             ]
-                            if not _grp:
-                                del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ]
+                    else:
+                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                            _t1
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    _t1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                 _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
                 if _grp is None:
                     n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _d2}
-                else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
-                    if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _d2
-                    else:
-                        _n = _o + _d2
+                    ] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _n
-                        else:
-                            del _grp[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ]
-                            if not _grp:
-                                del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
-                    if _grp is None:
-                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d4
                         else:
-                            _n = _o + _d4
-                            if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
-                            else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
-                    if _o is None:
-                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d4
+                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
                     else:
-                        _n = _o + _d4
+                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w6 is not None:
+                    _d7 = _d3 * _w6
+                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
+                    if _grp is None:
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                            _t1,
+                            _d7,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d7
+                            if _n:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ] = (_grp[0], _n)
+                            else:
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ]
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d7,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t5
+                                    ] = next(iter(_grp.items()))
+                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
+                    if _o is None:
+                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                            _d7
+                        )
+                    else:
+                        _n = _o + _d7
                         if _n:
                             n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t5
                             ] = _n
                         else:
                             del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t5
                             ]
-                    _w5 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _w8 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t5
                     )
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
-                        _o = n0_root.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
+                    if _w8 is not None:
+                        _d9 = _d7 * _w8
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d6
+                            n0_root[_t5] = _d9
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d9
                             if _n:
-                                n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ss_store_sk,
@@ -842,17 +821,35 @@ class View:
                                 v_s_county,
                                 v_s_state,
                                 v_s_zip,
-                            ), _m7 in self.store_2_by_ss_store_sk[
-                                v_ss_store_sk
-                            ].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.store_2_by_ss_store_sk[v_ss_store_sk])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
-                                ), _m8 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                (
+                                                    v_ss_item_sk,
+                                                    v_ss_customer_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_company_id,
@@ -867,7 +864,7 @@ class View:
                                         v_sr_returned_date_sk,
                                         v_ss_sold_date_sk,
                                     )
-                                    _v = _d2 * _m7 * _m8
+                                    _v = _d3 * _m10 * _m12
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -914,150 +911,165 @@ class View:
         # atom store_returns
         if keep_store_returns:
             _p = d
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
             _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
             if _grp is None:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
-                ] = {
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
-                        if not _grp:
-                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ]
-            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _grp is None:
-                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = {
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_ticket_number,
-                            v_sr_returned_date_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_ticket_number,
-                            v_sr_returned_date_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_sr_returned_date_sk,
+                            ] = next(
+                                iter(_grp.items())
                             )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_returned_date_sk,
-                                )
-                            ] = _n
-                        else:
-                            del _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_returned_date_sk,
-                                )
-                            ]
-                            if not _grp:
-                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
-                _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+            _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_ticket_number,
+                    v_sr_returned_date_sk,
                 )
-                if _o is None:
-                    n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = _d2
+                _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
+                if _grp is None:
+                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                    else:
+                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
-                    _n = _o + _d2
-                    if _n:
-                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _n
-                    else:
-                        del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ]
-                _w3 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        n0_root[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d4
+                        _grp[_t4] = _d3
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d3
                         if _n:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _n
+                            _grp[_t4] = _n
                         else:
-                            del n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t1
+                                ] = next(iter(_grp.items()))
+                _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
+                if _o is None:
+                    n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _n
+                    else:
+                        del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                _w5 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
+                if _w5 is not None:
+                    _d6 = _d3 * _w5
+                    _o = n0_root.get(_t1)
+                    if _o is None:
+                        n0_root[_t1] = _d6
+                    else:
+                        _n = _o + _d6
+                        if _n:
+                            n0_root[_t1] = _n
+                        else:
+                            del n0_root[_t1]
                     if pending is not None:
                         for (
                             v_ss_item_sk,
                             v_ss_customer_sk,
                             v_ss_store_sk,
                             v_ss_ticket_number,
-                        ), _m5 in self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_ss_sold_date_sk,
                                 v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
-                            ), _m6 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_store_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ss_store_sk,
                                     v_s_store_name,
@@ -1070,9 +1082,18 @@ class View:
                                     v_s_county,
                                     v_s_state,
                                     v_s_zip,
-                                ), _m7 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_company_id,
@@ -1087,7 +1108,7 @@ class View:
                                         v_sr_returned_date_sk,
                                         v_ss_sold_date_sk,
                                     )
-                                    _v = _d2 * _m6 * _m7
+                                    _v = _d3 * _m9 * _m11
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1136,91 +1157,45 @@ class View:
             del store[row]
         # atom store_2
         _p = d
+        _t1 = (
+            v_ss_store_sk,
+            v_s_store_name,
+            v_s_company_id,
+            v_s_street_number,
+            v_s_street_name,
+            v_s_street_type,
+            v_s_suite_number,
+            v_s_city,
+            v_s_county,
+            v_s_state,
+            v_s_zip,
+        )
         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _grp is None:
-            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                (
-                    v_ss_store_sk,
-                    v_s_store_name,
-                    v_s_company_id,
-                    v_s_street_number,
-                    v_s_street_name,
-                    v_s_street_type,
-                    v_s_suite_number,
-                    v_s_city,
-                    v_s_county,
-                    v_s_state,
-                    v_s_zip,
-                ): _p
-            }
+            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                else:
+                    del store_2_by_ss_store_sk[v_ss_store_sk]
+            else:
+                store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get(
-                (
-                    v_ss_store_sk,
-                    v_s_store_name,
-                    v_s_company_id,
-                    v_s_street_number,
-                    v_s_street_name,
-                    v_s_street_type,
-                    v_s_suite_number,
-                    v_s_city,
-                    v_s_county,
-                    v_s_state,
-                    v_s_zip,
-                )
-            )
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[
-                    (
-                        v_ss_store_sk,
-                        v_s_store_name,
-                        v_s_company_id,
-                        v_s_street_number,
-                        v_s_street_name,
-                        v_s_street_type,
-                        v_s_suite_number,
-                        v_s_city,
-                        v_s_county,
-                        v_s_state,
-                        v_s_zip,
-                    )
-                ] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[
-                        (
-                            v_ss_store_sk,
-                            v_s_store_name,
-                            v_s_company_id,
-                            v_s_street_number,
-                            v_s_street_name,
-                            v_s_street_type,
-                            v_s_suite_number,
-                            v_s_city,
-                            v_s_county,
-                            v_s_state,
-                            v_s_zip,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_ss_store_sk,
-                            v_s_store_name,
-                            v_s_company_id,
-                            v_s_street_number,
-                            v_s_street_name,
-                            v_s_street_type,
-                            v_s_suite_number,
-                            v_s_city,
-                            v_s_county,
-                            v_s_state,
-                            v_s_zip,
-                        )
-                    ]
-                    if not _grp:
-                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = next(iter(_grp.items()))
         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
         if _o is None:
             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1230,111 +1205,76 @@ class View:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
             else:
                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-        _g3 = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
+        _g4 = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
             v_ss_store_sk
         )
-        if _g3:
-            for (
-                v_ss_item_sk,
-                v_ss_customer_sk,
-                v_ss_ticket_number,
-            ), _w1 in _g3.items():
-                _d2 = _p * _w1
-                _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+        if _g4:
+            for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = _p * _w2
+                _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                _t6 = (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
                 )
+                _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                 if _grp is None:
-                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = {
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (_t6, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
-                _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _o is None:
-                    n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = _d2
+                            del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5]
+                    else:
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
-                    _n = _o + _d2
-                    if _n:
-                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _n
-                    else:
-                        del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ]
-                _w4 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
-                    _o = n0_root.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
+                    _o = _grp.get(_t6)
                     if _o is None:
-                        n0_root[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d5
+                        _grp[_t6] = _d3
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d3
                         if _n:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _n
+                            _grp[_t6] = _n
                         else:
-                            del n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ]
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ] = next(iter(_grp.items()))
+                _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
+                if _o is None:
+                    n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = _n
+                    else:
+                        del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5]
+                _w7 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
+                if _w7 is not None:
+                    _d8 = _d3 * _w7
+                    _o = n0_root.get(_t5)
+                    if _o is None:
+                        n0_root[_t5] = _d8
+                    else:
+                        _n = _o + _d8
+                        if _n:
+                            n0_root[_t5] = _n
+                        else:
+                            del n0_root[_t5]
                     if pending is not None:
                         for (
                             v_ss_sold_date_sk,
@@ -1342,22 +1282,44 @@ class View:
                             v_ss_customer_sk,
                             v_ss_store_sk,
                             v_ss_ticket_number,
-                        ), _m6 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                        ), _m9 in (
+                            (_g10,)
+                            if type(
+                                (
+                                    _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_store_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                )
                             )
-                        ].items():
+                            is tuple
+                            else _g10.items()
+                        ):
                             for (
                                 v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_ticket_number,
                                 v_sr_returned_date_sk,
-                            ), _m7 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ].items():
+                            ), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (
+                                        _g12 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
                                 _k = (
                                     v_s_store_name,
                                     v_s_company_id,
@@ -1372,7 +1334,7 @@ class View:
                                     v_sr_returned_date_sk,
                                     v_ss_sold_date_sk,
                                 )
-                                _v = _p * _m6 * _m7
+                                _v = _p * _m9 * _m11
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1454,206 +1416,178 @@ class View:
                 v_ss_customer_sk,
                 v_ss_store_sk,
                 v_ss_ticket_number,
-            ), _w1 in _g3.items():
+            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = _p * _w1
+                _t4 = (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
+                _t5 = (
+                    v_ss_sold_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                    _t4
                 )
                 if _grp is None:
                     n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    ] = {
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                        _t4
+                    ] = (_t5, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d2
+                        if _n:
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t4
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _d2
+                        else:
+                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t4
+                            ]
+                    else:
+                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                            _t4
+                        ] = {_grp[0]: _grp[1], _e: _d2}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t5] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    _t4
+                                ] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ]
+                _t6 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                 _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
                 if _grp is None:
                     n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _d2}
+                    ] = (_t6, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d2
+                        if _n:
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
+                    else:
+                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {_grp[0]: _grp[1], _e: _d2}
                 else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                    _o = _grp.get(_t6)
                     if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                        _grp[_t6] = _d2
                     else:
                         _n = _o + _d2
                         if _n:
-                            _grp[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _n
+                            _grp[_t6] = _n
                         else:
-                            del _grp[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ]
-                            if not _grp:
-                                del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ]
-                _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
-                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
-                    if _grp is None:
-                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d5
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                                ] = next(
+                                    iter(_grp.items())
                                 )
-                            ] = _d5
-                        else:
-                            _n = _o + _d5
+                _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w7 is not None:
+                    _d8 = _d2 * _w7
+                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t6)
+                    if _grp is None:
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = (
+                            _t4,
+                            _d8,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d8
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t6
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t6
                                 ]
-                                if not _grp:
-                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
-                    if _o is None:
-                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d5
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = {
+                                _grp[0]: _grp[1],
+                                _e: _d8,
+                            }
                     else:
-                        _n = _o + _d5
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d8
+                        else:
+                            _n = _o + _d8
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t6
+                                    ] = next(iter(_grp.items()))
+                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t6)
+                    if _o is None:
+                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = (
+                            _d8
+                        )
+                    else:
+                        _n = _o + _d8
                         if _n:
                             n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t6
                             ] = _n
                         else:
                             del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t6
                             ]
-                    _w6 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _w9 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t6
                     )
-                    if _w6 is not None:
-                        _d7 = _d5 * _w6
-                        _o = n0_root.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
+                    if _w9 is not None:
+                        _d10 = _d8 * _w9
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d7
+                            n0_root[_t6] = _d10
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d10
                             if _n:
-                                n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
+                                del n0_root[_t6]
                         if pending is not None:
                             for (
                                 v_ss_store_sk,
@@ -1667,17 +1601,35 @@ class View:
                                 v_s_county,
                                 v_s_state,
                                 v_s_zip,
-                            ), _m8 in self.store_2_by_ss_store_sk[
-                                v_ss_store_sk
-                            ].items():
+                            ), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (_g12 := self.store_2_by_ss_store_sk[v_ss_store_sk])
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
-                                ), _m9 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ].items():
+                                ), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (
+                                            _g14 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                (
+                                                    v_ss_item_sk,
+                                                    v_ss_customer_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g14.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_company_id,
@@ -1692,7 +1644,7 @@ class View:
                                         v_sr_returned_date_sk,
                                         v_ss_sold_date_sk,
                                     )
-                                    _v = _d2 * _m8 * _m9
+                                    _v = _d2 * _m11 * _m13
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1715,134 +1667,129 @@ class View:
                 v_sr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_ss_item_sk,
-                    v_ss_customer_sk,
-                    v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
-                    _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _t5 = (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_ticket_number,
+                        v_sr_returned_date_sk,
                     )
+                    _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _grp is None:
-                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_sr_returned_date_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_sr_returned_date_sk,
-                            )
+                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _t5,
+                            _d2,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ] = (_grp[0], _n)
+                            else:
+                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ]
+                        else:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_returned_date_sk,
-                                )
-                            ] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_returned_date_sk,
-                                    )
-                                ] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_returned_date_sk,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t4
+                                    ] = next(iter(_grp.items()))
+                    _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _o is None:
-                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d2
+                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _d2
+                        )
                     else:
                         _n = _o + _d2
                         if _n:
                             n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ] = _n
                         else:
                             del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ]
-                    _w4 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _w6 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t4
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
+                    if _w6 is not None:
+                        _d7 = _d2 * _w6
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d5
+                            n0_root[_t4] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
-                                n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             for (
                                 v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
-                            ), _m6 in self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ss_sold_date_sk,
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
-                                ), _m7 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                                (
+                                                    v_ss_item_sk,
+                                                    v_ss_customer_sk,
+                                                    v_ss_store_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_ss_store_sk,
                                         v_s_store_name,
@@ -1855,9 +1802,18 @@ class View:
                                         v_s_county,
                                         v_s_state,
                                         v_s_zip,
-                                    ), _m8 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_s_store_name,
                                             v_s_company_id,
@@ -1872,7 +1828,7 @@ class View:
                                             v_sr_returned_date_sk,
                                             v_ss_sold_date_sk,
                                         )
-                                        _v = _d2 * _m7 * _m8
+                                        _v = _d2 * _m10 * _m12
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1963,276 +1919,232 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                            v_ss_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                        v_ss_sold_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
             _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                 v_ss_sold_date_sk
             )
             if _grp is None:
                 store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                     v_ss_sold_date_sk
-                ] = {
-                    (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                        v_ss_ticket_number,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ]
+                else:
+                    store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        v_ss_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ]
-                        if not _grp:
-                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ]
-            _w1 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = d1_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (
+                    v_ss_sold_date_sk,
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+                    _t1
                 )
                 if _grp is None:
                     n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    ] = {
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                        _t1
+                    ] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t1
                             ]
-                            if not _grp:
-                                del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ]
+                    else:
+                        n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                            _t1
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    _t1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                 _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
                 if _grp is None:
                     n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _d2}
-                else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
-                    if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _d2
-                    else:
-                        _n = _o + _d2
+                    ] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _n
-                        else:
-                            del _grp[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ]
-                            if not _grp:
-                                del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
-                    if _grp is None:
-                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d4
                         else:
-                            _n = _o + _d4
-                            if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
-                            else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
-                    if _o is None:
-                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d4
+                            del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
                     else:
-                        _n = _o + _d4
+                        n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w6 is not None:
+                    _d7 = _d3 * _w6
+                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
+                    if _grp is None:
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                            _t1,
+                            _d7,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d7
+                            if _n:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ] = (_grp[0], _n)
+                            else:
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ]
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d7,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d7
+                        else:
+                            _n = _o + _d7
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t5
+                                    ] = next(iter(_grp.items()))
+                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
+                    if _o is None:
+                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                            _d7
+                        )
+                    else:
+                        _n = _o + _d7
                         if _n:
                             n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t5
                             ] = _n
                         else:
                             del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t5
                             ]
-                    _w5 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _w8 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t5
                     )
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
-                        _o = n0_root.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
+                    if _w8 is not None:
+                        _d9 = _d7 * _w8
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d6
+                            n0_root[_t5] = _d9
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d9
                             if _n:
-                                n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ss_store_sk,
@@ -2246,17 +2158,35 @@ class View:
                                 v_s_county,
                                 v_s_state,
                                 v_s_zip,
-                            ), _m7 in self.store_2_by_ss_store_sk[
-                                v_ss_store_sk
-                            ].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.store_2_by_ss_store_sk[v_ss_store_sk])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
-                                ), _m8 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                (
+                                                    v_ss_item_sk,
+                                                    v_ss_customer_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_company_id,
@@ -2271,7 +2201,7 @@ class View:
                                         v_sr_returned_date_sk,
                                         v_ss_sold_date_sk,
                                     )
-                                    _v = _d2 * _m7 * _m8
+                                    _v = _d3 * _m10 * _m12
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2350,161 +2280,174 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
-                            v_sr_returned_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
-                    or _ZERO
+                or not _entry(
+                    self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
+                        v_sr_returned_date_sk
+                    ),
+                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
             _grp = store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk.get(
                 v_sr_returned_date_sk
             )
             if _grp is None:
                 store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                     v_sr_returned_date_sk
-                ] = {
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ]
+                else:
+                    store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        v_sr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)]
-                        if not _grp:
-                            del store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk[
                                 v_sr_returned_date_sk
-                            ]
-            _w1 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _grp is None:
-                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = {
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_ticket_number,
-                            v_sr_returned_date_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_ticket_number,
-                            v_sr_returned_date_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_sr_returned_date_sk,
+                            ] = next(
+                                iter(_grp.items())
                             )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_returned_date_sk,
-                                )
-                            ] = _n
-                        else:
-                            del _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_returned_date_sk,
-                                )
-                            ]
-                            if not _grp:
-                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
-                _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+            _w2 = d2_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (
+                    v_ss_item_sk,
+                    v_ss_customer_sk,
+                    v_ss_ticket_number,
+                    v_sr_returned_date_sk,
                 )
-                if _o is None:
-                    n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    ] = _d2
+                _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
+                if _grp is None:
+                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                    else:
+                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
-                    _n = _o + _d2
-                    if _n:
-                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _n
-                    else:
-                        del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ]
-                _w3 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                )
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        n0_root[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d4
+                        _grp[_t4] = _d3
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d3
                         if _n:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _n
+                            _grp[_t4] = _n
                         else:
-                            del n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ]
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t1
+                                ] = next(iter(_grp.items()))
+                _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
+                if _o is None:
+                    n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1] = _n
+                    else:
+                        del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t1]
+                _w5 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t1)
+                if _w5 is not None:
+                    _d6 = _d3 * _w5
+                    _o = n0_root.get(_t1)
+                    if _o is None:
+                        n0_root[_t1] = _d6
+                    else:
+                        _n = _o + _d6
+                        if _n:
+                            n0_root[_t1] = _n
+                        else:
+                            del n0_root[_t1]
                     if pending is not None:
                         for (
                             v_ss_item_sk,
                             v_ss_customer_sk,
                             v_ss_store_sk,
                             v_ss_ticket_number,
-                        ), _m5 in self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        (
+                                            v_ss_item_sk,
+                                            v_ss_customer_sk,
+                                            v_ss_ticket_number,
+                                        )
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_ss_sold_date_sk,
                                 v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
-                            ), _m6 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_store_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ss_store_sk,
                                     v_s_store_name,
@@ -2517,9 +2460,18 @@ class View:
                                     v_s_county,
                                     v_s_state,
                                     v_s_zip,
-                                ), _m7 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_company_id,
@@ -2534,7 +2486,7 @@ class View:
                                         v_sr_returned_date_sk,
                                         v_ss_sold_date_sk,
                                     )
-                                    _v = _d2 * _m6 * _m7
+                                    _v = _d3 * _m9 * _m11
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2629,111 +2581,66 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                        (
-                            v_ss_store_sk,
-                            v_s_store_name,
-                            v_s_company_id,
-                            v_s_street_number,
-                            v_s_street_name,
-                            v_s_street_type,
-                            v_s_suite_number,
-                            v_s_city,
-                            v_s_county,
-                            v_s_state,
-                            v_s_zip,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                    (
+                        v_ss_store_sk,
+                        v_s_store_name,
+                        v_s_company_id,
+                        v_s_street_number,
+                        v_s_street_name,
+                        v_s_street_type,
+                        v_s_suite_number,
+                        v_s_city,
+                        v_s_county,
+                        v_s_state,
+                        v_s_zip,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (
+                v_ss_store_sk,
+                v_s_store_name,
+                v_s_company_id,
+                v_s_street_number,
+                v_s_street_name,
+                v_s_street_type,
+                v_s_suite_number,
+                v_s_city,
+                v_s_county,
+                v_s_state,
+                v_s_zip,
+            )
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                    (
-                        v_ss_store_sk,
-                        v_s_store_name,
-                        v_s_company_id,
-                        v_s_street_number,
-                        v_s_street_name,
-                        v_s_street_type,
-                        v_s_suite_number,
-                        v_s_city,
-                        v_s_county,
-                        v_s_state,
-                        v_s_zip,
-                    ): _p
-                }
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (
-                        v_ss_store_sk,
-                        v_s_store_name,
-                        v_s_company_id,
-                        v_s_street_number,
-                        v_s_street_name,
-                        v_s_street_type,
-                        v_s_suite_number,
-                        v_s_city,
-                        v_s_county,
-                        v_s_state,
-                        v_s_zip,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_ss_store_sk,
-                            v_s_store_name,
-                            v_s_company_id,
-                            v_s_street_number,
-                            v_s_street_name,
-                            v_s_street_type,
-                            v_s_suite_number,
-                            v_s_city,
-                            v_s_county,
-                            v_s_state,
-                            v_s_zip,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_store_sk,
-                                v_s_store_name,
-                                v_s_company_id,
-                                v_s_street_number,
-                                v_s_street_name,
-                                v_s_street_type,
-                                v_s_suite_number,
-                                v_s_city,
-                                v_s_county,
-                                v_s_state,
-                                v_s_zip,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_store_sk,
-                                v_s_store_name,
-                                v_s_company_id,
-                                v_s_street_number,
-                                v_s_street_name,
-                                v_s_street_type,
-                                v_s_suite_number,
-                                v_s_city,
-                                v_s_county,
-                                v_s_state,
-                                v_s_zip,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2743,115 +2650,88 @@ class View:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _g3 = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
+            _g4 = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                 v_ss_store_sk
             )
-            if _g3:
-                for (
-                    v_ss_item_sk,
-                    v_ss_customer_sk,
-                    v_ss_ticket_number,
-                ), _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+            if _g4:
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = _p * _w2
+                    _t5 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _t6 = (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
                     )
+                    _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
                     if _grp is None:
-                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
+                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                            _t6,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t5
                                 ]
-                                if not _grp:
-                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
-                    if _o is None:
-                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d2
+                        else:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
-                        _n = _o + _d2
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t5
+                                    ] = next(iter(_grp.items()))
+                    _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t5)
+                    if _o is None:
+                        n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t5] = (
+                            _d3
+                        )
+                    else:
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t5
                             ] = _n
                         else:
                             del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t5
                             ]
-                    _w4 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _w7 = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t5
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
+                    if _w7 is not None:
+                        _d8 = _d3 * _w7
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d5
+                            n0_root[_t5] = _d8
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d8
                             if _n:
-                                n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ss_sold_date_sk,
@@ -2859,22 +2739,44 @@ class View:
                                 v_ss_customer_sk,
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
-                            ), _m6 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_store_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_ticket_number,
                                     v_sr_returned_date_sk,
-                                ), _m7 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                (
+                                                    v_ss_item_sk,
+                                                    v_ss_customer_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_s_company_id,
@@ -2889,7 +2791,7 @@ class View:
                                         v_sr_returned_date_sk,
                                         v_ss_sold_date_sk,
                                     )
-                                    _v = _p * _m6 * _m7
+                                    _v = _p * _m9 * _m11
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -3001,225 +2903,189 @@ class View:
                     v_ss_customer_sk,
                     v_ss_store_sk,
                     v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
+                    _t4 = (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    )
+                    _t5 = (
+                        v_ss_sold_date_sk,
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
+                    )
                     _grp = n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number.get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                        _t4
                     )
                     if _grp is None:
                         n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        ] = {
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                            _t4
+                        ] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    _t4
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _d2
+                            else:
+                                del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                    _t4
+                                ]
+                        else:
+                            n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                _t4
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                        _t4
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
+                    _t6 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
                     _grp = n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number): _d2}
+                        ] = (_t6, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
+                        _o = _grp.get(_t6)
                         if _o is None:
-                            _grp[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d2
+                            _grp[_t6] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _n
+                                _grp[_t6] = _n
                             else:
-                                del _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
-                                if not _grp:
-                                    del n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
-                        if _grp is None:
-                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = {
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ] = _d5
-                            else:
-                                _n = _o + _d5
+                    _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w7 is not None:
+                        _d8 = _d2 * _w7
+                        _grp = n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t6)
+                        if _grp is None:
+                            n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t6] = (
+                                _t4,
+                                _d8,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d8
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t6
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
+                                    del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t6
                                     ]
-                                    if not _grp:
-                                        del n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                            (
-                                                v_ss_item_sk,
-                                                v_ss_customer_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
+                            else:
+                                n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t6
+                                ] = {_grp[0]: _grp[1], _e: _d8}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            _t6
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                            _t6
                         )
                         if _o is None:
                             n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d5
+                                _t6
+                            ] = _d8
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d8
                             if _n:
                                 n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                    _t6
                                 ] = _n
                             else:
                                 del n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                    _t6
                                 ]
-                        _w6 = (
+                        _w9 = (
                             n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t6
                             )
                         )
-                        if _w6 is not None:
-                            _d7 = _d5 * _w6
-                            _o = n0_root.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            )
+                        if _w9 is not None:
+                            _d10 = _d8 * _w9
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _d7
+                                n0_root[_t6] = _d10
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d10
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
+                                    del n0_root[_t6]
                             if pending is not None:
                                 for (
                                     v_ss_store_sk,
@@ -3233,21 +3099,39 @@ class View:
                                     v_s_county,
                                     v_s_state,
                                     v_s_zip,
-                                ), _m8 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_ss_item_sk,
                                         v_ss_customer_sk,
                                         v_ss_ticket_number,
                                         v_sr_returned_date_sk,
-                                    ), _m9 in self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                                    (
+                                                        v_ss_item_sk,
+                                                        v_ss_customer_sk,
+                                                        v_ss_ticket_number,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (
                                             v_s_store_name,
                                             v_s_company_id,
@@ -3262,7 +3146,7 @@ class View:
                                             v_sr_returned_date_sk,
                                             v_ss_sold_date_sk,
                                         )
-                                        _v = _d2 * _m8 * _m9
+                                        _v = _d2 * _m11 * _m13
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3291,134 +3175,129 @@ class View:
                 v_sr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_ss_item_sk,
-                    v_ss_customer_sk,
-                    v_ss_ticket_number,
-                ), _w1 in _g3.items():
+                for (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
-                    _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _t5 = (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_ticket_number,
+                        v_sr_returned_date_sk,
                     )
+                    _grp = n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _grp is None:
-                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_sr_returned_date_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_sr_returned_date_sk,
-                            )
+                        n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _t5,
+                            _d2,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ] = (_grp[0], _n)
+                            else:
+                                del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                    _t4
+                                ]
+                        else:
+                            n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_returned_date_sk,
-                                )
-                            ] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_returned_date_sk,
-                                    )
-                                ] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_returned_date_sk,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                    _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                    )
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                        _t4
+                                    ] = next(iter(_grp.items()))
+                    _o = n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(_t4)
                     if _o is None:
-                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        ] = _d2
+                        n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[_t4] = (
+                            _d2
+                        )
                     else:
                         _n = _o + _d2
                         if _n:
                             n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ] = _n
                         else:
                             del n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                                _t4
                             ]
-                    _w4 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
+                    _w6 = n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number.get(
+                        _t4
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get(
-                            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                        )
+                    if _w6 is not None:
+                        _d7 = _d2 * _w6
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ] = _d5
+                            n0_root[_t4] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
-                                n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             for (
                                 v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_store_sk,
                                 v_ss_ticket_number,
-                            ), _m6 in self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number)
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number[
+                                            (
+                                                v_ss_item_sk,
+                                                v_ss_customer_sk,
+                                                v_ss_ticket_number,
+                                            )
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ss_sold_date_sk,
                                     v_ss_item_sk,
                                     v_ss_customer_sk,
                                     v_ss_store_sk,
                                     v_ss_ticket_number,
-                                ), _m7 in self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number[
+                                                (
+                                                    v_ss_item_sk,
+                                                    v_ss_customer_sk,
+                                                    v_ss_store_sk,
+                                                    v_ss_ticket_number,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_ss_store_sk,
                                         v_s_store_name,
@@ -3431,9 +3310,18 @@ class View:
                                         v_s_county,
                                         v_s_state,
                                         v_s_zip,
-                                    ), _m8 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_s_store_name,
                                             v_s_company_id,
@@ -3448,7 +3336,7 @@ class View:
                                             v_sr_returned_date_sk,
                                             v_ss_sold_date_sk,
                                         )
-                                        _v = _d2 * _m7 * _m8
+                                        _v = _d2 * _m10 * _m12
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3480,8 +3368,8 @@ class View:
         )
         if _g2 is None:
             return None
-        _m3 = _g2.get(
-            (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
+        _m3 = _entry(
+            _g2, (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk, v_ss_ticket_number)
         )
         if _m3 is None:
             return None
@@ -3490,21 +3378,23 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_ss_sold_date_sk,
                 v_ss_item_sk,
                 v_ss_customer_sk,
                 v_ss_store_sk,
                 v_ss_ticket_number,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
         if _g6 is None:
             return None
-        _m7 = _g6.get(
+        _m7 = _entry(
+            _g6,
             (
                 v_ss_store_sk,
                 v_s_store_name,
@@ -3517,7 +3407,7 @@ class View:
                 v_s_county,
                 v_s_state,
                 v_s_zip,
-            )
+            ),
         )
         if _m7 is None:
             return None
@@ -3526,8 +3416,9 @@ class View:
         )
         if _g8 is None:
             return None
-        _m9 = _g8.get(
-            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number, v_sr_returned_date_sk)
+        _m9 = _entry(
+            _g8,
+            (v_ss_item_sk, v_ss_customer_sk, v_ss_ticket_number, v_sr_returned_date_sk),
         )
         if _m9 is None:
             return None

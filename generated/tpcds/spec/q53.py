@@ -201,6 +201,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -285,6 +297,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -439,7 +463,7 @@ def _make_derived1():
             COLUMNS = ("__c1", "__c2")
             QUERY_ID = "9cddc09d5be7d100"
             LAYOUT_ID = (
-                "995058d25f0b09ac"  # the state's layout: snapshots restore only here
+                "08538c1f80a47ff7"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -676,23 +700,35 @@ def _make_derived1():
                     del store[row]
                 # atom item
                 if keep_item:
+                    _t1 = (v_i_item_sk, v_i_manufact_id)
                     _grp = item_by_i_item_sk.get(v_i_item_sk)
                     if _grp is None:
-                        item_by_i_item_sk[v_i_item_sk] = {
-                            (v_i_item_sk, v_i_manufact_id): _p
-                        }
+                        item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_i_item_sk[v_i_item_sk]
+                        else:
+                            item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_i_manufact_id))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_i_manufact_id)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_i_manufact_id)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_i_item_sk, v_i_manufact_id)]
-                                if not _grp:
-                                    del item_by_i_item_sk[v_i_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_i_item_sk[v_i_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
                         item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -702,35 +738,43 @@ def _make_derived1():
                             item_count_by_i_item_sk[v_i_item_sk] = _n
                         else:
                             del item_count_by_i_item_sk[v_i_item_sk]
-                    _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_i_item_sk)
                         if _o is None:
-                            n0_root[v_i_item_sk] = _d2
+                            n0_root[v_i_item_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_i_item_sk] = _n
                             else:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
-                            for (
-                                v_i_item_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
-                                _m4 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_qoy,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                            for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                for (v_ss_sold_date_sk, v_d_qoy), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_i_manufact_id, v_d_qoy)
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -796,129 +840,198 @@ def _make_derived1():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
+                    _t1 = (v_i_item_sk, v_ss_sold_date_sk)
                     _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                if not _grp:
-                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n2.get(_t1)
                         if _o is None:
-                            n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                            n2[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                n2[_t1] = _n
                             else:
-                                del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                del n2[_t1]
                         _grp = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                v_i_item_sk: _d2
-                            }
+                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                v_i_item_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_i_item_sk)
                             if _o is None:
-                                _grp[v_i_item_sk] = _d2
+                                _grp[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_i_item_sk] = _n
                                 else:
                                     del _grp[v_i_item_sk]
-                                    if not _grp:
-                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w4 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t1, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d6
+                                    n0_root[v_i_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
                                     else:
                                         del n0_root[v_i_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_qoy,
-                                    ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
-                                        for (
-                                            v_i_item_sk,
-                                            v_i_manufact_id,
-                                        ), _m8 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                    for (v_ss_sold_date_sk, v_d_qoy), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_i_item_sk, v_i_manufact_id), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (v_i_manufact_id, v_d_qoy)
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
+                                                _d3[0] * _m8[0] * _m10[0],
+                                                _d3[1] * _m8[1] * _m10[1],
+                                                _d3[2] * _m8[2] * _m10[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -981,23 +1094,41 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ss_sold_date_sk, v_d_qoy)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_qoy): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_qoy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_qoy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_qoy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_qoy)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1007,73 +1138,100 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _g3:
-                        for v_i_item_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _g4:
+                        for v_i_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d5
+                                    n0_root[v_i_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
                                     else:
                                         del n0_root[v_i_item_sk]
                                 if pending is not None:
-                                    _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    for (
-                                        v_i_item_sk,
-                                        v_i_manufact_id,
-                                    ), _m7 in self.item_by_i_item_sk[
-                                        v_i_item_sk
-                                    ].items():
+                                    _m8 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    for (v_i_item_sk, v_i_manufact_id), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.item_by_i_item_sk[
+                                                    v_i_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (v_i_manufact_id, v_d_qoy)
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1132,22 +1290,44 @@ def _make_derived1():
                     v_ss_store_sk
                 )
                 if _g3:
-                    for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
+                    for (v_i_item_sk, v_ss_sold_date_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                        _t4 = (v_i_item_sk, v_ss_sold_date_sk)
+                        _o = n2.get(_t4)
                         if _o is None:
-                            n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                            n2[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                n2[_t4] = _n
                             else:
-                                del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                del n2[_t4]
                         _grp = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                v_i_item_sk: _d2
-                            }
+                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                v_i_item_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_i_item_sk)
                             if _o is None:
@@ -1158,81 +1338,111 @@ def _make_derived1():
                                     _grp[v_i_item_sk] = _n
                                 else:
                                     del _grp[v_i_item_sk]
-                                    if not _grp:
-                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w4 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(iter(_grp.items()))
+                        _w5 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                            _w7 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d7
+                                    n0_root[v_i_item_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
                                     else:
                                         del n0_root[v_i_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_qoy,
-                                    ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
-                                        for (
-                                            v_i_item_sk,
-                                            v_i_manufact_id,
-                                        ), _m9 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                    for (v_ss_sold_date_sk, v_d_qoy), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
+                                        for (v_i_item_sk, v_i_manufact_id), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             _k = (v_i_manufact_id, v_d_qoy)
                                             _v = (
-                                                _d2[0] * _m8[0] * _m9[0],
-                                                _d2[1] * _m8[1] * _m9[1],
-                                                _d2[2] * _m8[2] * _m9[2],
+                                                _d2[0] * _m9[0] * _m11[0],
+                                                _d2[1] * _m9[1] * _m11[1],
+                                                _d2[2] * _m9[2] * _m11[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1344,31 +1554,42 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
-                                (v_i_item_sk, v_i_manufact_id)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.item_by_i_item_sk.get(v_i_item_sk),
+                            (v_i_item_sk, v_i_manufact_id),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_i_item_sk, v_i_manufact_id)
                     _grp = item_by_i_item_sk.get(v_i_item_sk)
                     if _grp is None:
-                        item_by_i_item_sk[v_i_item_sk] = {
-                            (v_i_item_sk, v_i_manufact_id): _p
-                        }
+                        item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_i_item_sk[v_i_item_sk]
+                        else:
+                            item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_i_manufact_id))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_i_manufact_id)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_i_manufact_id)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_i_item_sk, v_i_manufact_id)]
-                                if not _grp:
-                                    del item_by_i_item_sk[v_i_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_i_item_sk[v_i_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
                         item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -1378,35 +1599,43 @@ def _make_derived1():
                             item_count_by_i_item_sk[v_i_item_sk] = _n
                         else:
                             del item_count_by_i_item_sk[v_i_item_sk]
-                    _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_i_item_sk)
                         if _o is None:
-                            n0_root[v_i_item_sk] = _d2
+                            n0_root[v_i_item_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_i_item_sk] = _n
                             else:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
-                            for (
-                                v_i_item_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
-                                _m4 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_qoy,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                            for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                for (v_ss_sold_date_sk, v_d_qoy), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_i_manufact_id, v_d_qoy)
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1493,140 +1722,207 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
-                                    v_ss_store_sk
-                                )
-                                or _EMPTY
-                            ).get((v_i_item_sk, v_ss_sold_date_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
+                                v_ss_store_sk
+                            ),
+                            (v_i_item_sk, v_ss_sold_date_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_i_item_sk, v_ss_sold_date_sk)
                     _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                if not _grp:
-                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n2.get(_t1)
                         if _o is None:
-                            n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                            n2[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                n2[_t1] = _n
                             else:
-                                del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                del n2[_t1]
                         _grp = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                v_i_item_sk: _d2
-                            }
+                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                v_i_item_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_i_item_sk)
                             if _o is None:
-                                _grp[v_i_item_sk] = _d2
+                                _grp[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_i_item_sk] = _n
                                 else:
                                     del _grp[v_i_item_sk]
-                                    if not _grp:
-                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w4 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t1, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d5
+                                else:
+                                    _n = (
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d5[0] * _w6[0],
+                                    _d5[1] * _w6[1],
+                                    _d5[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d6
+                                    n0_root[v_i_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
                                     else:
                                         del n0_root[v_i_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_qoy,
-                                    ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
-                                        for (
-                                            v_i_item_sk,
-                                            v_i_manufact_id,
-                                        ), _m8 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                    for (v_ss_sold_date_sk, v_d_qoy), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_i_item_sk, v_i_manufact_id), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (v_i_manufact_id, v_d_qoy)
                                             _v = (
-                                                _d2[0] * _m7[0] * _m8[0],
-                                                _d2[1] * _m7[1] * _m8[1],
-                                                _d2[2] * _m7[2] * _m8[2],
+                                                _d3[0] * _m8[0] * _m10[0],
+                                                _d3[1] * _m8[1] * _m10[1],
+                                                _d3[2] * _m8[2] * _m10[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1714,32 +2010,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_qoy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_qoy),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_qoy)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_qoy): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_qoy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_qoy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_qoy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_qoy)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1749,73 +2061,100 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _g3:
-                        for v_i_item_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _g4:
+                        for v_i_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d5
+                                    n0_root[v_i_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
                                     else:
                                         del n0_root[v_i_item_sk]
                                 if pending is not None:
-                                    _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    for (
-                                        v_i_item_sk,
-                                        v_i_manufact_id,
-                                    ), _m7 in self.item_by_i_item_sk[
-                                        v_i_item_sk
-                                    ].items():
+                                    _m8 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    for (v_i_item_sk, v_i_manufact_id), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.item_by_i_item_sk[
+                                                    v_i_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (v_i_manufact_id, v_d_qoy)
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1905,24 +2244,49 @@ def _make_derived1():
                         v_ss_store_sk
                     )
                     if _g3:
-                        for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
+                        for (v_i_item_sk, v_ss_sold_date_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                            _t4 = (v_i_item_sk, v_ss_sold_date_sk)
+                            _o = n2.get(_t4)
                             if _o is None:
-                                n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                                n2[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    n2[_t4] = _n
                                 else:
-                                    del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    del n2[_t4]
                             _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d2,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_i_item_sk)
                                 if _o is None:
@@ -1937,91 +2301,124 @@ def _make_derived1():
                                         _grp[v_i_item_sk] = _n
                                     else:
                                         del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w4 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w5 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
                                 )
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t4, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d6
+                                    else:
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
+                                _w7 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d7
+                                        n0_root[v_i_item_sk] = _d8
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_qoy,
-                                        ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_qoy), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_manufact_id,
-                                            ), _m9 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 _k = (v_i_manufact_id, v_d_qoy)
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
+                                                    _d2[0] * _m9[0] * _m11[0],
+                                                    _d2[1] * _m9[1] * _m11[1],
+                                                    _d2[2] * _m9[2] * _m11[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2042,7 +2439,7 @@ def _make_derived1():
                 _g2 = self.n1_by_i_item_sk.get(v_i_item_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_i_item_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_i_item_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.n2.get((v_i_item_sk, v_ss_sold_date_sk))
@@ -2051,13 +2448,13 @@ def _make_derived1():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_qoy))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_qoy))
                 if _m6 is None:
                     return None
                 _g7 = self.item_by_i_item_sk.get(v_i_item_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get((v_i_item_sk, v_i_manufact_id))
+                _m8 = _entry(_g7, (v_i_item_sk, v_i_manufact_id))
                 if _m8 is None:
                     return None
                 return (
@@ -2360,6 +2757,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -2513,7 +2924,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("__c1", "__c2")
                 QUERY_ID = "9cddc09d5be7d100"
-                LAYOUT_ID = "995058d25f0b09ac"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "08538c1f80a47ff7"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2756,23 +3167,38 @@ def _make_derived1():
                         del store[row]
                     # atom item
                     if keep_item:
+                        _t1 = (v_i_item_sk, v_i_manufact_id)
                         _grp = item_by_i_item_sk.get(v_i_item_sk)
                         if _grp is None:
-                            item_by_i_item_sk[v_i_item_sk] = {
-                                (v_i_item_sk, v_i_manufact_id): _p
-                            }
+                            item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_i_item_sk[v_i_item_sk]
+                            else:
+                                item_by_i_item_sk[v_i_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_i_item_sk, v_i_manufact_id))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_i_item_sk, v_i_manufact_id)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_i_item_sk, v_i_manufact_id)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_i_item_sk, v_i_manufact_id)]
-                                    if not _grp:
-                                        del item_by_i_item_sk[v_i_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_i_item_sk[v_i_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_i_item_sk.get(v_i_item_sk)
                         if _o is None:
                             item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -2782,35 +3208,43 @@ def _make_derived1():
                                 item_count_by_i_item_sk[v_i_item_sk] = _n
                             else:
                                 del item_count_by_i_item_sk[v_i_item_sk]
-                        _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _o = n0_root.get(v_i_item_sk)
                             if _o is None:
-                                n0_root[v_i_item_sk] = _d2
+                                n0_root[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n0_root[v_i_item_sk] = _n
                                 else:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
-                                for (
-                                    v_i_item_sk,
-                                    v_ss_sold_date_sk,
-                                ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
-                                    _m4 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                    (_g5,)
+                                    if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    for (v_ss_sold_date_sk, v_d_qoy), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_i_manufact_id, v_d_qoy)
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2878,145 +3312,223 @@ def _make_derived1():
                         del store[row]
                     # atom store_sales
                     if keep_store_sales:
+                        _t1 = (v_i_item_sk, v_ss_sold_date_sk)
                         _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _o = n2.get(_t1)
                             if _o is None:
-                                n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                                n2[_t1] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    n2[_t1] = _n
                                 else:
-                                    del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    del n2[_t1]
                             _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_i_item_sk)
                                 if _o is None:
-                                    _grp[v_i_item_sk] = _d2
+                                    _grp[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_i_item_sk] = _n
                                     else:
                                         del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w3 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w4 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d3[0] * _w4[0],
+                                    _d3[1] * _w4[1],
+                                    _d3[2] * _w4[2],
                                 )
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t1, _d5)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d5,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d5
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
+                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d5[0] * _w6[0],
+                                        _d5[1] * _w6[1],
+                                        _d5[2] * _w6[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d6
+                                        n0_root[v_i_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d6[0],
-                                            _o[1] + _d6[1],
-                                            _o[2] + _d6[2],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_qoy,
-                                        ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_qoy), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_manufact_id,
-                                            ), _m8 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m10 in (
+                                                (_g11,)
+                                                if type(
+                                                    (
+                                                        _g11 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g11.items()
+                                            ):
                                                 _k = (v_i_manufact_id, v_d_qoy)
                                                 _v = (
-                                                    _d2[0] * _m7[0] * _m8[0],
-                                                    _d2[1] * _m7[1] * _m8[1],
-                                                    _d2[2] * _m7[2] * _m8[2],
+                                                    _d3[0] * _m8[0] * _m10[0],
+                                                    _d3[1] * _m8[1] * _m10[1],
+                                                    _d3[2] * _m8[2] * _m10[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3081,25 +3593,41 @@ def _make_derived1():
                         del store[row]
                     # atom date_dim
                     if keep_date_dim:
+                        _t1 = (v_ss_sold_date_sk, v_d_qoy)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                (v_ss_sold_date_sk, v_d_qoy): _p
-                            }
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_d_qoy))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_d_qoy)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ss_sold_date_sk, v_d_qoy)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_d_qoy)]
-                                    if not _grp:
-                                        del date_dim_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3111,77 +3639,104 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _g3:
-                            for v_i_item_sk, _w1 in _g3.items():
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _g4:
+                            for v_i_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
+                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d3[0] * _w6[0],
+                                        _d3[1] * _w6[1],
+                                        _d3[2] * _w6[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d5
+                                        n0_root[v_i_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        for (
-                                            v_i_item_sk,
-                                            v_i_manufact_id,
-                                        ), _m7 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                        _m8 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                        for (v_i_item_sk, v_i_manufact_id), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (v_i_manufact_id, v_d_qoy)
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
+                                                _p[0] * _m8[0] * _m9[0],
+                                                _p[1] * _m8[1] * _m9[1],
+                                                _p[2] * _m8[2] * _m9[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3242,24 +3797,49 @@ def _make_derived1():
                         v_ss_store_sk
                     )
                     if _g3:
-                        for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
+                        for (v_i_item_sk, v_ss_sold_date_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                            _t4 = (v_i_item_sk, v_ss_sold_date_sk)
+                            _o = n2.get(_t4)
                             if _o is None:
-                                n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                                n2[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    n2[_t4] = _n
                                 else:
-                                    del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    del n2[_t4]
                             _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d2,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_i_item_sk)
                                 if _o is None:
@@ -3274,91 +3854,124 @@ def _make_derived1():
                                         _grp[v_i_item_sk] = _n
                                     else:
                                         del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w4 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w5 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
                                 )
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t4, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d6
+                                    else:
+                                        _n = (
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
+                                _w7 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d6[0] * _w7[0],
+                                        _d6[1] * _w7[1],
+                                        _d6[2] * _w7[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d7
+                                        n0_root[v_i_item_sk] = _d8
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_qoy,
-                                        ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_qoy), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_manufact_id,
-                                            ), _m9 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 _k = (v_i_manufact_id, v_d_qoy)
                                                 _v = (
-                                                    _d2[0] * _m8[0] * _m9[0],
-                                                    _d2[1] * _m8[1] * _m9[1],
-                                                    _d2[2] * _m8[2] * _m9[2],
+                                                    _d2[0] * _m9[0] * _m11[0],
+                                                    _d2[1] * _m9[1] * _m11[1],
+                                                    _d2[2] * _m9[2] * _m11[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3480,31 +4093,45 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
-                                    (v_i_item_sk, v_i_manufact_id)
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.item_by_i_item_sk.get(v_i_item_sk),
+                                (v_i_item_sk, v_i_manufact_id),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_i_item_sk, v_i_manufact_id)
                         _grp = item_by_i_item_sk.get(v_i_item_sk)
                         if _grp is None:
-                            item_by_i_item_sk[v_i_item_sk] = {
-                                (v_i_item_sk, v_i_manufact_id): _p
-                            }
+                            item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_i_item_sk[v_i_item_sk]
+                            else:
+                                item_by_i_item_sk[v_i_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_i_item_sk, v_i_manufact_id))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_i_item_sk, v_i_manufact_id)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_i_item_sk, v_i_manufact_id)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_i_item_sk, v_i_manufact_id)]
-                                    if not _grp:
-                                        del item_by_i_item_sk[v_i_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_i_item_sk[v_i_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_i_item_sk.get(v_i_item_sk)
                         if _o is None:
                             item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -3514,35 +4141,43 @@ def _make_derived1():
                                 item_count_by_i_item_sk[v_i_item_sk] = _n
                             else:
                                 del item_count_by_i_item_sk[v_i_item_sk]
-                        _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _o = n0_root.get(v_i_item_sk)
                             if _o is None:
-                                n0_root[v_i_item_sk] = _d2
+                                n0_root[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n0_root[v_i_item_sk] = _n
                                 else:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
-                                for (
-                                    v_i_item_sk,
-                                    v_ss_sold_date_sk,
-                                ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
-                                    _m4 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                    (_g5,)
+                                    if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                    is tuple
+                                    else _g5.items()
+                                ):
+                                    _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    for (v_ss_sold_date_sk, v_d_qoy), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_i_manufact_id, v_d_qoy)
                                         _v = (
-                                            _p[0] * _m4[0] * _m5[0],
-                                            _p[1] * _m4[1] * _m5[1],
-                                            _p[2] * _m4[2] * _m5[2],
+                                            _p[0] * _m6[0] * _m7[0],
+                                            _p[1] * _m6[1] * _m7[1],
+                                            _p[2] * _m6[2] * _m7[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3631,156 +4266,232 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
-                                        v_ss_store_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_i_item_sk, v_ss_sold_date_sk))
-                                or _ZERO
+                            or not _entry(
+                                self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
+                                    v_ss_store_sk
+                                ),
+                                (v_i_item_sk, v_ss_sold_date_sk),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_i_item_sk, v_ss_sold_date_sk)
                         _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _o = n2.get(_t1)
                             if _o is None:
-                                n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                                n2[_t1] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    n2[_t1] = _n
                                 else:
-                                    del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                    del n2[_t1]
                             _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_i_item_sk)
                                 if _o is None:
-                                    _grp[v_i_item_sk] = _d2
+                                    _grp[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_i_item_sk] = _n
                                     else:
                                         del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w3 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w4 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d3[0] * _w4[0],
+                                    _d3[1] * _w4[1],
+                                    _d3[2] * _w4[2],
                                 )
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t1, _d5)
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d5,
+                                        }
+                                else:
+                                    _o = _grp.get(_t1)
+                                    if _o is None:
+                                        _grp[_t1] = _d5
+                                    else:
+                                        _n = (
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t1] = _n
+                                        else:
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d5
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
+                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d5[0] * _w6[0],
+                                        _d5[1] * _w6[1],
+                                        _d5[2] * _w6[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d6
+                                        n0_root[v_i_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d6[0],
-                                            _o[1] + _d6[1],
-                                            _o[2] + _d6[2],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_qoy,
-                                        ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_qoy), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_manufact_id,
-                                            ), _m8 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m10 in (
+                                                (_g11,)
+                                                if type(
+                                                    (
+                                                        _g11 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g11.items()
+                                            ):
                                                 _k = (v_i_manufact_id, v_d_qoy)
                                                 _v = (
-                                                    _d2[0] * _m7[0] * _m8[0],
-                                                    _d2[1] * _m7[1] * _m8[1],
-                                                    _d2[2] * _m7[2] * _m8[2],
+                                                    _d3[0] * _m8[0] * _m10[0],
+                                                    _d3[1] * _m8[1] * _m10[1],
+                                                    _d3[2] * _m8[2] * _m10[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3870,36 +4581,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.date_dim_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ss_sold_date_sk, v_d_qoy))
-                                or _ZERO
+                            or not _entry(
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                                (v_ss_sold_date_sk, v_d_qoy),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ss_sold_date_sk, v_d_qoy)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                (v_ss_sold_date_sk, v_d_qoy): _p
-                            }
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_d_qoy))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_d_qoy)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ss_sold_date_sk, v_d_qoy)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_d_qoy)]
-                                    if not _grp:
-                                        del date_dim_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3911,77 +4634,104 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _g3:
-                            for v_i_item_sk, _w1 in _g3.items():
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _g4:
+                            for v_i_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
+                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d3[0] * _w6[0],
+                                        _d3[1] * _w6[1],
+                                        _d3[2] * _w6[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d5
+                                        n0_root[v_i_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        _m6 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        for (
-                                            v_i_item_sk,
-                                            v_i_manufact_id,
-                                        ), _m7 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                        _m8 = self.n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                        for (v_i_item_sk, v_i_manufact_id), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (v_i_manufact_id, v_d_qoy)
                                             _v = (
-                                                _p[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m6[2] * _m7[2],
+                                                _p[0] * _m8[0] * _m9[0],
+                                                _p[1] * _m8[1] * _m9[1],
+                                                _p[2] * _m8[2] * _m9[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -4073,11 +4823,14 @@ def _make_derived1():
                             v_ss_store_sk
                         )
                         if _g3:
-                            for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
+                            for (v_i_item_sk, v_ss_sold_date_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                                _o = n2.get((v_i_item_sk, v_ss_sold_date_sk))
+                                _t4 = (v_i_item_sk, v_ss_sold_date_sk)
+                                _o = n2.get(_t4)
                                 if _o is None:
-                                    n2[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
+                                    n2[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -4085,16 +4838,37 @@ def _make_derived1():
                                         _o[2] + _d2[2],
                                     )
                                     if _n[0]:
-                                        n2[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n2[_t4] = _n
                                     else:
-                                        del n2[(v_i_item_sk, v_ss_sold_date_sk)]
+                                        del n2[_t4]
                                 _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
                                 if _grp is None:
                                     n2_i_item_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = {v_i_item_sk: _d2}
+                                    ] = (v_i_item_sk, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = v_i_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                    else:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
                                     _o = _grp.get(v_i_item_sk)
                                     if _o is None:
@@ -4109,95 +4883,127 @@ def _make_derived1():
                                             _grp[v_i_item_sk] = _n
                                         else:
                                             del _grp[v_i_item_sk]
-                                            if not _grp:
-                                                del n2_i_item_sk_by_ss_sold_date_sk[
+                                            if len(_grp) == 1:
+                                                n2_i_item_sk_by_ss_sold_date_sk[
                                                     v_ss_sold_date_sk
-                                                ]
-                                _w4 = date_dim_count_by_ss_sold_date_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w5 = date_dim_count_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
+                                if _w5 is not None:
+                                    _d6 = (
+                                        _d2[0] * _w5[0],
+                                        _d2[1] * _w5[1],
+                                        _d2[2] * _w5[2],
                                     )
                                     _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                     if _grp is None:
-                                        n1_by_i_item_sk[v_i_item_sk] = {
-                                            (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                        }
-                                    else:
-                                        _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                        if _o is None:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                        else:
+                                        n1_by_i_item_sk[v_i_item_sk] = (_t4, _d6)
+                                    elif type(_grp) is tuple:
+                                        _e = _t4
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
                                             )
                                             if _n[0]:
-                                                _grp[
-                                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                                ] = _n
+                                                n1_by_i_item_sk[v_i_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_i_item_sk[v_i_item_sk]
+                                                del n1_by_i_item_sk[v_i_item_sk]
+                                        else:
+                                            n1_by_i_item_sk[v_i_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d6,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t4)
+                                        if _o is None:
+                                            _grp[_t4] = _d6
+                                        else:
+                                            _n = (
+                                                _o[0] + _d6[0],
+                                                _o[1] + _d6[1],
+                                                _o[2] + _d6[2],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t4] = _n
+                                            else:
+                                                del _grp[_t4]
+                                                if len(_grp) == 1:
+                                                    n1_by_i_item_sk[v_i_item_sk] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                     if _o is None:
-                                        n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                        n1_count_by_i_item_sk[v_i_item_sk] = _d6
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d6[0],
+                                            _o[1] + _d6[1],
+                                            _o[2] + _d6[2],
                                         )
                                         if _n[0]:
                                             n1_count_by_i_item_sk[v_i_item_sk] = _n
                                         else:
                                             del n1_count_by_i_item_sk[v_i_item_sk]
-                                    _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
+                                    _w7 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                    if _w7 is not None:
+                                        _d8 = (
+                                            _d6[0] * _w7[0],
+                                            _d6[1] * _w7[1],
+                                            _d6[2] * _w7[2],
                                         )
                                         _o = n0_root.get(v_i_item_sk)
                                         if _o is None:
-                                            n0_root[v_i_item_sk] = _d7
+                                            n0_root[v_i_item_sk] = _d8
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
                                             )
                                             if _n[0]:
                                                 n0_root[v_i_item_sk] = _n
                                             else:
                                                 del n0_root[v_i_item_sk]
                                         if pending is not None:
-                                            for (
-                                                v_ss_sold_date_sk,
-                                                v_d_qoy,
-                                            ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ].items():
+                                            for (v_ss_sold_date_sk, v_d_qoy), _m9 in (
+                                                (_g10,)
+                                                if type(
+                                                    (
+                                                        _g10 := self.date_dim_by_ss_sold_date_sk[
+                                                            v_ss_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g10.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_manufact_id,
-                                                ), _m9 in self.item_by_i_item_sk[
-                                                    v_i_item_sk
-                                                ].items():
+                                                ), _m11 in (
+                                                    (_g12,)
+                                                    if type(
+                                                        (
+                                                            _g12 := self.item_by_i_item_sk[
+                                                                v_i_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g12.items()
+                                                ):
                                                     _k = (v_i_manufact_id, v_d_qoy)
                                                     _v = (
-                                                        _d2[0] * _m8[0] * _m9[0],
-                                                        _d2[1] * _m8[1] * _m9[1],
-                                                        _d2[2] * _m8[2] * _m9[2],
+                                                        _d2[0] * _m9[0] * _m11[0],
+                                                        _d2[1] * _m9[1] * _m11[1],
+                                                        _d2[2] * _m9[2] * _m11[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4220,7 +5026,7 @@ def _make_derived1():
                     _g2 = self.n1_by_i_item_sk.get(v_i_item_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_i_item_sk, v_ss_sold_date_sk))
+                    _m3 = _entry(_g2, (v_i_item_sk, v_ss_sold_date_sk))
                     if _m3 is None:
                         return None
                     _m4 = self.n2.get((v_i_item_sk, v_ss_sold_date_sk))
@@ -4229,13 +5035,13 @@ def _make_derived1():
                     _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _g5 is None:
                         return None
-                    _m6 = _g5.get((v_ss_sold_date_sk, v_d_qoy))
+                    _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_qoy))
                     if _m6 is None:
                         return None
                     _g7 = self.item_by_i_item_sk.get(v_i_item_sk)
                     if _g7 is None:
                         return None
-                    _m8 = _g7.get((v_i_item_sk, v_i_manufact_id))
+                    _m8 = _entry(_g7, (v_i_item_sk, v_i_manufact_id))
                     if _m8 is None:
                         return None
                     return (
@@ -4548,7 +5354,7 @@ def _make_derived1():
             COLUMNS = ("__c1", "__w1")
             QUERY_ID = "cc69a969c018d783"
             LAYOUT_ID = (
-                "b4a23dd5f81497ec"  # the state's layout: snapshots restore only here
+                "0a477d8fb53365d6"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5062,7 +5868,7 @@ def _make_derived1():
         COLUMNS = ("i_manufact_id", "sum_sales", "avg_quarterly_sales")
         QUERY_ID = "38ab9c3b6b9bc858"
         LAYOUT_ID = (
-            "e9ffee9c78dc79ea"  # the state's layout: snapshots restore only here
+            "e72a62027e536295"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5212,10 +6018,7 @@ def _make_derived1():
             if len(row) != 2:
                 raise ViewError(_arity_message("derived1", 2, row))
             v___c1, v___c2 = row
-            if (
-                d < 0
-                and self.windowed_by___c1.get(v___c1, _EMPTY).get(row, _ZERO) + d < 0
-            ):
+            if d < 0 and _entry(self.windowed_by___c1.get(v___c1), row, _ZERO) + d < 0:
                 raise ViewError(_absent_message("derived1", row))
             pending = self._pending
             n0_root = self.n0_root
@@ -5226,7 +6029,18 @@ def _make_derived1():
             _p = d
             _grp = windowed_by___c1.get(v___c1)
             if _grp is None:
-                windowed_by___c1[v___c1] = {row: _p}
+                windowed_by___c1[v___c1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        windowed_by___c1[v___c1] = (_grp[0], _n)
+                    else:
+                        del windowed_by___c1[v___c1]
+                else:
+                    windowed_by___c1[v___c1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -5237,8 +6051,8 @@ def _make_derived1():
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del windowed_by___c1[v___c1]
+                        if len(_grp) == 1:
+                            windowed_by___c1[v___c1] = next(iter(_grp.items()))
             _o = windowed_count_by___c1.get(v___c1)
             if _o is None:
                 windowed_count_by___c1[v___c1] = _p
@@ -5261,9 +6075,11 @@ def _make_derived1():
                     else:
                         del n0_root[v___c1]
                 if pending is not None:
-                    for (v___c1, v___w1), _m3 in self.partition1_by___c1[
-                        v___c1
-                    ].items():
+                    for (v___c1, v___w1), _m3 in (
+                        (_g4,)
+                        if type((_g4 := self.partition1_by___c1[v___c1])) is tuple
+                        else _g4.items()
+                    ):
                         _k = (v___c1, v___c2, v___w1)
                         _v = _p * _m3
                         _o = pending.get(_k)
@@ -5278,7 +6094,7 @@ def _make_derived1():
             v___c1, v___w1 = row
             if (
                 d < 0
-                and self.partition1_by___c1.get(v___c1, _EMPTY).get(row, _ZERO) + d < 0
+                and _entry(self.partition1_by___c1.get(v___c1), row, _ZERO) + d < 0
             ):
                 raise ViewError(_absent_message("derived2", row))
             pending = self._pending
@@ -5290,7 +6106,18 @@ def _make_derived1():
             _p = d
             _grp = partition1_by___c1.get(v___c1)
             if _grp is None:
-                partition1_by___c1[v___c1] = {row: _p}
+                partition1_by___c1[v___c1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partition1_by___c1[v___c1] = (_grp[0], _n)
+                    else:
+                        del partition1_by___c1[v___c1]
+                else:
+                    partition1_by___c1[v___c1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -5301,8 +6128,8 @@ def _make_derived1():
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del partition1_by___c1[v___c1]
+                        if len(_grp) == 1:
+                            partition1_by___c1[v___c1] = next(iter(_grp.items()))
             _o = partition1_count_by___c1.get(v___c1)
             if _o is None:
                 partition1_count_by___c1[v___c1] = _p
@@ -5325,7 +6152,11 @@ def _make_derived1():
                     else:
                         del n0_root[v___c1]
                 if pending is not None:
-                    for (v___c1, v___c2), _m3 in self.windowed_by___c1[v___c1].items():
+                    for (v___c1, v___c2), _m3 in (
+                        (_g4,)
+                        if type((_g4 := self.windowed_by___c1[v___c1])) is tuple
+                        else _g4.items()
+                    ):
                         _k = (v___c1, v___c2, v___w1)
                         _v = _p * _m3
                         _o = pending.get(_k)
@@ -5427,13 +6258,13 @@ def _make_derived1():
             _g2 = self.windowed_by___c1.get(v___c1)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v___c1, v___c2))
+            _m3 = _entry(_g2, (v___c1, v___c2))
             if _m3 is None:
                 return None
             _g4 = self.partition1_by___c1.get(v___c1)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v___c1, v___w1))
+            _m5 = _entry(_g4, (v___c1, v___w1))
             if _m5 is None:
                 return None
             return _m3 * _m5
@@ -5442,11 +6273,17 @@ def _make_derived1():
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v___c1, _m1 in self.n0_root.items():
-                for (v___c1, v___c2), _m2 in self.windowed_by___c1[v___c1].items():
-                    for (v___c1, v___w1), _m3 in self.partition1_by___c1[
-                        v___c1
-                    ].items():
-                        yield (v___c1, v___c2, v___w1), _m2 * _m3
+                for (v___c1, v___c2), _m2 in (
+                    (_g3,)
+                    if type((_g3 := self.windowed_by___c1[v___c1])) is tuple
+                    else _g3.items()
+                ):
+                    for (v___c1, v___w1), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.partition1_by___c1[v___c1])) is tuple
+                        else _g5.items()
+                    ):
+                        yield (v___c1, v___c2, v___w1), _m2 * _m4
 
         def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -5683,7 +6520,7 @@ class View:
     }
     COLUMNS = ("i_manufact_id", "sum_sales", "avg_quarterly_sales")
     QUERY_ID = "59ccbdea90eedd3e"
-    LAYOUT_ID = "4e8a77122ec719b6"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "63ce72e63a4a172e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

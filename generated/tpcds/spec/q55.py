@@ -36,6 +36,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -282,7 +296,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "ext_price")
     QUERY_ID = "c832858b0abee927"
-    LAYOUT_ID = "ab03eac022abdf78"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a775e59e91226b90"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -469,7 +483,9 @@ class View:
                     del date_dim_count_by_d_date_sk[v_d_date_sk]
             _g3 = store_sales_ss_item_sk_by_d_date_sk.get(v_d_date_sk)
             if _g3:
-                for v_ss_item_sk, _w1 in _g3.items():
+                for v_ss_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _o is None:
@@ -482,17 +498,20 @@ class View:
                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                     _g6 = item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk)
                     if _g6:
-                        for (v_i_brand_id, v_i_brand), _w4 in _g6.items():
+                        for (v_i_brand_id, v_i_brand), _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                            _o = n0_root.get((v_i_brand_id, v_i_brand))
+                            _t7 = (v_i_brand_id, v_i_brand)
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[(v_i_brand_id, v_i_brand)] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
-                                    n0_root[(v_i_brand_id, v_i_brand)] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[(v_i_brand_id, v_i_brand)]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (v_i_brand, v_i_brand_id)
                                 _v = _d5
@@ -549,7 +568,21 @@ class View:
         if keep_store_sales:
             _grp = store_sales_ss_item_sk_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = {v_ss_item_sk: _p}
+                store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = (v_ss_item_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_ss_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk]
+                else:
+                    store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ss_item_sk)
                 if _o is None:
@@ -560,8 +593,10 @@ class View:
                         _grp[v_ss_item_sk] = _n
                     else:
                         del _grp[v_ss_item_sk]
-                        if not _grp:
-                            del store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -576,17 +611,20 @@ class View:
                         del n3_count_by_ss_item_sk[v_ss_item_sk]
                 _g5 = item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk)
                 if _g5:
-                    for (v_i_brand_id, v_i_brand), _w3 in _g5.items():
+                    for (v_i_brand_id, v_i_brand), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                        _o = n0_root.get((v_i_brand_id, v_i_brand))
+                        _t6 = (v_i_brand_id, v_i_brand)
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[(v_i_brand_id, v_i_brand)] = _d4
+                            n0_root[_t6] = _d4
                         else:
                             _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                             if _n[0]:
-                                n0_root[(v_i_brand_id, v_i_brand)] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[(v_i_brand_id, v_i_brand)]
+                                del n0_root[_t6]
                         if pending is not None:
                             _k = (v_i_brand, v_i_brand_id)
                             _v = _d4
@@ -628,38 +666,56 @@ class View:
             del store[row]
         # atom item
         if keep_item:
+            _t1 = (v_i_brand_id, v_i_brand)
             _grp = item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = {
-                    (v_i_brand_id, v_i_brand): _p
-                }
+                item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_i_brand_id, v_i_brand))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_i_brand_id, v_i_brand)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_i_brand_id, v_i_brand)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_i_brand_id, v_i_brand)]
-                        if not _grp:
-                            del item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk]
-            _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n0_root.get((v_i_brand_id, v_i_brand))
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_i_brand_id, v_i_brand)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n0_root[(v_i_brand_id, v_i_brand)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_i_brand_id, v_i_brand)]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (v_i_brand, v_i_brand_id)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = (
                         _v
@@ -741,7 +797,9 @@ class View:
                     del date_dim_count_by_d_date_sk[v_d_date_sk]
             _g3 = store_sales_ss_item_sk_by_d_date_sk.get(v_d_date_sk)
             if _g3:
-                for v_ss_item_sk, _w1 in _g3.items():
+                for v_ss_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _o is None:
@@ -754,17 +812,20 @@ class View:
                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                     _g6 = item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk)
                     if _g6:
-                        for (v_i_brand_id, v_i_brand), _w4 in _g6.items():
+                        for (v_i_brand_id, v_i_brand), _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                            _o = n0_root.get((v_i_brand_id, v_i_brand))
+                            _t7 = (v_i_brand_id, v_i_brand)
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[(v_i_brand_id, v_i_brand)] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
-                                    n0_root[(v_i_brand_id, v_i_brand)] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[(v_i_brand_id, v_i_brand)]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (v_i_brand, v_i_brand_id)
                                 _v = _d5
@@ -838,18 +899,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_item_sk_by_d_date_sk.get(v_d_date_sk)
-                        or _EMPTY
-                    ).get(v_ss_item_sk)
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_item_sk_by_d_date_sk.get(v_d_date_sk),
+                    v_ss_item_sk,
+                    _ZERO,
                 )[0]
             ):
                 continue
             _grp = store_sales_ss_item_sk_by_d_date_sk.get(v_d_date_sk)
             if _grp is None:
-                store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = {v_ss_item_sk: _p}
+                store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = (v_ss_item_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_ss_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk]
+                else:
+                    store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ss_item_sk)
                 if _o is None:
@@ -860,8 +933,10 @@ class View:
                         _grp[v_ss_item_sk] = _n
                     else:
                         del _grp[v_ss_item_sk]
-                        if not _grp:
-                            del store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk]
+                        if len(_grp) == 1:
+                            store_sales_ss_item_sk_by_d_date_sk[v_d_date_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = date_dim_count_by_d_date_sk.get(v_d_date_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -876,17 +951,20 @@ class View:
                         del n3_count_by_ss_item_sk[v_ss_item_sk]
                 _g5 = item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk)
                 if _g5:
-                    for (v_i_brand_id, v_i_brand), _w3 in _g5.items():
+                    for (v_i_brand_id, v_i_brand), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                        _o = n0_root.get((v_i_brand_id, v_i_brand))
+                        _t6 = (v_i_brand_id, v_i_brand)
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[(v_i_brand_id, v_i_brand)] = _d4
+                            n0_root[_t6] = _d4
                         else:
                             _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                             if _n[0]:
-                                n0_root[(v_i_brand_id, v_i_brand)] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[(v_i_brand_id, v_i_brand)]
+                                del n0_root[_t6]
                         if pending is not None:
                             _k = (v_i_brand, v_i_brand_id)
                             _v = _d4
@@ -951,47 +1029,63 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk)
-                        or _EMPTY
-                    ).get((v_i_brand_id, v_i_brand))
-                    or _ZERO
+                or not _entry(
+                    self.item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk),
+                    (v_i_brand_id, v_i_brand),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_i_brand_id, v_i_brand)
             _grp = item_i_brand_id_i_brand_by_ss_item_sk.get(v_ss_item_sk)
             if _grp is None:
-                item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = {
-                    (v_i_brand_id, v_i_brand): _p
-                }
+                item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk]
+                else:
+                    item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_i_brand_id, v_i_brand))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_i_brand_id, v_i_brand)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_i_brand_id, v_i_brand)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_i_brand_id, v_i_brand)]
-                        if not _grp:
-                            del item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk]
-            _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n0_root.get((v_i_brand_id, v_i_brand))
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_i_brand_id_i_brand_by_ss_item_sk[v_ss_item_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_i_brand_id, v_i_brand)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n0_root[(v_i_brand_id, v_i_brand)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_i_brand_id, v_i_brand)]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (v_i_brand, v_i_brand_id)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = (
                         _v

@@ -46,6 +46,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -217,6 +231,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -326,6 +352,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -435,7 +473,7 @@ def _make_derived1():
             )
             QUERY_ID = "6bad8f56e09213e2"
             LAYOUT_ID = (
-                "ee0f0aa4bb2cce98"  # the state's layout: snapshots restore only here
+                "2892efeccbe2ad2d"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -613,33 +651,41 @@ def _make_derived1():
                 # atom store_sales
                 if keep_store_sales:
                     _p = d
+                    _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price): _p
-                        }
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ]
-                                if not _grp:
-                                    del store_sales_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -649,14 +695,14 @@ def _make_derived1():
                             store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ss_sold_date_sk] = _d2
+                            n0_root[v_ss_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_sold_date_sk] = _n
                             else:
@@ -666,16 +712,25 @@ def _make_derived1():
                                 v_ss_sold_date_sk,
                                 v_d_week_seq,
                                 v_d_day_name,
-                            ), _m3 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (
                                     v_d_week_seq,
                                     v_ss_store_sk,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -709,23 +764,41 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 _p = d
+                _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -735,14 +808,14 @@ def _make_derived1():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _w1 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_ss_sold_date_sk)
                     if _o is None:
-                        n0_root[v_ss_sold_date_sk] = _d2
+                        n0_root[v_ss_sold_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_ss_sold_date_sk] = _n
                         else:
@@ -752,16 +825,25 @@ def _make_derived1():
                             v_ss_sold_date_sk,
                             v_ss_store_sk,
                             v_ss_sales_price,
-                        ), _m3 in self.store_sales_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type(
+                                (
+                                    _g5 := self.store_sales_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_d_week_seq,
                                 v_ss_store_sk,
                                 v_d_day_name,
                                 v_ss_sales_price,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -817,44 +899,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_sales_by_ss_sold_date_sk.get(
-                                    v_ss_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
-                            or _ZERO
+                        or not _entry(
+                            self.store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price): _p
-                        }
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ]
-                                if not _grp:
-                                    del store_sales_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -864,14 +950,14 @@ def _make_derived1():
                             store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ss_sold_date_sk] = _d2
+                            n0_root[v_ss_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_sold_date_sk] = _n
                             else:
@@ -881,16 +967,25 @@ def _make_derived1():
                                 v_ss_sold_date_sk,
                                 v_d_week_seq,
                                 v_d_day_name,
-                            ), _m3 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (
                                     v_d_week_seq,
                                     v_ss_store_sk,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -946,36 +1041,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
-                                ]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -985,14 +1092,14 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _w1 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ss_sold_date_sk] = _d2
+                            n0_root[v_ss_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_sold_date_sk] = _n
                             else:
@@ -1002,16 +1109,25 @@ def _make_derived1():
                                 v_ss_sold_date_sk,
                                 v_ss_store_sk,
                                 v_ss_sales_price,
-                            ), _m3 in self.store_sales_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.store_sales_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (
                                     v_d_week_seq,
                                     v_ss_store_sk,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1030,13 +1146,13 @@ def _make_derived1():
                 _g2 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                _m3 = _entry(_g2, (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
                 if _m3 is None:
                     return None
                 _g4 = self.store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
+                _m5 = _entry(_g4, (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
                 if _m5 is None:
                     return None
                 return _m3 * _m5
@@ -1494,7 +1610,7 @@ def _make_derived1():
         )
         QUERY_ID = "2b84a8af5c7004d8"
         LAYOUT_ID = (
-            "0cbc24de32647c31"  # the state's layout: snapshots restore only here
+            "3fc19f896beb4640"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1685,189 +1801,140 @@ def _make_derived1():
             # atom wss
             if keep_wss:
                 _p = d
+                _t1 = (
+                    v_ss_store_sk,
+                    v_sun_sales,
+                    v_mon_sales,
+                    v_tue_sales,
+                    v_wed_sales,
+                    v_thu_sales,
+                    v_fri_sales,
+                    v_sat_sales,
+                )
                 _grp = wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
                 if _grp is None:
                     wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
-                    ] = {
-                        (
-                            v_ss_store_sk,
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_store_sk,
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_store_sk,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ]
-                            if not _grp:
-                                del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ]
-                _w1 = d_2_count_by_d_week_seq.get(v_d_week_seq)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = d_2_count_by_d_week_seq.get(v_d_week_seq)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (
+                        v_d_week_seq,
+                        v_ss_store_sk,
+                        v_sun_sales,
+                        v_mon_sales,
+                        v_tue_sales,
+                        v_wed_sales,
+                        v_thu_sales,
+                        v_fri_sales,
+                        v_sat_sales,
+                    )
                     _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n1_by_ss_store_sk[v_ss_store_sk] = {
-                            (
-                                v_d_week_seq,
-                                v_ss_store_sk,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_d_week_seq,
-                                v_ss_store_sk,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_d_week_seq,
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_d_week_seq,
-                                        v_ss_store_sk,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ] = _n
+                                n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_d_week_seq,
-                                        v_ss_store_sk,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
+                                del n1_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n1_by_ss_store_sk[v_ss_store_sk]
                     _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
-                        n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
+                        n1_count_by_ss_store_sk[v_ss_store_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                         else:
                             del n1_count_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = _d3 * _w5
                         _o = n0_root.get(v_ss_store_sk)
                         if _o is None:
-                            n0_root[v_ss_store_sk] = _d4
+                            n0_root[v_ss_store_sk] = _d6
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_ss_store_sk] = _n
                             else:
                                 del n0_root[v_ss_store_sk]
                         if pending is not None:
-                            for (
-                                v_ss_store_sk,
-                                v_s_store_id,
-                                v_s_store_name,
-                            ), _m5 in self.store_2_by_ss_store_sk[
-                                v_ss_store_sk
-                            ].items():
+                            for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk])
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_s_store_name,
                                     v_d_week_seq,
@@ -1880,7 +1947,7 @@ def _make_derived1():
                                     v_fri_sales,
                                     v_sat_sales,
                                 )
-                                _v = _d2 * _m5
+                                _v = _d3 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1910,23 +1977,35 @@ def _make_derived1():
                 del store[row]
             # atom store_2
             _p = d
+            _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                    (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-                }
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1936,14 +2015,14 @@ def _make_derived1():
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ss_store_sk)
                 if _o is None:
-                    n0_root[v_ss_store_sk] = _d2
+                    n0_root[v_ss_store_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ss_store_sk] = _n
                     else:
@@ -1959,7 +2038,11 @@ def _make_derived1():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_s_store_name,
                             v_d_week_seq,
@@ -1972,7 +2055,7 @@ def _make_derived1():
                             v_fri_sales,
                             v_sat_sales,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2033,83 +2116,50 @@ def _make_derived1():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
+                        _t4 = (
+                            v_d_week_seq,
+                            v_ss_store_sk,
+                            v_sun_sales,
+                            v_mon_sales,
+                            v_tue_sales,
+                            v_wed_sales,
+                            v_thu_sales,
+                            v_fri_sales,
+                            v_sat_sales,
+                        )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_d_week_seq,
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                ): _d2
-                            }
+                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_d_week_seq,
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_d_week_seq,
-                                        v_ss_store_sk,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_d_week_seq,
-                                            v_ss_store_sk,
-                                            v_sun_sales,
-                                            v_mon_sales,
-                                            v_tue_sales,
-                                            v_wed_sales,
-                                            v_thu_sales,
-                                            v_fri_sales,
-                                            v_sat_sales,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_d_week_seq,
-                                            v_ss_store_sk,
-                                            v_sun_sales,
-                                            v_mon_sales,
-                                            v_tue_sales,
-                                            v_wed_sales,
-                                            v_thu_sales,
-                                            v_fri_sales,
-                                            v_sat_sales,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_store_sk[v_ss_store_sk]
                         _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
@@ -2119,14 +2169,14 @@ def _make_derived1():
                                 n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del n1_count_by_ss_store_sk[v_ss_store_sk]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = _d2 * _w5
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d5
+                                n0_root[v_ss_store_sk] = _d6
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d6
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -2136,9 +2186,18 @@ def _make_derived1():
                                     v_ss_store_sk,
                                     v_s_store_id,
                                     v_s_store_name,
-                                ), _m6 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_d_week_seq,
@@ -2151,7 +2210,7 @@ def _make_derived1():
                                         v_fri_sales,
                                         v_sat_sales,
                                     )
-                                    _v = _d2 * _m6
+                                    _v = _d2 * _m7
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2226,31 +2285,45 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                            (v_ss_store_sk, v_s_store_id, v_s_store_name)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                        (v_ss_store_sk, v_s_store_id, v_s_store_name),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
                 _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {
-                        (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-                    }
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                        else:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                            if not _grp:
-                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _o is None:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2260,14 +2333,14 @@ def _make_derived1():
                         store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                     else:
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_ss_store_sk)
                     if _o is None:
-                        n0_root[v_ss_store_sk] = _d2
+                        n0_root[v_ss_store_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_ss_store_sk] = _n
                         else:
@@ -2283,7 +2356,12 @@ def _make_derived1():
                             v_thu_sales,
                             v_fri_sales,
                             v_sat_sales,
-                        ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_s_store_name,
                                 v_d_week_seq,
@@ -2296,7 +2374,7 @@ def _make_derived1():
                                 v_fri_sales,
                                 v_sat_sales,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2321,7 +2399,8 @@ def _make_derived1():
             _g2 = self.n1_by_ss_store_sk.get(v_ss_store_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get(
+            _m3 = _entry(
+                _g2,
                 (
                     v_d_week_seq,
                     v_ss_store_sk,
@@ -2332,14 +2411,14 @@ def _make_derived1():
                     v_thu_sales,
                     v_fri_sales,
                     v_sat_sales,
-                )
+                ),
             )
             if _m3 is None:
                 return None
             _g4 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+            _m5 = _entry(_g4, (v_ss_store_sk, v_s_store_id, v_s_store_name))
             if _m5 is None:
                 return None
             return _m3 * _m5
@@ -2515,6 +2594,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -2624,6 +2715,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -2733,7 +2836,7 @@ def _make_derived2():
             )
             QUERY_ID = "6bad8f56e09213e2"
             LAYOUT_ID = (
-                "ee0f0aa4bb2cce98"  # the state's layout: snapshots restore only here
+                "2892efeccbe2ad2d"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2911,33 +3014,41 @@ def _make_derived2():
                 # atom store_sales
                 if keep_store_sales:
                     _p = d
+                    _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price): _p
-                        }
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ]
-                                if not _grp:
-                                    del store_sales_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -2947,14 +3058,14 @@ def _make_derived2():
                             store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ss_sold_date_sk] = _d2
+                            n0_root[v_ss_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_sold_date_sk] = _n
                             else:
@@ -2964,16 +3075,25 @@ def _make_derived2():
                                 v_ss_sold_date_sk,
                                 v_d_week_seq,
                                 v_d_day_name,
-                            ), _m3 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (
                                     v_d_week_seq,
                                     v_ss_store_sk,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3007,23 +3127,41 @@ def _make_derived2():
                     del store[row]
                 # atom date_dim
                 _p = d
+                _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                 _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                    }
+                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                    else:
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)]
-                            if not _grp:
-                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3033,14 +3171,14 @@ def _make_derived2():
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                _w1 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_ss_sold_date_sk)
                     if _o is None:
-                        n0_root[v_ss_sold_date_sk] = _d2
+                        n0_root[v_ss_sold_date_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_ss_sold_date_sk] = _n
                         else:
@@ -3050,16 +3188,25 @@ def _make_derived2():
                             v_ss_sold_date_sk,
                             v_ss_store_sk,
                             v_ss_sales_price,
-                        ), _m3 in self.store_sales_by_ss_sold_date_sk[
-                            v_ss_sold_date_sk
-                        ].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type(
+                                (
+                                    _g5 := self.store_sales_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_d_week_seq,
                                 v_ss_store_sk,
                                 v_d_day_name,
                                 v_ss_sales_price,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -3115,44 +3262,48 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_sales_by_ss_sold_date_sk.get(
-                                    v_ss_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
-                            or _ZERO
+                        or not _entry(
+                            self.store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
                     _grp = store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price): _p
-                        }
+                        store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            store_sales_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                        )
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price)
-                                ]
-                                if not _grp:
-                                    del store_sales_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3162,14 +3313,14 @@ def _make_derived2():
                             store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del store_sales_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ss_sold_date_sk] = _d2
+                            n0_root[v_ss_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_sold_date_sk] = _n
                             else:
@@ -3179,16 +3330,25 @@ def _make_derived2():
                                 v_ss_sold_date_sk,
                                 v_d_week_seq,
                                 v_d_day_name,
-                            ), _m3 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (
                                     v_d_week_seq,
                                     v_ss_store_sk,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3244,36 +3404,48 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name)
-                                ]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3283,14 +3455,14 @@ def _make_derived2():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _w1 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = store_sales_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ss_sold_date_sk] = _d2
+                            n0_root[v_ss_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_sold_date_sk] = _n
                             else:
@@ -3300,16 +3472,25 @@ def _make_derived2():
                                 v_ss_sold_date_sk,
                                 v_ss_store_sk,
                                 v_ss_sales_price,
-                            ), _m3 in self.store_sales_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.store_sales_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (
                                     v_d_week_seq,
                                     v_ss_store_sk,
                                     v_d_day_name,
                                     v_ss_sales_price,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m4
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3328,13 +3509,13 @@ def _make_derived2():
                 _g2 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
+                _m3 = _entry(_g2, (v_ss_sold_date_sk, v_d_week_seq, v_d_day_name))
                 if _m3 is None:
                     return None
                 _g4 = self.store_sales_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
+                _m5 = _entry(_g4, (v_ss_sold_date_sk, v_ss_store_sk, v_ss_sales_price))
                 if _m5 is None:
                     return None
                 return _m3 * _m5
@@ -3792,7 +3973,7 @@ def _make_derived2():
         )
         QUERY_ID = "23d8ca459ba7c563"
         LAYOUT_ID = (
-            "126b9a6867b2c392"  # the state's layout: snapshots restore only here
+            "44e8069b70fa22e8"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3983,189 +4164,140 @@ def _make_derived2():
             # atom wss
             if keep_wss:
                 _p = d
+                _t1 = (
+                    v_ss_store_sk,
+                    v_sun_sales,
+                    v_mon_sales,
+                    v_tue_sales,
+                    v_wed_sales,
+                    v_thu_sales,
+                    v_fri_sales,
+                    v_sat_sales,
+                )
                 _grp = wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq.get(
                     v_d_week_seq
                 )
                 if _grp is None:
                     wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                         v_d_week_seq
-                    ] = {
-                        (
-                            v_ss_store_sk,
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_store_sk,
-                            v_sun_sales,
-                            v_mon_sales,
-                            v_tue_sales,
-                            v_wed_sales,
-                            v_thu_sales,
-                            v_fri_sales,
-                            v_sat_sales,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_store_sk,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                                v_d_week_seq
+                            ]
+                    else:
+                        wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            v_d_week_seq
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ]
-                            if not _grp:
-                                del wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq[
                                     v_d_week_seq
-                                ]
-                _w1 = d_2_count_by_d_week_seq.get(v_d_week_seq)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = d_2_count_by_d_week_seq.get(v_d_week_seq)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (
+                        v_d_week_seq,
+                        v_ss_store_sk,
+                        v_sun_sales,
+                        v_mon_sales,
+                        v_tue_sales,
+                        v_wed_sales,
+                        v_thu_sales,
+                        v_fri_sales,
+                        v_sat_sales,
+                    )
                     _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n1_by_ss_store_sk[v_ss_store_sk] = {
-                            (
-                                v_d_week_seq,
-                                v_ss_store_sk,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_d_week_seq,
-                                v_ss_store_sk,
-                                v_sun_sales,
-                                v_mon_sales,
-                                v_tue_sales,
-                                v_wed_sales,
-                                v_thu_sales,
-                                v_fri_sales,
-                                v_sat_sales,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_d_week_seq,
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_d_week_seq,
-                                        v_ss_store_sk,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ] = _n
+                                n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_d_week_seq,
-                                        v_ss_store_sk,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
+                                del n1_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n1_by_ss_store_sk[v_ss_store_sk]
                     _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
-                        n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
+                        n1_count_by_ss_store_sk[v_ss_store_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                         else:
                             del n1_count_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = _d3 * _w5
                         _o = n0_root.get(v_ss_store_sk)
                         if _o is None:
-                            n0_root[v_ss_store_sk] = _d4
+                            n0_root[v_ss_store_sk] = _d6
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_ss_store_sk] = _n
                             else:
                                 del n0_root[v_ss_store_sk]
                         if pending is not None:
-                            for (
-                                v_ss_store_sk,
-                                v_s_store_id,
-                                v_s_store_name,
-                            ), _m5 in self.store_2_by_ss_store_sk[
-                                v_ss_store_sk
-                            ].items():
+                            for (v_ss_store_sk, v_s_store_id, v_s_store_name), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (_g8 := self.store_2_by_ss_store_sk[v_ss_store_sk])
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_s_store_name,
                                     v_d_week_seq,
@@ -4178,7 +4310,7 @@ def _make_derived2():
                                     v_fri_sales,
                                     v_sat_sales,
                                 )
-                                _v = _d2 * _m5
+                                _v = _d3 * _m7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4208,23 +4340,35 @@ def _make_derived2():
                 del store[row]
             # atom store_2
             _p = d
+            _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
             _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _grp is None:
-                store_2_by_ss_store_sk[v_ss_store_sk] = {
-                    (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-                }
+                store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_ss_store_sk[v_ss_store_sk]
+                else:
+                    store_2_by_ss_store_sk[v_ss_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                        if not _grp:
-                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
             if _o is None:
                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -4234,14 +4378,14 @@ def _make_derived2():
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                 else:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
-            _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ss_store_sk)
                 if _o is None:
-                    n0_root[v_ss_store_sk] = _d2
+                    n0_root[v_ss_store_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ss_store_sk] = _n
                     else:
@@ -4257,7 +4401,11 @@ def _make_derived2():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_s_store_name,
                             v_d_week_seq,
@@ -4270,7 +4418,7 @@ def _make_derived2():
                             v_fri_sales,
                             v_sat_sales,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4331,83 +4479,50 @@ def _make_derived2():
                         v_thu_sales,
                         v_fri_sales,
                         v_sat_sales,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
+                        _t4 = (
+                            v_d_week_seq,
+                            v_ss_store_sk,
+                            v_sun_sales,
+                            v_mon_sales,
+                            v_tue_sales,
+                            v_wed_sales,
+                            v_thu_sales,
+                            v_fri_sales,
+                            v_sat_sales,
+                        )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_d_week_seq,
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                ): _d2
-                            }
+                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_d_week_seq,
-                                    v_ss_store_sk,
-                                    v_sun_sales,
-                                    v_mon_sales,
-                                    v_tue_sales,
-                                    v_wed_sales,
-                                    v_thu_sales,
-                                    v_fri_sales,
-                                    v_sat_sales,
-                                )
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_d_week_seq,
-                                        v_ss_store_sk,
-                                        v_sun_sales,
-                                        v_mon_sales,
-                                        v_tue_sales,
-                                        v_wed_sales,
-                                        v_thu_sales,
-                                        v_fri_sales,
-                                        v_sat_sales,
-                                    )
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_d_week_seq,
-                                            v_ss_store_sk,
-                                            v_sun_sales,
-                                            v_mon_sales,
-                                            v_tue_sales,
-                                            v_wed_sales,
-                                            v_thu_sales,
-                                            v_fri_sales,
-                                            v_sat_sales,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_d_week_seq,
-                                            v_ss_store_sk,
-                                            v_sun_sales,
-                                            v_mon_sales,
-                                            v_tue_sales,
-                                            v_wed_sales,
-                                            v_thu_sales,
-                                            v_fri_sales,
-                                            v_sat_sales,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_store_sk[v_ss_store_sk]
                         _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
@@ -4417,14 +4532,14 @@ def _make_derived2():
                                 n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del n1_count_by_ss_store_sk[v_ss_store_sk]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = _d2 * _w5
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d5
+                                n0_root[v_ss_store_sk] = _d6
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d6
                                 if _n:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
@@ -4434,9 +4549,18 @@ def _make_derived2():
                                     v_ss_store_sk,
                                     v_s_store_id,
                                     v_s_store_name,
-                                ), _m6 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                ), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_s_store_name,
                                         v_d_week_seq,
@@ -4449,7 +4573,7 @@ def _make_derived2():
                                         v_fri_sales,
                                         v_sat_sales,
                                     )
-                                    _v = _d2 * _m6
+                                    _v = _d2 * _m7
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4524,31 +4648,45 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                            (v_ss_store_sk, v_s_store_id, v_s_store_name)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                        (v_ss_store_sk, v_s_store_id, v_s_store_name),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_store_sk, v_s_store_id, v_s_store_name)
                 _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {
-                        (v_ss_store_sk, v_s_store_id, v_s_store_name): _p
-                    }
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                        else:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_store_sk, v_s_store_id, v_s_store_name)]
-                            if not _grp:
-                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _o is None:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -4558,14 +4696,14 @@ def _make_derived2():
                         store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                     else:
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_ss_store_sk)
                     if _o is None:
-                        n0_root[v_ss_store_sk] = _d2
+                        n0_root[v_ss_store_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_ss_store_sk] = _n
                         else:
@@ -4581,7 +4719,12 @@ def _make_derived2():
                             v_thu_sales,
                             v_fri_sales,
                             v_sat_sales,
-                        ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_s_store_name,
                                 v_d_week_seq,
@@ -4594,7 +4737,7 @@ def _make_derived2():
                                 v_fri_sales,
                                 v_sat_sales,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -4619,7 +4762,8 @@ def _make_derived2():
             _g2 = self.n1_by_ss_store_sk.get(v_ss_store_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get(
+            _m3 = _entry(
+                _g2,
                 (
                     v_d_week_seq,
                     v_ss_store_sk,
@@ -4630,14 +4774,14 @@ def _make_derived2():
                     v_thu_sales,
                     v_fri_sales,
                     v_sat_sales,
-                )
+                ),
             )
             if _m3 is None:
                 return None
             _g4 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_ss_store_sk, v_s_store_id, v_s_store_name))
+            _m5 = _entry(_g4, (v_ss_store_sk, v_s_store_id, v_s_store_name))
             if _m5 is None:
                 return None
             return _m3 * _m5
@@ -4881,7 +5025,7 @@ class View:
         "sat_sales1 / sat_sales2",
     )
     QUERY_ID = "ba0bb97b02e114d7"
-    LAYOUT_ID = "448fba5d040e5d1a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "980c272baaf26e48"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -5065,7 +5209,18 @@ class View:
             _p = d
             _grp = y_by_s_store_id1.get(v_s_store_id1)
             if _grp is None:
-                y_by_s_store_id1[v_s_store_id1] = {row: _p}
+                y_by_s_store_id1[v_s_store_id1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        y_by_s_store_id1[v_s_store_id1] = (_grp[0], _n)
+                    else:
+                        del y_by_s_store_id1[v_s_store_id1]
+                else:
+                    y_by_s_store_id1[v_s_store_id1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -5076,8 +5231,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del y_by_s_store_id1[v_s_store_id1]
+                        if len(_grp) == 1:
+                            y_by_s_store_id1[v_s_store_id1] = next(iter(_grp.items()))
             _o = y_count_by_s_store_id1.get(v_s_store_id1)
             if _o is None:
                 y_count_by_s_store_id1[v_s_store_id1] = _p
@@ -5110,7 +5265,11 @@ class View:
                         v_thu_sales2,
                         v_fri_sales2,
                         v_sat_sales2,
-                    ), _m3 in self.x_by_s_store_id1[v_s_store_id1].items():
+                    ), _m3 in (
+                        (_g4,)
+                        if type((_g4 := self.x_by_s_store_id1[v_s_store_id1])) is tuple
+                        else _g4.items()
+                    ):
                         if (
                             v_d_week_seq1 is not None
                             and v_d_week_seq2 is not None
@@ -5171,81 +5330,43 @@ class View:
         # atom x
         if keep_x:
             _p = d
+            _t1 = (
+                v_d_week_seq2,
+                v_s_store_id1,
+                v_sun_sales2,
+                v_mon_sales2,
+                v_tue_sales2,
+                v_wed_sales2,
+                v_thu_sales2,
+                v_fri_sales2,
+                v_sat_sales2,
+            )
             _grp = x_by_s_store_id1.get(v_s_store_id1)
             if _grp is None:
-                x_by_s_store_id1[v_s_store_id1] = {
-                    (
-                        v_d_week_seq2,
-                        v_s_store_id1,
-                        v_sun_sales2,
-                        v_mon_sales2,
-                        v_tue_sales2,
-                        v_wed_sales2,
-                        v_thu_sales2,
-                        v_fri_sales2,
-                        v_sat_sales2,
-                    ): _p
-                }
+                x_by_s_store_id1[v_s_store_id1] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        x_by_s_store_id1[v_s_store_id1] = (_grp[0], _n)
+                    else:
+                        del x_by_s_store_id1[v_s_store_id1]
+                else:
+                    x_by_s_store_id1[v_s_store_id1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (
-                        v_d_week_seq2,
-                        v_s_store_id1,
-                        v_sun_sales2,
-                        v_mon_sales2,
-                        v_tue_sales2,
-                        v_wed_sales2,
-                        v_thu_sales2,
-                        v_fri_sales2,
-                        v_sat_sales2,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_d_week_seq2,
-                            v_s_store_id1,
-                            v_sun_sales2,
-                            v_mon_sales2,
-                            v_tue_sales2,
-                            v_wed_sales2,
-                            v_thu_sales2,
-                            v_fri_sales2,
-                            v_sat_sales2,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_d_week_seq2,
-                                v_s_store_id1,
-                                v_sun_sales2,
-                                v_mon_sales2,
-                                v_tue_sales2,
-                                v_wed_sales2,
-                                v_thu_sales2,
-                                v_fri_sales2,
-                                v_sat_sales2,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_d_week_seq2,
-                                v_s_store_id1,
-                                v_sun_sales2,
-                                v_mon_sales2,
-                                v_tue_sales2,
-                                v_wed_sales2,
-                                v_thu_sales2,
-                                v_fri_sales2,
-                                v_sat_sales2,
-                            )
-                        ]
-                        if not _grp:
-                            del x_by_s_store_id1[v_s_store_id1]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            x_by_s_store_id1[v_s_store_id1] = next(iter(_grp.items()))
             _o = x_count_by_s_store_id1.get(v_s_store_id1)
             if _o is None:
                 x_count_by_s_store_id1[v_s_store_id1] = _p
@@ -5255,14 +5376,14 @@ class View:
                     x_count_by_s_store_id1[v_s_store_id1] = _n
                 else:
                     del x_count_by_s_store_id1[v_s_store_id1]
-            _w1 = y_count_by_s_store_id1.get(v_s_store_id1)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = y_count_by_s_store_id1.get(v_s_store_id1)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_s_store_id1)
                 if _o is None:
-                    n0_root[v_s_store_id1] = _d2
+                    n0_root[v_s_store_id1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_s_store_id1] = _n
                     else:
@@ -5279,7 +5400,11 @@ class View:
                         v_thu_sales1,
                         v_fri_sales1,
                         v_sat_sales1,
-                    ), _m3 in self.y_by_s_store_id1[v_s_store_id1].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.y_by_s_store_id1[v_s_store_id1])) is tuple
+                        else _g5.items()
+                    ):
                         if (
                             v_d_week_seq1 is not None
                             and v_d_week_seq2 is not None
@@ -5301,7 +5426,7 @@ class View:
                                 _div(v_fri_sales1, v_fri_sales2),
                                 _div(v_sat_sales1, v_sat_sales2),
                             )
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -5397,7 +5522,8 @@ class View:
         _g2 = self.y_by_s_store_id1.get(v_s_store_id1)
         if _g2 is None:
             return None
-        _m3 = _g2.get(
+        _m3 = _entry(
+            _g2,
             (
                 v_s_store_name1,
                 v_d_week_seq1,
@@ -5409,14 +5535,15 @@ class View:
                 v_thu_sales1,
                 v_fri_sales1,
                 v_sat_sales1,
-            )
+            ),
         )
         if _m3 is None:
             return None
         _g4 = self.x_by_s_store_id1.get(v_s_store_id1)
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_d_week_seq2,
                 v_s_store_id1,
@@ -5427,7 +5554,7 @@ class View:
                 v_thu_sales2,
                 v_fri_sales2,
                 v_sat_sales2,
-            )
+            ),
         )
         if _m5 is None:
             return None

@@ -296,6 +296,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -409,7 +425,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "841530a7b3ab057b"
-                        LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -900,7 +916,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "3519c733506ea28b"
-                    LAYOUT_ID = "d87f57422867ff25"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "15d7979300066fa8"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1199,93 +1215,146 @@ def _make_derived1():
                             del store[row]
                         # atom store_sales
                         if keep_store_sales:
+                            _t1 = (v_ss_item_sk, v_ss_addr_sk)
                             _grp = store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {(v_ss_item_sk, v_ss_addr_sk): _p}
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_addr_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_addr_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_addr_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_addr_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                        v_ss_item_sk,
+                                        _d3,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d2
+                                        _grp[v_ss_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_addr_sk[
                                                     v_ss_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_ss_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_ss_addr_sk.get(
                                     v_ss_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d4
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                    _g7 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _g7:
-                                        for v_i_item_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    _g8 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _g8:
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_item_id.get(v_i_item_id)
                                             if _o is None:
-                                                n1_count_by_i_item_id[v_i_item_id] = _d6
+                                                n1_count_by_i_item_id[v_i_item_id] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_item_id[
@@ -1295,23 +1364,23 @@ def _make_derived1():
                                                     del n1_count_by_i_item_id[
                                                         v_i_item_id
                                                     ]
-                                            _w8 = in1_count_by_i_item_id.get(
+                                            _w9 = in1_count_by_i_item_id.get(
                                                 v_i_item_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_item_id)
                                                 if _o is None:
-                                                    n0_root[v_i_item_id] = _d9
+                                                    n0_root[v_i_item_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_item_id] = _n
@@ -1319,7 +1388,7 @@ def _make_derived1():
                                                         del n0_root[v_i_item_id]
                                                 if pending is not None:
                                                     _k = (v_i_item_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -1397,7 +1466,9 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -1405,9 +1476,31 @@ def _make_derived1():
                                     )
                                     _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                     if _grp is None:
-                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                            v_ss_item_sk: _d2
-                                        }
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                            v_ss_item_sk,
+                                            _d2,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                        else:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
@@ -1422,10 +1515,10 @@ def _make_derived1():
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n4_ss_item_sk_by_ss_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_ss_item_sk_by_ss_addr_sk[
                                                         v_ss_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_ss_addr_sk.get(
                                         v_ss_addr_sk
                                     )
@@ -1454,7 +1547,11 @@ def _make_derived1():
                                             v_ss_item_sk
                                         )
                                         if _g8:
-                                            for v_i_item_id, _w6 in _g8.items():
+                                            for v_i_item_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -1570,7 +1667,9 @@ def _make_derived1():
                                     ]
                             _g3 = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
+                                for v_ss_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -1591,7 +1690,11 @@ def _make_derived1():
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                                     _g6 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                                     if _g6:
-                                        for v_i_item_id, _w4 in _g6.items():
+                                        for v_i_item_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -1680,9 +1783,27 @@ def _make_derived1():
                         # atom item
                         _grp = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {
-                                v_i_item_id: _p
-                            }
+                            item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                v_i_item_id,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_id
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_i_item_id_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_i_item_id)
                             if _o is None:
@@ -1693,8 +1814,10 @@ def _make_derived1():
                                     _grp[v_i_item_id] = _n
                                 else:
                                     del _grp[v_i_item_id]
-                                    if not _grp:
-                                        del item_i_item_id_by_ss_item_sk[v_ss_item_sk]
+                                    if len(_grp) == 1:
+                                        item_i_item_id_by_ss_item_sk[v_ss_item_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w1 = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _w1 is not None:
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1834,104 +1957,155 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p[0] and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_ss_addr_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_item_sk, v_ss_addr_sk),
+                                    _ZERO,
                                 )[0]
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_ss_addr_sk)
                             _grp = store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {(v_ss_item_sk, v_ss_addr_sk): _p}
+                                ] = (_t1, _p)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_addr_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_addr_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_ss_item_sk, v_ss_addr_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_addr_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        v_ss_item_sk: _d2
-                                    }
+                                    n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                        v_ss_item_sk,
+                                        _d3,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                    else:
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
                                 else:
                                     _o = _grp.get(v_ss_item_sk)
                                     if _o is None:
-                                        _grp[v_ss_item_sk] = _d2
+                                        _grp[v_ss_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_item_sk] = _n
                                         else:
                                             del _grp[v_ss_item_sk]
-                                            if not _grp:
-                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ss_item_sk_by_ss_addr_sk[
                                                     v_ss_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_ss_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_ss_addr_sk.get(
                                     v_ss_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_ss_item_sk.get(v_ss_item_sk)
                                     if _o is None:
-                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d4
+                                        n3_count_by_ss_item_sk[v_ss_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_ss_item_sk[v_ss_item_sk] = _n
                                         else:
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
-                                    _g7 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
-                                    if _g7:
-                                        for v_i_item_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    _g8 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
+                                    if _g8:
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_item_id.get(v_i_item_id)
                                             if _o is None:
-                                                n1_count_by_i_item_id[v_i_item_id] = _d6
+                                                n1_count_by_i_item_id[v_i_item_id] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_item_id[
@@ -1941,23 +2115,23 @@ def _make_derived1():
                                                     del n1_count_by_i_item_id[
                                                         v_i_item_id
                                                     ]
-                                            _w8 = in1_count_by_i_item_id.get(
+                                            _w9 = in1_count_by_i_item_id.get(
                                                 v_i_item_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_item_id)
                                                 if _o is None:
-                                                    n0_root[v_i_item_id] = _d9
+                                                    n0_root[v_i_item_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_item_id] = _n
@@ -1965,7 +2139,7 @@ def _make_derived1():
                                                         del n0_root[v_i_item_id]
                                                 if pending is not None:
                                                     _k = (v_i_item_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -2075,7 +2249,9 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_addr_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -2083,9 +2259,31 @@ def _make_derived1():
                                     )
                                     _grp = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                                     if _grp is None:
-                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = {
-                                            v_ss_item_sk: _d2
-                                        }
+                                        n4_ss_item_sk_by_ss_addr_sk[v_ss_addr_sk] = (
+                                            v_ss_item_sk,
+                                            _d2,
+                                        )
+                                    elif type(_grp) is tuple:
+                                        _e = v_ss_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_ss_item_sk_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                        else:
+                                            n4_ss_item_sk_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_ss_item_sk)
                                         if _o is None:
@@ -2100,10 +2298,10 @@ def _make_derived1():
                                                 _grp[v_ss_item_sk] = _n
                                             else:
                                                 del _grp[v_ss_item_sk]
-                                                if not _grp:
-                                                    del n4_ss_item_sk_by_ss_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_ss_item_sk_by_ss_addr_sk[
                                                         v_ss_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_ss_addr_sk.get(
                                         v_ss_addr_sk
                                     )
@@ -2132,7 +2330,11 @@ def _make_derived1():
                                             v_ss_item_sk
                                         )
                                         if _g8:
-                                            for v_i_item_id, _w6 in _g8.items():
+                                            for v_i_item_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -2284,7 +2486,9 @@ def _make_derived1():
                                     ]
                             _g3 = n4_ss_item_sk_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _g3:
-                                for v_ss_item_sk, _w1 in _g3.items():
+                                for v_ss_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -2305,7 +2509,11 @@ def _make_derived1():
                                             del n3_count_by_ss_item_sk[v_ss_item_sk]
                                     _g6 = item_i_item_id_by_ss_item_sk.get(v_ss_item_sk)
                                     if _g6:
-                                        for v_i_item_id, _w4 in _g6.items():
+                                        for v_i_item_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -2645,7 +2853,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "5e080f9c7420ba28"
-                LAYOUT_ID = "09de18c15a61238e"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "cb144103073dfdac"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -3072,6 +3280,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -3185,7 +3409,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("k1",)
                         QUERY_ID = "841530a7b3ab057b"
-                        LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3687,7 +3911,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "63881d8123d3af8d"
-                    LAYOUT_ID = "90e0226bfeb7d35d"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "6e4ac270cdac6a58"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -3993,97 +4217,149 @@ def _make_derived1():
                             del store[row]
                         # atom catalog_sales
                         if keep_catalog_sales:
+                            _t1 = (v_cs_bill_addr_sk, v_cs_item_sk)
                             _grp = catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
                             if _grp is None:
                                 catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ] = {
-                                    (v_cs_bill_addr_sk, v_cs_item_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                else:
+                                    catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_cs_bill_addr_sk, v_cs_item_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_cs_bill_addr_sk, v_cs_item_sk)]
-                                        if not _grp:
-                                            del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_cs_item_sk_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
                                 if _grp is None:
                                     n4_cs_item_sk_by_cs_bill_addr_sk[
                                         v_cs_bill_addr_sk
-                                    ] = {v_cs_item_sk: _d2}
+                                    ] = (v_cs_item_sk, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = v_cs_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            v_cs_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d3}
                                 else:
                                     _o = _grp.get(v_cs_item_sk)
                                     if _o is None:
-                                        _grp[v_cs_item_sk] = _d2
+                                        _grp[v_cs_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_cs_item_sk] = _n
                                         else:
                                             del _grp[v_cs_item_sk]
-                                            if not _grp:
-                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
                                                     v_cs_bill_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_cs_bill_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
-                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d4
+                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_cs_item_sk[v_cs_item_sk] = _n
                                         else:
                                             del n3_count_by_cs_item_sk[v_cs_item_sk]
-                                    _g7 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
-                                    if _g7:
-                                        for v_i_item_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    _g8 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                                    if _g8:
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_item_id.get(v_i_item_id)
                                             if _o is None:
-                                                n1_count_by_i_item_id[v_i_item_id] = _d6
+                                                n1_count_by_i_item_id[v_i_item_id] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_item_id[
@@ -4093,23 +4369,23 @@ def _make_derived1():
                                                     del n1_count_by_i_item_id[
                                                         v_i_item_id
                                                     ]
-                                            _w8 = in1_count_by_i_item_id.get(
+                                            _w9 = in1_count_by_i_item_id.get(
                                                 v_i_item_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_item_id)
                                                 if _o is None:
-                                                    n0_root[v_i_item_id] = _d9
+                                                    n0_root[v_i_item_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_item_id] = _n
@@ -4117,7 +4393,7 @@ def _make_derived1():
                                                         del n0_root[v_i_item_id]
                                                 if pending is not None:
                                                     _k = (v_i_item_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -4197,10 +4473,9 @@ def _make_derived1():
                                 v_cs_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_cs_bill_addr_sk,
-                                    v_cs_item_sk,
-                                ), _w1 in _g3.items():
+                                for (v_cs_bill_addr_sk, v_cs_item_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -4212,7 +4487,28 @@ def _make_derived1():
                                     if _grp is None:
                                         n4_cs_item_sk_by_cs_bill_addr_sk[
                                             v_cs_bill_addr_sk
-                                        ] = {v_cs_item_sk: _d2}
+                                        ] = (v_cs_item_sk, _d2)
+                                    elif type(_grp) is tuple:
+                                        _e = v_cs_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ]
+                                        else:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_cs_item_sk)
                                         if _o is None:
@@ -4227,10 +4523,10 @@ def _make_derived1():
                                                 _grp[v_cs_item_sk] = _n
                                             else:
                                                 del _grp[v_cs_item_sk]
-                                                if not _grp:
-                                                    del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_cs_item_sk_by_cs_bill_addr_sk[
                                                         v_cs_bill_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                         v_cs_bill_addr_sk
                                     )
@@ -4259,7 +4555,11 @@ def _make_derived1():
                                             v_cs_item_sk
                                         )
                                         if _g8:
-                                            for v_i_item_id, _w6 in _g8.items():
+                                            for v_i_item_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -4383,7 +4683,9 @@ def _make_derived1():
                                 v_cs_bill_addr_sk
                             )
                             if _g3:
-                                for v_cs_item_sk, _w1 in _g3.items():
+                                for v_cs_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -4404,7 +4706,11 @@ def _make_derived1():
                                             del n3_count_by_cs_item_sk[v_cs_item_sk]
                                     _g6 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
                                     if _g6:
-                                        for v_i_item_id, _w4 in _g6.items():
+                                        for v_i_item_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -4493,9 +4799,27 @@ def _make_derived1():
                         # atom item
                         _grp = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
                         if _grp is None:
-                            item_i_item_id_by_cs_item_sk[v_cs_item_sk] = {
-                                v_i_item_id: _p
-                            }
+                            item_i_item_id_by_cs_item_sk[v_cs_item_sk] = (
+                                v_i_item_id,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_id
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_i_item_id_by_cs_item_sk[v_cs_item_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del item_i_item_id_by_cs_item_sk[v_cs_item_sk]
+                            else:
+                                item_i_item_id_by_cs_item_sk[v_cs_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_i_item_id)
                             if _o is None:
@@ -4506,8 +4830,10 @@ def _make_derived1():
                                     _grp[v_i_item_id] = _n
                                 else:
                                     del _grp[v_i_item_id]
-                                    if not _grp:
-                                        del item_i_item_id_by_cs_item_sk[v_cs_item_sk]
+                                    if len(_grp) == 1:
+                                        item_i_item_id_by_cs_item_sk[v_cs_item_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w1 = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _w1 is not None:
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -4659,108 +4985,158 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p[0] and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                            v_cs_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_cs_bill_addr_sk, v_cs_item_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    ),
+                                    (v_cs_bill_addr_sk, v_cs_item_sk),
+                                    _ZERO,
                                 )[0]
                             ):
                                 continue
+                            _t1 = (v_cs_bill_addr_sk, v_cs_item_sk)
                             _grp = catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
                             if _grp is None:
                                 catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ] = {
-                                    (v_cs_bill_addr_sk, v_cs_item_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                    if _n[0]:
+                                        catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                else:
+                                    catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_cs_bill_addr_sk, v_cs_item_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                     if _n[0]:
-                                        _grp[(v_cs_bill_addr_sk, v_cs_item_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_cs_bill_addr_sk, v_cs_item_sk)]
-                                        if not _grp:
-                                            del catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            if _w2 is not None:
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                                 _grp = n4_cs_item_sk_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
                                 if _grp is None:
                                     n4_cs_item_sk_by_cs_bill_addr_sk[
                                         v_cs_bill_addr_sk
-                                    ] = {v_cs_item_sk: _d2}
+                                    ] = (v_cs_item_sk, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = v_cs_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            v_cs_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d3}
                                 else:
                                     _o = _grp.get(v_cs_item_sk)
                                     if _o is None:
-                                        _grp[v_cs_item_sk] = _d2
+                                        _grp[v_cs_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_cs_item_sk] = _n
                                         else:
                                             del _grp[v_cs_item_sk]
-                                            if not _grp:
-                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
                                                     v_cs_bill_addr_sk
-                                                ]
-                                _w3 = customer_address_count_by_cs_bill_addr_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                     v_cs_bill_addr_sk
                                 )
-                                if _w3 is not None:
-                                    _d4 = (
-                                        _d2[0] * _w3[0],
-                                        _d2[1] * _w3[1],
-                                        _d2[2] * _w3[2],
+                                if _w4 is not None:
+                                    _d5 = (
+                                        _d3[0] * _w4[0],
+                                        _d3[1] * _w4[1],
+                                        _d3[2] * _w4[2],
                                     )
                                     _o = n3_count_by_cs_item_sk.get(v_cs_item_sk)
                                     if _o is None:
-                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d4
+                                        n3_count_by_cs_item_sk[v_cs_item_sk] = _d5
                                     else:
                                         _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                            _o[0] + _d5[0],
+                                            _o[1] + _d5[1],
+                                            _o[2] + _d5[2],
                                         )
                                         if _n[0]:
                                             n3_count_by_cs_item_sk[v_cs_item_sk] = _n
                                         else:
                                             del n3_count_by_cs_item_sk[v_cs_item_sk]
-                                    _g7 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
-                                    if _g7:
-                                        for v_i_item_id, _w5 in _g7.items():
-                                            _d6 = (
-                                                _d4[0] * _w5[0],
-                                                _d4[1] * _w5[1],
-                                                _d4[2] * _w5[2],
+                                    _g8 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
+                                    if _g8:
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
+                                            _d7 = (
+                                                _d5[0] * _w6[0],
+                                                _d5[1] * _w6[1],
+                                                _d5[2] * _w6[2],
                                             )
                                             _o = n1_count_by_i_item_id.get(v_i_item_id)
                                             if _o is None:
-                                                n1_count_by_i_item_id[v_i_item_id] = _d6
+                                                n1_count_by_i_item_id[v_i_item_id] = _d7
                                             else:
                                                 _n = (
-                                                    _o[0] + _d6[0],
-                                                    _o[1] + _d6[1],
-                                                    _o[2] + _d6[2],
+                                                    _o[0] + _d7[0],
+                                                    _o[1] + _d7[1],
+                                                    _o[2] + _d7[2],
                                                 )
                                                 if _n[0]:
                                                     n1_count_by_i_item_id[
@@ -4770,23 +5146,23 @@ def _make_derived1():
                                                     del n1_count_by_i_item_id[
                                                         v_i_item_id
                                                     ]
-                                            _w8 = in1_count_by_i_item_id.get(
+                                            _w9 = in1_count_by_i_item_id.get(
                                                 v_i_item_id
                                             )
-                                            if _w8 is not None:
-                                                _d9 = (
-                                                    _d6[0] * _w8[0],
-                                                    _d6[1] * _w8[1],
-                                                    _d6[2] * _w8[2],
+                                            if _w9 is not None:
+                                                _d10 = (
+                                                    _d7[0] * _w9[0],
+                                                    _d7[1] * _w9[1],
+                                                    _d7[2] * _w9[2],
                                                 )
                                                 _o = n0_root.get(v_i_item_id)
                                                 if _o is None:
-                                                    n0_root[v_i_item_id] = _d9
+                                                    n0_root[v_i_item_id] = _d10
                                                 else:
                                                     _n = (
-                                                        _o[0] + _d9[0],
-                                                        _o[1] + _d9[1],
-                                                        _o[2] + _d9[2],
+                                                        _o[0] + _d10[0],
+                                                        _o[1] + _d10[1],
+                                                        _o[2] + _d10[2],
                                                     )
                                                     if _n[0]:
                                                         n0_root[v_i_item_id] = _n
@@ -4794,7 +5170,7 @@ def _make_derived1():
                                                         del n0_root[v_i_item_id]
                                                 if pending is not None:
                                                     _k = (v_i_item_id,)
-                                                    _v = _d9
+                                                    _v = _d10
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v
@@ -4906,10 +5282,9 @@ def _make_derived1():
                                 v_cs_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_cs_bill_addr_sk,
-                                    v_cs_item_sk,
-                                ), _w1 in _g3.items():
+                                for (v_cs_bill_addr_sk, v_cs_item_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -4921,7 +5296,28 @@ def _make_derived1():
                                     if _grp is None:
                                         n4_cs_item_sk_by_cs_bill_addr_sk[
                                             v_cs_bill_addr_sk
-                                        ] = {v_cs_item_sk: _d2}
+                                        ] = (v_cs_item_sk, _d2)
+                                    elif type(_grp) is tuple:
+                                        _e = v_cs_item_sk
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = (
+                                                _o[0] + _d2[0],
+                                                _o[1] + _d2[1],
+                                                _o[2] + _d2[2],
+                                            )
+                                            if _n[0]:
+                                                n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ] = (_grp[0], _n)
+                                            else:
+                                                del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                    v_cs_bill_addr_sk
+                                                ]
+                                        else:
+                                            n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                v_cs_bill_addr_sk
+                                            ] = {_grp[0]: _grp[1], _e: _d2}
                                     else:
                                         _o = _grp.get(v_cs_item_sk)
                                         if _o is None:
@@ -4936,10 +5332,10 @@ def _make_derived1():
                                                 _grp[v_cs_item_sk] = _n
                                             else:
                                                 del _grp[v_cs_item_sk]
-                                                if not _grp:
-                                                    del n4_cs_item_sk_by_cs_bill_addr_sk[
+                                                if len(_grp) == 1:
+                                                    n4_cs_item_sk_by_cs_bill_addr_sk[
                                                         v_cs_bill_addr_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _w4 = customer_address_count_by_cs_bill_addr_sk.get(
                                         v_cs_bill_addr_sk
                                     )
@@ -4968,7 +5364,11 @@ def _make_derived1():
                                             v_cs_item_sk
                                         )
                                         if _g8:
-                                            for v_i_item_id, _w6 in _g8.items():
+                                            for v_i_item_id, _w6 in (
+                                                (_g8,)
+                                                if type(_g8) is tuple
+                                                else _g8.items()
+                                            ):
                                                 _d7 = (
                                                     _d5[0] * _w6[0],
                                                     _d5[1] * _w6[1],
@@ -5130,7 +5530,9 @@ def _make_derived1():
                                 v_cs_bill_addr_sk
                             )
                             if _g3:
-                                for v_cs_item_sk, _w1 in _g3.items():
+                                for v_cs_item_sk, _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = (
                                         _p[0] * _w1[0],
                                         _p[1] * _w1[1],
@@ -5151,7 +5553,11 @@ def _make_derived1():
                                             del n3_count_by_cs_item_sk[v_cs_item_sk]
                                     _g6 = item_i_item_id_by_cs_item_sk.get(v_cs_item_sk)
                                     if _g6:
-                                        for v_i_item_id, _w4 in _g6.items():
+                                        for v_i_item_id, _w4 in (
+                                            (_g6,)
+                                            if type(_g6) is tuple
+                                            else _g6.items()
+                                        ):
                                             _d5 = (
                                                 _d2[0] * _w4[0],
                                                 _d2[1] * _w4[1],
@@ -5502,7 +5908,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "8dd745d84139c7c4"
-                LAYOUT_ID = "199c611b41b3912c"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "6fa519e7331c6942"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6004,6 +6410,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -6115,7 +6535,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1",)
                     QUERY_ID = "841530a7b3ab057b"
-                    LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "4c5ae70545302c51"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6602,7 +7022,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "4b9134490786f649"
-                LAYOUT_ID = "198e8ca4b3be79fd"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b14afd7d8cbb4453"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -6881,6 +7301,7 @@ def _make_derived1():
                         del store[row]
                     # atom web_sales
                     if keep_web_sales:
+                        _t1 = (v_ws_item_sk, v_ws_bill_addr_sk)
                         _grp = (
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
@@ -6889,107 +7310,153 @@ def _make_derived1():
                         if _grp is None:
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {(v_ws_item_sk, v_ws_bill_addr_sk): _p}
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_bill_addr_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_bill_addr_sk)]
-                                    if not _grp:
-                                        del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
                             if _grp is None:
-                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                                    v_ws_item_sk: _d2
-                                }
+                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                    v_ws_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ws_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ]
+                                else:
+                                    n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        v_ws_bill_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_ws_item_sk)
                                 if _o is None:
-                                    _grp[v_ws_item_sk] = _d2
+                                    _grp[v_ws_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ws_item_sk] = _n
                                     else:
                                         del _grp[v_ws_item_sk]
-                                        if not _grp:
-                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        if len(_grp) == 1:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
                                                 v_ws_bill_addr_sk
-                                            ]
-                            _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d3[0] * _w4[0],
+                                    _d3[1] * _w4[1],
+                                    _d3[2] * _w4[2],
                                 )
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
-                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d4
+                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d5
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_ws_item_sk[v_ws_item_sk] = _n
                                     else:
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
-                                _g7 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
-                                if _g7:
-                                    for v_i_item_id, _w5 in _g7.items():
-                                        _d6 = (
-                                            _d4[0] * _w5[0],
-                                            _d4[1] * _w5[1],
-                                            _d4[2] * _w5[2],
+                                _g8 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
+                                if _g8:
+                                    for v_i_item_id, _w6 in (
+                                        (_g8,) if type(_g8) is tuple else _g8.items()
+                                    ):
+                                        _d7 = (
+                                            _d5[0] * _w6[0],
+                                            _d5[1] * _w6[1],
+                                            _d5[2] * _w6[2],
                                         )
                                         _o = n1_count_by_i_item_id.get(v_i_item_id)
                                         if _o is None:
-                                            n1_count_by_i_item_id[v_i_item_id] = _d6
+                                            n1_count_by_i_item_id[v_i_item_id] = _d7
                                         else:
                                             _n = (
-                                                _o[0] + _d6[0],
-                                                _o[1] + _d6[1],
-                                                _o[2] + _d6[2],
+                                                _o[0] + _d7[0],
+                                                _o[1] + _d7[1],
+                                                _o[2] + _d7[2],
                                             )
                                             if _n[0]:
                                                 n1_count_by_i_item_id[v_i_item_id] = _n
                                             else:
                                                 del n1_count_by_i_item_id[v_i_item_id]
-                                        _w8 = in1_count_by_i_item_id.get(v_i_item_id)
-                                        if _w8 is not None:
-                                            _d9 = (
-                                                _d6[0] * _w8[0],
-                                                _d6[1] * _w8[1],
-                                                _d6[2] * _w8[2],
+                                        _w9 = in1_count_by_i_item_id.get(v_i_item_id)
+                                        if _w9 is not None:
+                                            _d10 = (
+                                                _d7[0] * _w9[0],
+                                                _d7[1] * _w9[1],
+                                                _d7[2] * _w9[2],
                                             )
                                             _o = n0_root.get(v_i_item_id)
                                             if _o is None:
-                                                n0_root[v_i_item_id] = _d9
+                                                n0_root[v_i_item_id] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d9[0],
-                                                    _o[1] + _d9[1],
-                                                    _o[2] + _d9[2],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_i_item_id] = _n
@@ -6997,7 +7464,7 @@ def _make_derived1():
                                                     del n0_root[v_i_item_id]
                                             if pending is not None:
                                                 _k = (v_i_item_id,)
-                                                _v = _d9
+                                                _v = _d10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
@@ -7073,7 +7540,9 @@ def _make_derived1():
                             )
                         )
                         if _g3:
-                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in _g3.items():
+                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
@@ -7081,7 +7550,28 @@ def _make_derived1():
                                 if _grp is None:
                                     n4_ws_item_sk_by_ws_bill_addr_sk[
                                         v_ws_bill_addr_sk
-                                    ] = {v_ws_item_sk: _d2}
+                                    ] = (v_ws_item_sk, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = v_ws_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
                                     _o = _grp.get(v_ws_item_sk)
                                     if _o is None:
@@ -7096,10 +7586,10 @@ def _make_derived1():
                                             _grp[v_ws_item_sk] = _n
                                         else:
                                             del _grp[v_ws_item_sk]
-                                            if not _grp:
-                                                del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ws_item_sk_by_ws_bill_addr_sk[
                                                     v_ws_bill_addr_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
                                 )
@@ -7124,7 +7614,11 @@ def _make_derived1():
                                             del n3_count_by_ws_item_sk[v_ws_item_sk]
                                     _g8 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
                                     if _g8:
-                                        for v_i_item_id, _w6 in _g8.items():
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
                                             _d7 = (
                                                 _d5[0] * _w6[0],
                                                 _d5[1] * _w6[1],
@@ -7242,7 +7736,9 @@ def _make_derived1():
                                 ]
                         _g3 = n4_ws_item_sk_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _g3:
-                            for v_ws_item_sk, _w1 in _g3.items():
+                            for v_ws_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
@@ -7259,7 +7755,9 @@ def _make_derived1():
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
                                 _g6 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
                                 if _g6:
-                                    for v_i_item_id, _w4 in _g6.items():
+                                    for v_i_item_id, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -7342,7 +7840,24 @@ def _make_derived1():
                     # atom item
                     _grp = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
                     if _grp is None:
-                        item_i_item_id_by_ws_item_sk[v_ws_item_sk] = {v_i_item_id: _p}
+                        item_i_item_id_by_ws_item_sk[v_ws_item_sk] = (v_i_item_id, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_i_item_id
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_i_item_id_by_ws_item_sk[v_ws_item_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del item_i_item_id_by_ws_item_sk[v_ws_item_sk]
+                        else:
+                            item_i_item_id_by_ws_item_sk[v_ws_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_i_item_id)
                         if _o is None:
@@ -7353,8 +7868,10 @@ def _make_derived1():
                                 _grp[v_i_item_id] = _n
                             else:
                                 del _grp[v_i_item_id]
-                                if not _grp:
-                                    del item_i_item_id_by_ws_item_sk[v_ws_item_sk]
+                                if len(_grp) == 1:
+                                    item_i_item_id_by_ws_item_sk[v_ws_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _w1 = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                     if _w1 is not None:
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -7479,17 +7996,16 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
-                                        v_ws_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ws_item_sk, v_ws_bill_addr_sk))
-                                or _ZERO
+                            or not _entry(
+                                self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
+                                    v_ws_sold_date_sk
+                                ),
+                                (v_ws_item_sk, v_ws_bill_addr_sk),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ws_item_sk, v_ws_bill_addr_sk)
                         _grp = (
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
@@ -7498,107 +8014,153 @@ def _make_derived1():
                         if _grp is None:
                             web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {(v_ws_item_sk, v_ws_bill_addr_sk): _p}
+                            ] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_bill_addr_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_bill_addr_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_bill_addr_sk)]
-                                    if not _grp:
-                                        del web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
                             if _grp is None:
-                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = {
-                                    v_ws_item_sk: _d2
-                                }
+                                n4_ws_item_sk_by_ws_bill_addr_sk[v_ws_bill_addr_sk] = (
+                                    v_ws_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ws_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ]
+                                else:
+                                    n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        v_ws_bill_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_ws_item_sk)
                                 if _o is None:
-                                    _grp[v_ws_item_sk] = _d2
+                                    _grp[v_ws_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ws_item_sk] = _n
                                     else:
                                         del _grp[v_ws_item_sk]
-                                        if not _grp:
-                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                        if len(_grp) == 1:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
                                                 v_ws_bill_addr_sk
-                                            ]
-                            _w3 = customer_address_count_by_ws_bill_addr_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                 v_ws_bill_addr_sk
                             )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
+                            if _w4 is not None:
+                                _d5 = (
+                                    _d3[0] * _w4[0],
+                                    _d3[1] * _w4[1],
+                                    _d3[2] * _w4[2],
                                 )
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
-                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d4
+                                    n3_count_by_ws_item_sk[v_ws_item_sk] = _d5
                                 else:
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d5[0],
+                                        _o[1] + _d5[1],
+                                        _o[2] + _d5[2],
                                     )
                                     if _n[0]:
                                         n3_count_by_ws_item_sk[v_ws_item_sk] = _n
                                     else:
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
-                                _g7 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
-                                if _g7:
-                                    for v_i_item_id, _w5 in _g7.items():
-                                        _d6 = (
-                                            _d4[0] * _w5[0],
-                                            _d4[1] * _w5[1],
-                                            _d4[2] * _w5[2],
+                                _g8 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
+                                if _g8:
+                                    for v_i_item_id, _w6 in (
+                                        (_g8,) if type(_g8) is tuple else _g8.items()
+                                    ):
+                                        _d7 = (
+                                            _d5[0] * _w6[0],
+                                            _d5[1] * _w6[1],
+                                            _d5[2] * _w6[2],
                                         )
                                         _o = n1_count_by_i_item_id.get(v_i_item_id)
                                         if _o is None:
-                                            n1_count_by_i_item_id[v_i_item_id] = _d6
+                                            n1_count_by_i_item_id[v_i_item_id] = _d7
                                         else:
                                             _n = (
-                                                _o[0] + _d6[0],
-                                                _o[1] + _d6[1],
-                                                _o[2] + _d6[2],
+                                                _o[0] + _d7[0],
+                                                _o[1] + _d7[1],
+                                                _o[2] + _d7[2],
                                             )
                                             if _n[0]:
                                                 n1_count_by_i_item_id[v_i_item_id] = _n
                                             else:
                                                 del n1_count_by_i_item_id[v_i_item_id]
-                                        _w8 = in1_count_by_i_item_id.get(v_i_item_id)
-                                        if _w8 is not None:
-                                            _d9 = (
-                                                _d6[0] * _w8[0],
-                                                _d6[1] * _w8[1],
-                                                _d6[2] * _w8[2],
+                                        _w9 = in1_count_by_i_item_id.get(v_i_item_id)
+                                        if _w9 is not None:
+                                            _d10 = (
+                                                _d7[0] * _w9[0],
+                                                _d7[1] * _w9[1],
+                                                _d7[2] * _w9[2],
                                             )
                                             _o = n0_root.get(v_i_item_id)
                                             if _o is None:
-                                                n0_root[v_i_item_id] = _d9
+                                                n0_root[v_i_item_id] = _d10
                                             else:
                                                 _n = (
-                                                    _o[0] + _d9[0],
-                                                    _o[1] + _d9[1],
-                                                    _o[2] + _d9[2],
+                                                    _o[0] + _d10[0],
+                                                    _o[1] + _d10[1],
+                                                    _o[2] + _d10[2],
                                                 )
                                                 if _n[0]:
                                                     n0_root[v_i_item_id] = _n
@@ -7606,7 +8168,7 @@ def _make_derived1():
                                                     del n0_root[v_i_item_id]
                                             if pending is not None:
                                                 _k = (v_i_item_id,)
-                                                _v = _d9
+                                                _v = _d10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v
@@ -7712,7 +8274,9 @@ def _make_derived1():
                             )
                         )
                         if _g3:
-                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in _g3.items():
+                            for (v_ws_item_sk, v_ws_bill_addr_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _grp = n4_ws_item_sk_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
@@ -7720,7 +8284,28 @@ def _make_derived1():
                                 if _grp is None:
                                     n4_ws_item_sk_by_ws_bill_addr_sk[
                                         v_ws_bill_addr_sk
-                                    ] = {v_ws_item_sk: _d2}
+                                    ] = (v_ws_item_sk, _d2)
+                                elif type(_grp) is tuple:
+                                    _e = v_ws_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d2[0],
+                                            _o[1] + _d2[1],
+                                            _o[2] + _d2[2],
+                                        )
+                                        if _n[0]:
+                                            n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                                v_ws_bill_addr_sk
+                                            ]
+                                    else:
+                                        n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            v_ws_bill_addr_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d2}
                                 else:
                                     _o = _grp.get(v_ws_item_sk)
                                     if _o is None:
@@ -7735,10 +8320,10 @@ def _make_derived1():
                                             _grp[v_ws_item_sk] = _n
                                         else:
                                             del _grp[v_ws_item_sk]
-                                            if not _grp:
-                                                del n4_ws_item_sk_by_ws_bill_addr_sk[
+                                            if len(_grp) == 1:
+                                                n4_ws_item_sk_by_ws_bill_addr_sk[
                                                     v_ws_bill_addr_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _w4 = customer_address_count_by_ws_bill_addr_sk.get(
                                     v_ws_bill_addr_sk
                                 )
@@ -7763,7 +8348,11 @@ def _make_derived1():
                                             del n3_count_by_ws_item_sk[v_ws_item_sk]
                                     _g8 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
                                     if _g8:
-                                        for v_i_item_id, _w6 in _g8.items():
+                                        for v_i_item_id, _w6 in (
+                                            (_g8,)
+                                            if type(_g8) is tuple
+                                            else _g8.items()
+                                        ):
                                             _d7 = (
                                                 _d5[0] * _w6[0],
                                                 _d5[1] * _w6[1],
@@ -7911,7 +8500,9 @@ def _make_derived1():
                                 ]
                         _g3 = n4_ws_item_sk_by_ws_bill_addr_sk.get(v_ws_bill_addr_sk)
                         if _g3:
-                            for v_ws_item_sk, _w1 in _g3.items():
+                            for v_ws_item_sk, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                                 _o = n3_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
@@ -7928,7 +8519,9 @@ def _make_derived1():
                                         del n3_count_by_ws_item_sk[v_ws_item_sk]
                                 _g6 = item_i_item_id_by_ws_item_sk.get(v_ws_item_sk)
                                 if _g6:
-                                    for v_i_item_id, _w4 in _g6.items():
+                                    for v_i_item_id, _w4 in (
+                                        (_g6,) if type(_g6) is tuple else _g6.items()
+                                    ):
                                         _d5 = (
                                             _d2[0] * _w4[0],
                                             _d2[1] * _w4[1],
@@ -8271,7 +8864,7 @@ def _make_derived1():
             COLUMNS = ("i_item_id", "total_sales")
             QUERY_ID = "e439c91c31c49b76"
             LAYOUT_ID = (
-                "f15da32231b2801f"  # the state's layout: snapshots restore only here
+                "14f3a4d5f6d8753f"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8862,7 +9455,7 @@ class View:
     }
     COLUMNS = ("i_item_id", "total_sales")
     QUERY_ID = "75fda30be15e2d65"
-    LAYOUT_ID = "e699feb00fe0ca77"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2adf8aa5373ef78a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

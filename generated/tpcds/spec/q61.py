@@ -55,6 +55,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -234,6 +248,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -444,7 +470,7 @@ def _make_derived1():
         COLUMNS = ("promotions",)
         QUERY_ID = "de469d656ad79ece"
         LAYOUT_ID = (
-            "2c7bda02221bfcf5"  # the state's layout: snapshots restore only here
+            "047f190eddd6f34a"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -683,65 +709,60 @@ def _make_derived1():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
+                _t1 = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
                 _grp = store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
                 if _grp is None:
                     store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_promo_sk,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_promo_sk,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_promo_sk,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
+                    else:
+                        store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_promo_sk,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_promo_sk,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
                                     v_ss_store_sk
-                                ]
-                _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
                     _grp = (
                         n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
@@ -750,90 +771,149 @@ def _make_derived1():
                     if _grp is None:
                         n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk): _d2}
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        ] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                ] = _n
+                                n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                                del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
                                 ]
-                                if not _grp:
-                                    del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                        else:
+                            n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w5 is not None:
+                        _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                        _t7 = (v_ss_customer_sk, v_ss_promo_sk)
                         _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
                             n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                 v_ss_item_sk
-                            ] = {(v_ss_customer_sk, v_ss_promo_sk): _d4}
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d4
-                            else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            ] = (_t7, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                    n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
-                                    if not _grp:
-                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w5 is not None:
-                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                                        ] = next(iter(_grp.items()))
+                        _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w8 is not None:
+                            _d9 = (_d6[0] * _w8[0], _d6[1] * _w8[1], _d6[2] * _w8[2])
                             _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                             if _grp is None:
-                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                    v_ss_customer_sk: _d6
-                                }
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                    v_ss_customer_sk,
+                                    _d9,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ]
+                                else:
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_customer_sk)
                                 if _o is None:
-                                    _grp[v_ss_customer_sk] = _d6
+                                    _grp[v_ss_customer_sk] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_customer_sk] = _n
                                     else:
                                         del _grp[v_ss_customer_sk]
-                                        if not _grp:
-                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                        if len(_grp) == 1:
+                                            n6_ss_customer_sk_by_ss_promo_sk[
                                                 v_ss_promo_sk
-                                            ]
-                            _w7 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
+                                            ] = next(iter(_grp.items()))
+                            _w10 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
                                 )
                                 _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -841,21 +921,21 @@ def _make_derived1():
                                         )
                                     else:
                                         del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
+                                _w12 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w12 is not None:
+                                    _d13 = (
+                                        _d11[0] * _w12[0],
+                                        _d11[1] * _w12[1],
+                                        _d11[2] * _w12[2],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d10
+                                        n0_root[()] = _d13
                                     else:
                                         _n = (
-                                            _o[0] + _d10[0],
-                                            _o[1] + _d10[1],
-                                            _o[2] + _d10[2],
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -863,7 +943,7 @@ def _make_derived1():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d10
+                                        _v = _d13
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -936,116 +1016,178 @@ def _make_derived1():
                         v_ss_item_sk,
                         v_ss_customer_sk,
                         v_ss_promo_sk,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
                         _grp = n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                    ]
-                                    if not _grp:
-                                        del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w4 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
+                            _t7 = (v_ss_customer_sk, v_ss_promo_sk)
                             _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
                                 v_ss_item_sk
                             )
                             if _grp is None:
                                 n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                     v_ss_item_sk
-                                ] = {(v_ss_customer_sk, v_ss_promo_sk): _d5}
-                            else:
-                                _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
-                                if _o is None:
-                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d5
-                                else:
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                        n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
-                                        if not _grp:
-                                            del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                                else:
+                                    n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                                 v_ss_item_sk
-                                            ]
-                            _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                                            ] = next(iter(_grp.items()))
+                            _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d6[0] * _w8[0],
+                                    _d6[1] * _w8[1],
+                                    _d6[2] * _w8[2],
                                 )
                                 _grp = n6_ss_customer_sk_by_ss_promo_sk.get(
                                     v_ss_promo_sk
                                 )
                                 if _grp is None:
-                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                        v_ss_customer_sk: _d7
-                                    }
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                        v_ss_customer_sk,
+                                        _d9,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_customer_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                        )
+                                        if _n[0]:
+                                            n6_ss_customer_sk_by_ss_promo_sk[
+                                                v_ss_promo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                                v_ss_promo_sk
+                                            ]
+                                    else:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d9}
                                 else:
                                     _o = _grp.get(v_ss_customer_sk)
                                     if _o is None:
-                                        _grp[v_ss_customer_sk] = _d7
+                                        _grp[v_ss_customer_sk] = _d9
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_customer_sk] = _n
                                         else:
                                             del _grp[v_ss_customer_sk]
-                                            if not _grp:
-                                                del n6_ss_customer_sk_by_ss_promo_sk[
+                                            if len(_grp) == 1:
+                                                n6_ss_customer_sk_by_ss_promo_sk[
                                                     v_ss_promo_sk
-                                                ]
-                                _w8 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
+                                                ] = next(iter(_grp.items()))
+                                _w10 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
                                     )
                                     _o = n5_count_by_ss_customer_sk.get(
                                         v_ss_customer_sk
                                     )
                                     if _o is None:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
-                                            _d9
+                                            _d11
                                         )
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
                                         )
                                         if _n[0]:
                                             n5_count_by_ss_customer_sk[
@@ -1055,23 +1197,23 @@ def _make_derived1():
                                             del n5_count_by_ss_customer_sk[
                                                 v_ss_customer_sk
                                             ]
-                                    _w10 = n2_count_by_ss_customer_sk.get(
+                                    _w12 = n2_count_by_ss_customer_sk.get(
                                         v_ss_customer_sk
                                     )
-                                    if _w10 is not None:
-                                        _d11 = (
-                                            _d9[0] * _w10[0],
-                                            _d9[1] * _w10[1],
-                                            _d9[2] * _w10[2],
+                                    if _w12 is not None:
+                                        _d13 = (
+                                            _d11[0] * _w12[0],
+                                            _d11[1] * _w12[1],
+                                            _d11[2] * _w12[2],
                                         )
                                         _o = n0_root.get(())
                                         if _o is None:
-                                            n0_root[()] = _d11
+                                            n0_root[()] = _d13
                                         else:
                                             _n = (
-                                                _o[0] + _d11[0],
-                                                _o[1] + _d11[1],
-                                                _o[2] + _d11[2],
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
                                             )
                                             if _n[0]:
                                                 n0_root[()] = _n
@@ -1079,7 +1221,7 @@ def _make_derived1():
                                                 del n0_root[()]
                                         if pending is not None:
                                             _k = ()
-                                            _v = _d11
+                                            _v = _d13
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -1145,7 +1287,9 @@ def _make_derived1():
                         del promotion_count_by_ss_promo_sk[v_ss_promo_sk]
                 _g3 = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -1234,74 +1378,113 @@ def _make_derived1():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_promo_sk,
-                    ), _w1 in _g3.items():
+                    for (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_ss_customer_sk, v_ss_promo_sk)
                         _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
                             n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                 v_ss_item_sk
-                            ] = {(v_ss_customer_sk, v_ss_promo_sk): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
-                                    if not _grp:
-                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(iter(_grp.items()))
+                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                             if _grp is None:
-                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                    v_ss_customer_sk: _d5
-                                }
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                    v_ss_customer_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ]
+                                else:
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_customer_sk)
                                 if _o is None:
-                                    _grp[v_ss_customer_sk] = _d5
+                                    _grp[v_ss_customer_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_customer_sk] = _n
                                     else:
                                         del _grp[v_ss_customer_sk]
-                                        if not _grp:
-                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                        if len(_grp) == 1:
+                                            n6_ss_customer_sk_by_ss_promo_sk[
                                                 v_ss_promo_sk
-                                            ]
-                            _w6 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                                            ] = next(iter(_grp.items()))
+                            _w7 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
                                 )
                                 _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -1309,21 +1492,21 @@ def _make_derived1():
                                         )
                                     else:
                                         del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w8 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
+                                _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d9
+                                        n0_root[()] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -1331,7 +1514,7 @@ def _make_derived1():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d9
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -1382,7 +1565,24 @@ def _make_derived1():
                 if _grp is None:
                     customer_ss_customer_sk_by_c_current_addr_sk[
                         v_c_current_addr_sk
-                    ] = {v_ss_customer_sk: _p}
+                    ] = (v_ss_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -1393,10 +1593,10 @@ def _make_derived1():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del customer_ss_customer_sk_by_c_current_addr_sk[
+                            if len(_grp) == 1:
+                                customer_ss_customer_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = customer_address_count_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
@@ -1489,7 +1689,9 @@ def _make_derived1():
                     v_c_current_addr_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -1568,13 +1770,33 @@ def _make_derived1():
                         del item_count_by_ss_item_sk[v_ss_item_sk]
                 _g3 = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(v_ss_item_sk)
                 if _g3:
-                    for (v_ss_customer_sk, v_ss_promo_sk), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_promo_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                         if _grp is None:
-                            n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                v_ss_customer_sk: _d2
-                            }
+                            n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                v_ss_customer_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk]
+                            else:
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
@@ -1585,10 +1807,10 @@ def _make_derived1():
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n6_ss_customer_sk_by_ss_promo_sk[
+                                    if len(_grp) == 1:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
                                             v_ss_promo_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
                         if _w4 is not None:
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
@@ -1730,83 +1952,74 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk.get(
+                            v_ss_store_sk
+                        ),
                         (
-                            self.store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk.get(
-                                v_ss_store_sk
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_promo_sk,
-                            )
-                        )
-                        or _ZERO
+                            v_ss_sold_date_sk,
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_promo_sk,
+                        ),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
                 _grp = store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
                 if _grp is None:
                     store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
                         v_ss_store_sk
-                    ] = {
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_promo_sk,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_sold_date_sk,
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_promo_sk,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_promo_sk,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ]
+                    else:
+                        store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                            v_ss_store_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_promo_sk,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_promo_sk,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk[
                                     v_ss_store_sk
-                                ]
-                _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
                     _grp = (
                         n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
@@ -1815,90 +2028,149 @@ def _make_derived1():
                     if _grp is None:
                         n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk): _d2}
-                    else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk))
-                        if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        ] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                ] = _n
+                                n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
+                                del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
                                 ]
-                                if not _grp:
-                                    del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                        else:
+                            n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w5 is not None:
+                        _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                        _t7 = (v_ss_customer_sk, v_ss_promo_sk)
                         _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
                             n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                 v_ss_item_sk
-                            ] = {(v_ss_customer_sk, v_ss_promo_sk): _d4}
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d4
-                            else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            ] = (_t7, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                    n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
-                                    if not _grp:
-                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w5 is not None:
-                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                                        ] = next(iter(_grp.items()))
+                        _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w8 is not None:
+                            _d9 = (_d6[0] * _w8[0], _d6[1] * _w8[1], _d6[2] * _w8[2])
                             _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                             if _grp is None:
-                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                    v_ss_customer_sk: _d6
-                                }
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                    v_ss_customer_sk,
+                                    _d9,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                    )
+                                    if _n[0]:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ]
+                                else:
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_customer_sk)
                                 if _o is None:
-                                    _grp[v_ss_customer_sk] = _d6
+                                    _grp[v_ss_customer_sk] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_customer_sk] = _n
                                     else:
                                         del _grp[v_ss_customer_sk]
-                                        if not _grp:
-                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                        if len(_grp) == 1:
+                                            n6_ss_customer_sk_by_ss_promo_sk[
                                                 v_ss_promo_sk
-                                            ]
-                            _w7 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
+                                            ] = next(iter(_grp.items()))
+                            _w10 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
                                 )
                                 _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
                                     )
                                     if _n[0]:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -1906,21 +2178,21 @@ def _make_derived1():
                                         )
                                     else:
                                         del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                                if _w9 is not None:
-                                    _d10 = (
-                                        _d8[0] * _w9[0],
-                                        _d8[1] * _w9[1],
-                                        _d8[2] * _w9[2],
+                                _w12 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w12 is not None:
+                                    _d13 = (
+                                        _d11[0] * _w12[0],
+                                        _d11[1] * _w12[1],
+                                        _d11[2] * _w12[2],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d10
+                                        n0_root[()] = _d13
                                     else:
                                         _n = (
-                                            _o[0] + _d10[0],
-                                            _o[1] + _d10[1],
-                                            _o[2] + _d10[2],
+                                            _o[0] + _d13[0],
+                                            _o[1] + _d13[1],
+                                            _o[2] + _d13[2],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -1928,7 +2200,7 @@ def _make_derived1():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d10
+                                        _v = _d13
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -2031,116 +2303,178 @@ def _make_derived1():
                         v_ss_item_sk,
                         v_ss_customer_sk,
                         v_ss_promo_sk,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
                         _grp = n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {(v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk)
-                                    ]
-                                    if not _grp:
-                                        del n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w4 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
+                            _t7 = (v_ss_customer_sk, v_ss_promo_sk)
                             _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
                                 v_ss_item_sk
                             )
                             if _grp is None:
                                 n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                     v_ss_item_sk
-                                ] = {(v_ss_customer_sk, v_ss_promo_sk): _d5}
-                            else:
-                                _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
-                                if _o is None:
-                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d5
-                                else:
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                        n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
-                                        if not _grp:
-                                            del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                            v_ss_item_sk
+                                        ]
+                                else:
+                                    n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                                 v_ss_item_sk
-                                            ]
-                            _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                                            ] = next(iter(_grp.items()))
+                            _w8 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d6[0] * _w8[0],
+                                    _d6[1] * _w8[1],
+                                    _d6[2] * _w8[2],
                                 )
                                 _grp = n6_ss_customer_sk_by_ss_promo_sk.get(
                                     v_ss_promo_sk
                                 )
                                 if _grp is None:
-                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                        v_ss_customer_sk: _d7
-                                    }
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                        v_ss_customer_sk,
+                                        _d9,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = v_ss_customer_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                        )
+                                        if _n[0]:
+                                            n6_ss_customer_sk_by_ss_promo_sk[
+                                                v_ss_promo_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                                v_ss_promo_sk
+                                            ]
+                                    else:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d9}
                                 else:
                                     _o = _grp.get(v_ss_customer_sk)
                                     if _o is None:
-                                        _grp[v_ss_customer_sk] = _d7
+                                        _grp[v_ss_customer_sk] = _d9
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
                                         )
                                         if _n[0]:
                                             _grp[v_ss_customer_sk] = _n
                                         else:
                                             del _grp[v_ss_customer_sk]
-                                            if not _grp:
-                                                del n6_ss_customer_sk_by_ss_promo_sk[
+                                            if len(_grp) == 1:
+                                                n6_ss_customer_sk_by_ss_promo_sk[
                                                     v_ss_promo_sk
-                                                ]
-                                _w8 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
+                                                ] = next(iter(_grp.items()))
+                                _w10 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
                                     )
                                     _o = n5_count_by_ss_customer_sk.get(
                                         v_ss_customer_sk
                                     )
                                     if _o is None:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
-                                            _d9
+                                            _d11
                                         )
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
                                         )
                                         if _n[0]:
                                             n5_count_by_ss_customer_sk[
@@ -2150,23 +2484,23 @@ def _make_derived1():
                                             del n5_count_by_ss_customer_sk[
                                                 v_ss_customer_sk
                                             ]
-                                    _w10 = n2_count_by_ss_customer_sk.get(
+                                    _w12 = n2_count_by_ss_customer_sk.get(
                                         v_ss_customer_sk
                                     )
-                                    if _w10 is not None:
-                                        _d11 = (
-                                            _d9[0] * _w10[0],
-                                            _d9[1] * _w10[1],
-                                            _d9[2] * _w10[2],
+                                    if _w12 is not None:
+                                        _d13 = (
+                                            _d11[0] * _w12[0],
+                                            _d11[1] * _w12[1],
+                                            _d11[2] * _w12[2],
                                         )
                                         _o = n0_root.get(())
                                         if _o is None:
-                                            n0_root[()] = _d11
+                                            n0_root[()] = _d13
                                         else:
                                             _n = (
-                                                _o[0] + _d11[0],
-                                                _o[1] + _d11[1],
-                                                _o[2] + _d11[2],
+                                                _o[0] + _d13[0],
+                                                _o[1] + _d13[1],
+                                                _o[2] + _d13[2],
                                             )
                                             if _n[0]:
                                                 n0_root[()] = _n
@@ -2174,7 +2508,7 @@ def _make_derived1():
                                                 del n0_root[()]
                                         if pending is not None:
                                             _k = ()
-                                            _v = _d11
+                                            _v = _d13
                                             _o = pending.get(_k)
                                             pending[_k] = (
                                                 _v
@@ -2270,7 +2604,9 @@ def _make_derived1():
                         del promotion_count_by_ss_promo_sk[v_ss_promo_sk]
                 _g3 = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -2389,74 +2725,113 @@ def _make_derived1():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_promo_sk,
-                    ), _w1 in _g3.items():
+                    for (v_ss_item_sk, v_ss_customer_sk, v_ss_promo_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_ss_customer_sk, v_ss_promo_sk)
                         _grp = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
                             n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                 v_ss_item_sk
-                            ] = {(v_ss_customer_sk, v_ss_promo_sk): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_promo_sk))
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_promo_sk)] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_promo_sk)]
-                                    if not _grp:
-                                        del n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(iter(_grp.items()))
+                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                             if _grp is None:
-                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                    v_ss_customer_sk: _d5
-                                }
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                    v_ss_customer_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n6_ss_customer_sk_by_ss_promo_sk[
+                                            v_ss_promo_sk
+                                        ]
+                                else:
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_customer_sk)
                                 if _o is None:
-                                    _grp[v_ss_customer_sk] = _d5
+                                    _grp[v_ss_customer_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_customer_sk] = _n
                                     else:
                                         del _grp[v_ss_customer_sk]
-                                        if not _grp:
-                                            del n6_ss_customer_sk_by_ss_promo_sk[
+                                        if len(_grp) == 1:
+                                            n6_ss_customer_sk_by_ss_promo_sk[
                                                 v_ss_promo_sk
-                                            ]
-                            _w6 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                                            ] = next(iter(_grp.items()))
+                            _w7 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
                                 )
                                 _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -2464,21 +2839,21 @@ def _make_derived1():
                                         )
                                     else:
                                         del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w8 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
+                                _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d9
+                                        n0_root[()] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -2486,7 +2861,7 @@ def _make_derived1():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d9
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -2556,14 +2931,12 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_ss_customer_sk_by_c_current_addr_sk.get(
-                                v_c_current_addr_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ss_customer_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.customer_ss_customer_sk_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        ),
+                        v_ss_customer_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
@@ -2573,7 +2946,24 @@ def _make_derived1():
                 if _grp is None:
                     customer_ss_customer_sk_by_c_current_addr_sk[
                         v_c_current_addr_sk
-                    ] = {v_ss_customer_sk: _p}
+                    ] = (v_ss_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -2584,10 +2974,10 @@ def _make_derived1():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del customer_ss_customer_sk_by_c_current_addr_sk[
+                            if len(_grp) == 1:
+                                customer_ss_customer_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = customer_address_count_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
@@ -2711,7 +3101,9 @@ def _make_derived1():
                     v_c_current_addr_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -2818,13 +3210,33 @@ def _make_derived1():
                         del item_count_by_ss_item_sk[v_ss_item_sk]
                 _g3 = n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk.get(v_ss_item_sk)
                 if _g3:
-                    for (v_ss_customer_sk, v_ss_promo_sk), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_promo_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _grp = n6_ss_customer_sk_by_ss_promo_sk.get(v_ss_promo_sk)
                         if _grp is None:
-                            n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
-                                v_ss_customer_sk: _d2
-                            }
+                            n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                v_ss_customer_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk]
+                            else:
+                                n6_ss_customer_sk_by_ss_promo_sk[v_ss_promo_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
@@ -2835,10 +3247,10 @@ def _make_derived1():
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n6_ss_customer_sk_by_ss_promo_sk[
+                                    if len(_grp) == 1:
+                                        n6_ss_customer_sk_by_ss_promo_sk[
                                             v_ss_promo_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = promotion_count_by_ss_promo_sk.get(v_ss_promo_sk)
                         if _w4 is not None:
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
@@ -3097,6 +3509,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -3286,7 +3710,7 @@ def _make_derived2():
         COLUMNS = ("total",)
         QUERY_ID = "8197d4701866d770"
         LAYOUT_ID = (
-            "6a0e669d9bc073be"  # the state's layout: snapshots restore only here
+            "6a3d2621db1bf764"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3512,100 +3936,164 @@ def _make_derived2():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
+                _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                 _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _p
-                    }
+                    ] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t4 = (v_ss_customer_sk, v_ss_store_sk)
                     _grp = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_customer_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _t4,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ]
+                        else:
+                            n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                         v_ss_item_sk
-                                    ]
-                    _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                    ] = next(iter(_grp.items()))
+                    _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w5 is not None:
+                        _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                         _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_customer_sk: _d4
-                            }
+                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_customer_sk,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
-                                _grp[v_ss_customer_sk] = _d4
+                                _grp[v_ss_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                    if len(_grp) == 1:
+                                        n6_ss_customer_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                                        ] = next(iter(_grp.items()))
+                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _o is None:
-                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d6
+                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                             else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n5_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                                 else:
                                     del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                            _w7 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
+                            _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
@@ -3613,7 +4101,7 @@ def _make_derived2():
                                         del n0_root[()]
                                 if pending is not None:
                                     _k = ()
-                                    _v = _d8
+                                    _v = _d10
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -3667,7 +4155,9 @@ def _make_derived2():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -3756,74 +4246,113 @@ def _make_derived2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                    ), _w1 in _g3.items():
+                    for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_ss_customer_sk, v_ss_store_sk)
                         _grp = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
                             n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                 v_ss_item_sk
-                            ] = {(v_ss_customer_sk, v_ss_store_sk): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(iter(_grp.items()))
+                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_customer_sk: _d5
-                                }
+                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_customer_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        n6_ss_customer_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                                else:
+                                    n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_customer_sk)
                                 if _o is None:
-                                    _grp[v_ss_customer_sk] = _d5
+                                    _grp[v_ss_customer_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_customer_sk] = _n
                                     else:
                                         del _grp[v_ss_customer_sk]
-                                        if not _grp:
-                                            del n6_ss_customer_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n6_ss_customer_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                                            ] = next(iter(_grp.items()))
+                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
                                 )
                                 _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -3831,21 +4360,21 @@ def _make_derived2():
                                         )
                                     else:
                                         del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w8 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
+                                _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d9
+                                        n0_root[()] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -3853,7 +4382,7 @@ def _make_derived2():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d9
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -3904,7 +4433,24 @@ def _make_derived2():
                 if _grp is None:
                     customer_ss_customer_sk_by_c_current_addr_sk[
                         v_c_current_addr_sk
-                    ] = {v_ss_customer_sk: _p}
+                    ] = (v_ss_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -3915,10 +4461,10 @@ def _make_derived2():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del customer_ss_customer_sk_by_c_current_addr_sk[
+                            if len(_grp) == 1:
+                                customer_ss_customer_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = customer_address_count_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
@@ -4011,7 +4557,9 @@ def _make_derived2():
                     v_c_current_addr_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -4090,13 +4638,33 @@ def _make_derived2():
                         del item_count_by_ss_item_sk[v_ss_item_sk]
                 _g3 = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                 if _g3:
-                    for (v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_customer_sk: _d2
-                            }
+                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_customer_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
@@ -4107,10 +4675,10 @@ def _make_derived2():
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                    if len(_grp) == 1:
+                                        n6_ss_customer_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
@@ -4239,111 +4807,173 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
+                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)
                 _grp = store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk): _p
-                    }
+                    ] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t4 = (v_ss_customer_sk, v_ss_store_sk)
                     _grp = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_customer_sk, v_ss_store_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
-                        if _o is None:
-                            _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[v_ss_item_sk] = (
+                            _t4,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ]
+                        else:
+                            n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                v_ss_item_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                         v_ss_item_sk
-                                    ]
-                    _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                    ] = next(iter(_grp.items()))
+                    _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w5 is not None:
+                        _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                         _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_customer_sk: _d4
-                            }
+                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_customer_sk,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
-                                _grp[v_ss_customer_sk] = _d4
+                                _grp[v_ss_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                    if len(_grp) == 1:
+                                        n6_ss_customer_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                                        ] = next(iter(_grp.items()))
+                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                             if _o is None:
-                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d6
+                                n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                             else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n5_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                                 else:
                                     del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                            _w7 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
+                            _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
                                 )
                                 _o = n0_root.get(())
                                 if _o is None:
-                                    n0_root[()] = _d8
+                                    n0_root[()] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
                                     )
                                     if _n[0]:
                                         n0_root[()] = _n
@@ -4351,7 +4981,7 @@ def _make_derived2():
                                         del n0_root[()]
                                 if pending is not None:
                                     _k = ()
-                                    _v = _d8
+                                    _v = _d10
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -4435,7 +5065,9 @@ def _make_derived2():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -4554,74 +5186,113 @@ def _make_derived2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_item_sk,
-                        v_ss_customer_sk,
-                        v_ss_store_sk,
-                    ), _w1 in _g3.items():
+                    for (v_ss_item_sk, v_ss_customer_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_ss_customer_sk, v_ss_store_sk)
                         _grp = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(
                             v_ss_item_sk
                         )
                         if _grp is None:
                             n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                 v_ss_item_sk
-                            ] = {(v_ss_customer_sk, v_ss_store_sk): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                        v_ss_item_sk
+                                    ]
+                            else:
+                                n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    v_ss_item_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_store_sk))
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_store_sk)] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[(v_ss_customer_sk, v_ss_store_sk)] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_store_sk)]
-                                    if not _grp:
-                                        del n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_ss_customer_sk_ss_store_sk_by_ss_item_sk[
                                             v_ss_item_sk
-                                        ]
-                        _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(iter(_grp.items()))
+                        _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                    v_ss_customer_sk: _d5
-                                }
+                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    v_ss_customer_sk,
+                                    _d6,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_ss_customer_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                    )
+                                    if _n[0]:
+                                        n6_ss_customer_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ]
+                                else:
+                                    n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
                             else:
                                 _o = _grp.get(v_ss_customer_sk)
                                 if _o is None:
-                                    _grp[v_ss_customer_sk] = _d5
+                                    _grp[v_ss_customer_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         _grp[v_ss_customer_sk] = _n
                                     else:
                                         del _grp[v_ss_customer_sk]
-                                        if not _grp:
-                                            del n6_ss_customer_sk_by_ss_store_sk[
+                                        if len(_grp) == 1:
+                                            n6_ss_customer_sk_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                                            ] = next(iter(_grp.items()))
+                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
                                 )
                                 _o = n5_count_by_ss_customer_sk.get(v_ss_customer_sk)
                                 if _o is None:
-                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d7
+                                    n5_count_by_ss_customer_sk[v_ss_customer_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
                                         n5_count_by_ss_customer_sk[v_ss_customer_sk] = (
@@ -4629,21 +5300,21 @@ def _make_derived2():
                                         )
                                     else:
                                         del n5_count_by_ss_customer_sk[v_ss_customer_sk]
-                                _w8 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
+                                _w9 = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
                                     )
                                     _o = n0_root.get(())
                                     if _o is None:
-                                        n0_root[()] = _d9
+                                        n0_root[()] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
                                         )
                                         if _n[0]:
                                             n0_root[()] = _n
@@ -4651,7 +5322,7 @@ def _make_derived2():
                                             del n0_root[()]
                                     if pending is not None:
                                         _k = ()
-                                        _v = _d9
+                                        _v = _d10
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -4721,14 +5392,12 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_ss_customer_sk_by_c_current_addr_sk.get(
-                                v_c_current_addr_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ss_customer_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.customer_ss_customer_sk_by_c_current_addr_sk.get(
+                            v_c_current_addr_sk
+                        ),
+                        v_ss_customer_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
@@ -4738,7 +5407,24 @@ def _make_derived2():
                 if _grp is None:
                     customer_ss_customer_sk_by_c_current_addr_sk[
                         v_c_current_addr_sk
-                    ] = {v_ss_customer_sk: _p}
+                    ] = (v_ss_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_ss_customer_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        customer_ss_customer_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -4749,10 +5435,10 @@ def _make_derived2():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del customer_ss_customer_sk_by_c_current_addr_sk[
+                            if len(_grp) == 1:
+                                customer_ss_customer_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = customer_address_count_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
@@ -4876,7 +5562,9 @@ def _make_derived2():
                     v_c_current_addr_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n2_count_by_ss_customer_sk.get(v_ss_customer_sk)
                         if _o is None:
@@ -4983,13 +5671,33 @@ def _make_derived2():
                         del item_count_by_ss_item_sk[v_ss_item_sk]
                 _g3 = n7_ss_customer_sk_ss_store_sk_by_ss_item_sk.get(v_ss_item_sk)
                 if _g3:
-                    for (v_ss_customer_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _grp = n6_ss_customer_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_customer_sk: _d2
-                            }
+                            n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_customer_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n6_ss_customer_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_customer_sk)
                             if _o is None:
@@ -5000,10 +5708,10 @@ def _make_derived2():
                                     _grp[v_ss_customer_sk] = _n
                                 else:
                                     del _grp[v_ss_customer_sk]
-                                    if not _grp:
-                                        del n6_ss_customer_sk_by_ss_store_sk[
+                                    if len(_grp) == 1:
+                                        n6_ss_customer_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
@@ -5397,7 +6105,7 @@ class View:
         "cast(promotions as decimal(15, 4)) / cast(total as decimal(15, 4)) * 100",
     )
     QUERY_ID = "597d056ec51ac472"
-    LAYOUT_ID = "22299a6bb7468c20"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1738e4f664af0f2d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -5568,7 +6276,18 @@ class View:
         _p = d
         _grp = promotional_sales_by_all.get(())
         if _grp is None:
-            promotional_sales_by_all[()] = {v_promotions: _p}
+            promotional_sales_by_all[()] = (v_promotions, _p)
+        elif type(_grp) is tuple:
+            _e = v_promotions
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    promotional_sales_by_all[()] = (_grp[0], _n)
+                else:
+                    del promotional_sales_by_all[()]
+            else:
+                promotional_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_promotions)
             if _o is None:
@@ -5579,8 +6298,8 @@ class View:
                     _grp[v_promotions] = _n
                 else:
                     del _grp[v_promotions]
-                    if not _grp:
-                        del promotional_sales_by_all[()]
+                    if len(_grp) == 1:
+                        promotional_sales_by_all[()] = next(iter(_grp.items()))
         _o = promotional_sales_count_by_all.get(())
         if _o is None:
             promotional_sales_count_by_all[()] = _p
@@ -5603,7 +6322,11 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for v_total, _m3 in self.all_sales_by_all[()].items():
+                for v_total, _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.all_sales_by_all[()])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         v_promotions,
                         v_total,
@@ -5655,7 +6378,18 @@ class View:
         _p = d
         _grp = all_sales_by_all.get(())
         if _grp is None:
-            all_sales_by_all[()] = {v_total: _p}
+            all_sales_by_all[()] = (v_total, _p)
+        elif type(_grp) is tuple:
+            _e = v_total
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    all_sales_by_all[()] = (_grp[0], _n)
+                else:
+                    del all_sales_by_all[()]
+            else:
+                all_sales_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_total)
             if _o is None:
@@ -5666,8 +6400,8 @@ class View:
                     _grp[v_total] = _n
                 else:
                     del _grp[v_total]
-                    if not _grp:
-                        del all_sales_by_all[()]
+                    if len(_grp) == 1:
+                        all_sales_by_all[()] = next(iter(_grp.items()))
         _o = all_sales_count_by_all.get(())
         if _o is None:
             all_sales_count_by_all[()] = _p
@@ -5690,7 +6424,11 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for v_promotions, _m3 in self.promotional_sales_by_all[()].items():
+                for v_promotions, _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.promotional_sales_by_all[()])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         v_promotions,
                         v_total,
@@ -5872,13 +6610,13 @@ class View:
         _g2 = self.promotional_sales_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get(v_promotions)
+        _m3 = _entry(_g2, v_promotions)
         if _m3 is None:
             return None
         _g4 = self.all_sales_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get(v_total)
+        _m5 = _entry(_g4, v_total)
         if _m5 is None:
             return None
         return _m3 * _m5

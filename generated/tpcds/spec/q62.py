@@ -95,6 +95,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -334,7 +348,7 @@ class View:
         ">120 days",
     )
     QUERY_ID = "61a80173b3226fe2"
-    LAYOUT_ID = "0e42bc751ae685ee"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0b55fa7c2bab5b64"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -688,19 +702,51 @@ class View:
             del store[row]
         # atom web_sales
         if keep_web_sales:
+            _t1 = (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
             _grp = web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk.get(
                 v_ws_ship_date_sk
             )
             if _grp is None:
                 web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
                     v_ws_ship_date_sk
-                ] = {
-                    (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                    )
+                    if _n[0]:
+                        web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ]
+                else:
+                    web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                        v_ws_ship_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -711,196 +757,135 @@ class View:
                         _o[5] + _p[5],
                     )
                     if _n[0]:
-                        _grp[
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ]
-                        if not _grp:
-                            del web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
                                 v_ws_ship_date_sk
-                            ]
-            _w1 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
                 )
-                _o = n3.get((v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
+                _o = n3.get(_t1)
                 if _o is None:
-                    n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
+                    n3[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
                     )
                     if _n[0]:
-                        n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = (
-                            _n
-                        )
+                        n3[_t1] = _n
                     else:
-                        del n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)]
+                        del n3[_t1]
+                _t4 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
                 _grp = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(
                     v_ws_web_site_sk
                 )
                 if _grp is None:
                     n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                         v_ws_web_site_sk
-                    ] = {(v_ws_ship_mode_sk, v_ws_warehouse_sk): _d2}
-                else:
-                    _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                    if _o is None:
-                        _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
-                    else:
+                    ] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
                         )
                         if _n[0]:
-                            _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                            n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                            if not _grp:
-                                del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                            del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ]
+                    else:
+                        n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                            v_ws_web_site_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                                     v_ws_web_site_sk
-                                ]
-                _w3 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
+                                ] = next(iter(_grp.items()))
+                _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
                     )
-                    _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(
-                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    )
+                    _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(_t4)
                     if _grp is None:
-                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ] = {
-                            (
-                                v_ws_web_site_sk,
-                                v_ws_ship_mode_sk,
-                                v_ws_warehouse_sk,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = _d4
-                        else:
+                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = (_t1, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                    )
-                                ] = _n
-                            else:
-                                del _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                                    ]
-                    _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                    if _grp is None:
-                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                            v_ws_ship_mode_sk: _d4
-                        }
-                    else:
-                        _o = _grp.get(v_ws_ship_mode_sk)
-                        if _o is None:
-                            _grp[v_ws_ship_mode_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                            )
-                            if _n[0]:
-                                _grp[v_ws_ship_mode_sk] = _n
-                            else:
-                                del _grp[v_ws_ship_mode_sk]
-                                if not _grp:
-                                    del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
-                                        v_ws_warehouse_sk
-                                    ]
-                    _w5 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                        )
-                        _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        if _grp is None:
-                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                                (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d6
-                            }
-                        else:
-                            _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d6
-                            else:
-                                _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
+                                n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                                if _n[0]:
-                                    _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
-                                else:
-                                    del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                        _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                            else:
+                                del n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4]
+                        else:
+                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d6
+                            _grp[_t1] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -911,22 +896,106 @@ class View:
                                 _o[5] + _d6[5],
                             )
                             if _n[0]:
-                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                                _grp[_t1] = _n
                             else:
-                                del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                        _w7 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = next(
+                                        iter(_grp.items())
+                                    )
+                    _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _grp is None:
+                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                            v_ws_ship_mode_sk,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_ship_mode_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
                             )
-                            _o = n0_root.get(v_ws_ship_mode_sk)
+                            if _n[0]:
+                                n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ]
+                        else:
+                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(v_ws_ship_mode_sk)
+                        if _o is None:
+                            _grp[v_ws_ship_mode_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                            )
+                            if _n[0]:
+                                _grp[v_ws_ship_mode_sk] = _n
+                            else:
+                                del _grp[v_ws_ship_mode_sk]
+                                if len(_grp) == 1:
+                                    n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = next(iter(_grp.items()))
+                    _w7 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                            _d6[5] * _w7[5],
+                        )
+                        _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _grp is None:
+                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t4, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                )
+                                if _n[0]:
+                                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                            else:
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                n0_root[v_ws_ship_mode_sk] = _d8
+                                _grp[_t4] = _d8
                             else:
                                 _n = (
                                     _o[0] + _d8[0],
@@ -937,36 +1006,100 @@ class View:
                                     _o[5] + _d8[5],
                                 )
                                 if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _o is None:
+                            n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                            )
+                            if _n[0]:
+                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                            else:
+                                del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                        _w9 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _w9 is not None:
+                            _d10 = (
+                                _d8[0] * _w9[0],
+                                _d8[1] * _w9[1],
+                                _d8[2] * _w9[2],
+                                _d8[3] * _w9[3],
+                                _d8[4] * _w9[4],
+                                _d8[5] * _w9[5],
+                            )
+                            _o = n0_root.get(v_ws_ship_mode_sk)
+                            if _o is None:
+                                n0_root[v_ws_ship_mode_sk] = _d10
+                            else:
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                )
+                                if _n[0]:
                                     n0_root[v_ws_ship_mode_sk] = _n
                                 else:
                                     del n0_root[v_ws_ship_mode_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_web_site_sk,
-                                    v_web_name,
-                                ), _m9 in self.web_site_by_ws_web_site_sk[
-                                    v_ws_web_site_sk
-                                ].items():
-                                    for (
-                                        v_ws_warehouse_sk,
-                                        v_group1,
-                                    ), _m10 in self.warehouse_by_ws_warehouse_sk[
-                                        v_ws_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_ws_ship_mode_sk,
-                                            v_sm_type,
-                                        ), _m11 in self.ship_mode_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ].items():
+                                for (v_ws_web_site_sk, v_web_name), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.web_site_by_ws_web_site_sk[
+                                                v_ws_web_site_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_ws_warehouse_sk, v_group1), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.warehouse_by_ws_warehouse_sk[
+                                                    v_ws_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_ws_ship_mode_sk, v_sm_type), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.ship_mode_by_ws_ship_mode_sk[
+                                                        v_ws_ship_mode_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (v_group1, v_sm_type, v_web_name)
                                             _v = (
-                                                _d2[0] * _m9[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m9[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m9[2] * _m10[2] * _m11[2],
-                                                _d2[3] * _m9[3] * _m10[3] * _m11[3],
-                                                _d2[4] * _m9[4] * _m10[4] * _m11[4],
-                                                _d2[5] * _m9[5] * _m10[5] * _m11[5],
+                                                _d3[0] * _m11[0] * _m13[0] * _m15[0],
+                                                _d3[1] * _m11[1] * _m13[1] * _m15[1],
+                                                _d3[2] * _m11[2] * _m13[2] * _m15[2],
+                                                _d3[3] * _m11[3] * _m13[3] * _m15[3],
+                                                _d3[4] * _m11[4] * _m13[4] * _m15[4],
+                                                _d3[5] * _m11[5] * _m13[5] * _m15[5],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1017,15 +1150,35 @@ class View:
         else:
             del store[row]
         # atom warehouse
+        _t1 = (v_ws_warehouse_sk, v_group1)
         _grp = warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
         if _grp is None:
-            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                (v_ws_warehouse_sk, v_group1): _p
-            }
+            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                )
+                if _n[0]:
+                    warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_grp[0], _n)
+                else:
+                    del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+            else:
+                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_ws_warehouse_sk, v_group1))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ws_warehouse_sk, v_group1)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -1036,11 +1189,13 @@ class View:
                     _o[5] + _p[5],
                 )
                 if _n[0]:
-                    _grp[(v_ws_warehouse_sk, v_group1)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ws_warehouse_sk, v_group1)]
-                    if not _grp:
-                        del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
         if _o is None:
             warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _p
@@ -1057,78 +1212,102 @@ class View:
                 warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _n
             else:
                 del warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk]
-        _g3 = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-        if _g3:
-            for v_ws_ship_mode_sk, _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
+        _g4 = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+        if _g4:
+            for v_ws_ship_mode_sk, _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
                 )
+                _t5 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
                 _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                 if _grp is None:
-                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                        (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                    if _o is None:
-                        _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
-                    else:
+                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
                         )
                         if _n[0]:
-                            _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                            if not _grp:
-                                del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                            del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                    else:
+                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                 if _o is None:
-                    n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d2
+                    n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
                     )
                     if _n[0]:
                         n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
                     else:
                         del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                _w4 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
+                _w6 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                if _w6 is not None:
+                    _d7 = (
+                        _d3[0] * _w6[0],
+                        _d3[1] * _w6[1],
+                        _d3[2] * _w6[2],
+                        _d3[3] * _w6[3],
+                        _d3[4] * _w6[4],
+                        _d3[5] * _w6[5],
                     )
                     _o = n0_root.get(v_ws_ship_mode_sk)
                     if _o is None:
-                        n0_root[v_ws_ship_mode_sk] = _d5
+                        n0_root[v_ws_ship_mode_sk] = _d7
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
+                            _o[0] + _d7[0],
+                            _o[1] + _d7[1],
+                            _o[2] + _d7[2],
+                            _o[3] + _d7[3],
+                            _o[4] + _d7[4],
+                            _o[5] + _d7[5],
                         )
                         if _n[0]:
                             n0_root[v_ws_ship_mode_sk] = _n
@@ -1139,32 +1318,53 @@ class View:
                             v_ws_web_site_sk,
                             v_ws_ship_mode_sk,
                             v_ws_warehouse_sk,
-                        ), _m6 in self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ].items():
-                            _m7 = self.n3[
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
+                                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
+                            _m10 = self.n3[
                                 (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
                             ]
-                            for (
-                                v_ws_web_site_sk,
-                                v_web_name,
-                            ), _m8 in self.web_site_by_ws_web_site_sk[
-                                v_ws_web_site_sk
-                            ].items():
-                                for (
-                                    v_ws_ship_mode_sk,
-                                    v_sm_type,
-                                ), _m9 in self.ship_mode_by_ws_ship_mode_sk[
-                                    v_ws_ship_mode_sk
-                                ].items():
+                            for (v_ws_web_site_sk, v_web_name), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (
+                                        _g12 := self.web_site_by_ws_web_site_sk[
+                                            v_ws_web_site_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
+                                for (v_ws_ship_mode_sk, v_sm_type), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (
+                                            _g14 := self.ship_mode_by_ws_ship_mode_sk[
+                                                v_ws_ship_mode_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g14.items()
+                                ):
                                     _k = (v_group1, v_sm_type, v_web_name)
                                     _v = (
-                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
-                                        _p[3] * _m7[3] * _m8[3] * _m9[3],
-                                        _p[4] * _m7[4] * _m8[4] * _m9[4],
-                                        _p[5] * _m7[5] * _m8[5] * _m9[5],
+                                        _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                        _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                        _p[2] * _m10[2] * _m11[2] * _m13[2],
+                                        _p[3] * _m10[3] * _m11[3] * _m13[3],
+                                        _p[4] * _m10[4] * _m11[4] * _m13[4],
+                                        _p[5] * _m10[5] * _m11[5] * _m13[5],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1205,15 +1405,35 @@ class View:
         else:
             del store[row]
         # atom ship_mode
+        _t1 = (v_ws_ship_mode_sk, v_sm_type)
         _grp = ship_mode_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
         if _grp is None:
-            ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                (v_ws_ship_mode_sk, v_sm_type): _p
-            }
+            ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                )
+                if _n[0]:
+                    ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_grp[0], _n)
+                else:
+                    del ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+            else:
+                ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_ws_ship_mode_sk, v_sm_type))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ws_ship_mode_sk, v_sm_type)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -1224,11 +1444,13 @@ class View:
                     _o[5] + _p[5],
                 )
                 if _n[0]:
-                    _grp[(v_ws_ship_mode_sk, v_sm_type)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ws_ship_mode_sk, v_sm_type)]
-                    if not _grp:
-                        del ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
         if _o is None:
             ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _p
@@ -1245,67 +1467,90 @@ class View:
                 ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
             else:
                 del ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-        _w1 = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
-                _p[5] * _w1[5],
+        _w2 = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
+                _p[5] * _w2[5],
             )
             _o = n0_root.get(v_ws_ship_mode_sk)
             if _o is None:
-                n0_root[v_ws_ship_mode_sk] = _d2
+                n0_root[v_ws_ship_mode_sk] = _d3
             else:
                 _n = (
-                    _o[0] + _d2[0],
-                    _o[1] + _d2[1],
-                    _o[2] + _d2[2],
-                    _o[3] + _d2[3],
-                    _o[4] + _d2[4],
-                    _o[5] + _d2[5],
+                    _o[0] + _d3[0],
+                    _o[1] + _d3[1],
+                    _o[2] + _d3[2],
+                    _o[3] + _d3[3],
+                    _o[4] + _d3[4],
+                    _o[5] + _d3[5],
                 )
                 if _n[0]:
                     n0_root[v_ws_ship_mode_sk] = _n
                 else:
                     del n0_root[v_ws_ship_mode_sk]
             if pending is not None:
-                for (
-                    v_ws_ship_mode_sk,
-                    v_ws_warehouse_sk,
-                ), _m3 in self.n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk].items():
+                for (v_ws_ship_mode_sk, v_ws_warehouse_sk), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]))
+                    is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_ws_web_site_sk,
                         v_ws_ship_mode_sk,
                         v_ws_warehouse_sk,
-                    ), _m4 in self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    ].items():
-                        _m5 = self.n3[
+                    ), _m6 in (
+                        (_g7,)
+                        if type(
+                            (
+                                _g7 := self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
+                                    (v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g7.items()
+                    ):
+                        _m8 = self.n3[
                             (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
                         ]
-                        for (
-                            v_ws_web_site_sk,
-                            v_web_name,
-                        ), _m6 in self.web_site_by_ws_web_site_sk[
-                            v_ws_web_site_sk
-                        ].items():
-                            for (
-                                v_ws_warehouse_sk,
-                                v_group1,
-                            ), _m7 in self.warehouse_by_ws_warehouse_sk[
-                                v_ws_warehouse_sk
-                            ].items():
+                        for (v_ws_web_site_sk, v_web_name), _m9 in (
+                            (_g10,)
+                            if type(
+                                (
+                                    _g10 := self.web_site_by_ws_web_site_sk[
+                                        v_ws_web_site_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g10.items()
+                        ):
+                            for (v_ws_warehouse_sk, v_group1), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (
+                                        _g12 := self.warehouse_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g12.items()
+                            ):
                                 _k = (v_group1, v_sm_type, v_web_name)
                                 _v = (
-                                    _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m5[2] * _m6[2] * _m7[2],
-                                    _p[3] * _m5[3] * _m6[3] * _m7[3],
-                                    _p[4] * _m5[4] * _m6[4] * _m7[4],
-                                    _p[5] * _m5[5] * _m6[5] * _m7[5],
+                                    _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                    _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                    _p[2] * _m8[2] * _m9[2] * _m11[2],
+                                    _p[3] * _m8[3] * _m9[3] * _m11[3],
+                                    _p[4] * _m8[4] * _m9[4] * _m11[4],
+                                    _p[5] * _m8[5] * _m9[5] * _m11[5],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -1358,15 +1603,35 @@ class View:
         else:
             del store[row]
         # atom web_site
+        _t1 = (v_ws_web_site_sk, v_web_name)
         _grp = web_site_by_ws_web_site_sk.get(v_ws_web_site_sk)
         if _grp is None:
-            web_site_by_ws_web_site_sk[v_ws_web_site_sk] = {
-                (v_ws_web_site_sk, v_web_name): _p
-            }
+            web_site_by_ws_web_site_sk[v_ws_web_site_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                )
+                if _n[0]:
+                    web_site_by_ws_web_site_sk[v_ws_web_site_sk] = (_grp[0], _n)
+                else:
+                    del web_site_by_ws_web_site_sk[v_ws_web_site_sk]
+            else:
+                web_site_by_ws_web_site_sk[v_ws_web_site_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_ws_web_site_sk, v_web_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ws_web_site_sk, v_web_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -1377,11 +1642,13 @@ class View:
                     _o[5] + _p[5],
                 )
                 if _n[0]:
-                    _grp[(v_ws_web_site_sk, v_web_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ws_web_site_sk, v_web_name)]
-                    if not _grp:
-                        del web_site_by_ws_web_site_sk[v_ws_web_site_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        web_site_by_ws_web_site_sk[v_ws_web_site_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
         if _o is None:
             web_site_count_by_ws_web_site_sk[v_ws_web_site_sk] = _p
@@ -1398,179 +1665,250 @@ class View:
                 web_site_count_by_ws_web_site_sk[v_ws_web_site_sk] = _n
             else:
                 del web_site_count_by_ws_web_site_sk[v_ws_web_site_sk]
-        _g3 = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(v_ws_web_site_sk)
-        if _g3:
-            for (v_ws_ship_mode_sk, v_ws_warehouse_sk), _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
+        _g4 = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(v_ws_web_site_sk)
+        if _g4:
+            for (v_ws_ship_mode_sk, v_ws_warehouse_sk), _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
                 )
-                _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(
-                    (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                )
+                _t5 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                _t6 = (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(_t5)
                 if _grp is None:
-                    n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    ] = {(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk): _d2}
-                else:
-                    _o = _grp.get(
-                        (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    )
-                    if _o is None:
-                        _grp[
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ] = _d2
-                    else:
+                    n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (_t6, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
                         )
                         if _n[0]:
-                            _grp[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = _n
+                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (_grp[0], _n)
                         else:
-                            del _grp[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ]
-                            if not _grp:
-                                del n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                    (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                                ]
+                            del n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5]
+                    else:
+                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                        )
+                        if _n[0]:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = next(
+                                    iter(_grp.items())
+                                )
                 _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                 if _grp is None:
-                    n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                        v_ws_ship_mode_sk: _d2
-                    }
+                    n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                        v_ws_ship_mode_sk,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_ship_mode_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                        )
+                        if _n[0]:
+                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                    else:
+                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_ws_ship_mode_sk)
                     if _o is None:
-                        _grp[v_ws_ship_mode_sk] = _d2
+                        _grp[v_ws_ship_mode_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
                         )
                         if _n[0]:
                             _grp[v_ws_ship_mode_sk] = _n
                         else:
                             del _grp[v_ws_ship_mode_sk]
-                            if not _grp:
-                                del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                            if len(_grp) == 1:
+                                n2_ws_ship_mode_sk_by_ws_warehouse_sk[
                                     v_ws_warehouse_sk
-                                ]
-                _w4 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
+                                ] = next(iter(_grp.items()))
+                _w7 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                if _w7 is not None:
+                    _d8 = (
+                        _d3[0] * _w7[0],
+                        _d3[1] * _w7[1],
+                        _d3[2] * _w7[2],
+                        _d3[3] * _w7[3],
+                        _d3[4] * _w7[4],
+                        _d3[5] * _w7[5],
                     )
                     _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                     if _grp is None:
-                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d5
-                        }
-                    else:
-                        _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                        if _o is None:
-                            _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d5
-                        else:
+                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t5, _d8)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                if not _grp:
-                                    del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                                del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                        else:
+                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d8,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                     if _o is None:
-                        n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d5
+                        n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d8
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
+                            _o[0] + _d8[0],
+                            _o[1] + _d8[1],
+                            _o[2] + _d8[2],
+                            _o[3] + _d8[3],
+                            _o[4] + _d8[4],
+                            _o[5] + _d8[5],
                         )
                         if _n[0]:
                             n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
                         else:
                             del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                    _w6 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                    if _w6 is not None:
-                        _d7 = (
-                            _d5[0] * _w6[0],
-                            _d5[1] * _w6[1],
-                            _d5[2] * _w6[2],
-                            _d5[3] * _w6[3],
-                            _d5[4] * _w6[4],
-                            _d5[5] * _w6[5],
+                    _w9 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                    if _w9 is not None:
+                        _d10 = (
+                            _d8[0] * _w9[0],
+                            _d8[1] * _w9[1],
+                            _d8[2] * _w9[2],
+                            _d8[3] * _w9[3],
+                            _d8[4] * _w9[4],
+                            _d8[5] * _w9[5],
                         )
                         _o = n0_root.get(v_ws_ship_mode_sk)
                         if _o is None:
-                            n0_root[v_ws_ship_mode_sk] = _d7
+                            n0_root[v_ws_ship_mode_sk] = _d10
                         else:
                             _n = (
-                                _o[0] + _d7[0],
-                                _o[1] + _d7[1],
-                                _o[2] + _d7[2],
-                                _o[3] + _d7[3],
-                                _o[4] + _d7[4],
-                                _o[5] + _d7[5],
+                                _o[0] + _d10[0],
+                                _o[1] + _d10[1],
+                                _o[2] + _d10[2],
+                                _o[3] + _d10[3],
+                                _o[4] + _d10[4],
+                                _o[5] + _d10[5],
                             )
                             if _n[0]:
                                 n0_root[v_ws_ship_mode_sk] = _n
                             else:
                                 del n0_root[v_ws_ship_mode_sk]
                         if pending is not None:
-                            _m8 = self.n3[
+                            _m11 = self.n3[
                                 (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
                             ]
-                            for (
-                                v_ws_warehouse_sk,
-                                v_group1,
-                            ), _m9 in self.warehouse_by_ws_warehouse_sk[
-                                v_ws_warehouse_sk
-                            ].items():
-                                for (
-                                    v_ws_ship_mode_sk,
-                                    v_sm_type,
-                                ), _m10 in self.ship_mode_by_ws_ship_mode_sk[
-                                    v_ws_ship_mode_sk
-                                ].items():
+                            for (v_ws_warehouse_sk, v_group1), _m12 in (
+                                (_g13,)
+                                if type(
+                                    (
+                                        _g13 := self.warehouse_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g13.items()
+                            ):
+                                for (v_ws_ship_mode_sk, v_sm_type), _m14 in (
+                                    (_g15,)
+                                    if type(
+                                        (
+                                            _g15 := self.ship_mode_by_ws_ship_mode_sk[
+                                                v_ws_ship_mode_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g15.items()
+                                ):
                                     _k = (v_group1, v_sm_type, v_web_name)
                                     _v = (
-                                        _p[0] * _m8[0] * _m9[0] * _m10[0],
-                                        _p[1] * _m8[1] * _m9[1] * _m10[1],
-                                        _p[2] * _m8[2] * _m9[2] * _m10[2],
-                                        _p[3] * _m8[3] * _m9[3] * _m10[3],
-                                        _p[4] * _m8[4] * _m9[4] * _m10[4],
-                                        _p[5] * _m8[5] * _m9[5] * _m10[5],
+                                        _p[0] * _m11[0] * _m12[0] * _m14[0],
+                                        _p[1] * _m11[1] * _m12[1] * _m14[1],
+                                        _p[2] * _m11[2] * _m12[2] * _m14[2],
+                                        _p[3] * _m11[3] * _m12[3] * _m14[3],
+                                        _p[4] * _m11[4] * _m12[4] * _m14[4],
+                                        _p[5] * _m11[5] * _m12[5] * _m14[5],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1654,11 +1992,9 @@ class View:
                 v_ws_ship_date_sk
             )
             if _g3:
-                for (
-                    v_ws_web_site_sk,
-                    v_ws_ship_mode_sk,
-                    v_ws_warehouse_sk,
-                ), _w1 in _g3.items():
+                for (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1667,13 +2003,10 @@ class View:
                         _p[4] * _w1[4],
                         _p[5] * _w1[5],
                     )
-                    _o = n3.get(
-                        (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    )
+                    _t4 = (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                    _o = n3.get(_t4)
                     if _o is None:
-                        n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = (
-                            _d2
-                        )
+                        n3[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -1684,24 +2017,45 @@ class View:
                             _o[5] + _d2[5],
                         )
                         if _n[0]:
-                            n3[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = _n
+                            n3[_t4] = _n
                         else:
-                            del n3[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ]
+                            del n3[_t4]
+                    _t5 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
                     _grp = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(
                         v_ws_web_site_sk
                     )
                     if _grp is None:
                         n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                             v_ws_web_site_sk
-                        ] = {(v_ws_ship_mode_sk, v_ws_warehouse_sk): _d2}
+                        ] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                            )
+                            if _n[0]:
+                                n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ]
+                        else:
+                            n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -1712,144 +2066,56 @@ class View:
                                 _o[5] + _d2[5],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                if not _grp:
-                                    del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                                         v_ws_web_site_sk
-                                    ]
-                    _w4 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                        )
-                        _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        )
-                        if _grp is None:
-                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = {
-                                (
-                                    v_ws_web_site_sk,
-                                    v_ws_ship_mode_sk,
-                                    v_ws_warehouse_sk,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                )
-                                if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_web_site_sk,
-                                            v_ws_ship_mode_sk,
-                                            v_ws_warehouse_sk,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ws_web_site_sk,
-                                            v_ws_ship_mode_sk,
-                                            v_ws_warehouse_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                                        ]
-                        _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(
-                            v_ws_warehouse_sk
+                    _w6 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d2[0] * _w6[0],
+                            _d2[1] * _w6[1],
+                            _d2[2] * _w6[2],
+                            _d2[3] * _w6[3],
+                            _d2[4] * _w6[4],
+                            _d2[5] * _w6[5],
                         )
+                        _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(_t5)
                         if _grp is None:
-                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                                v_ws_ship_mode_sk: _d5
-                            }
-                        else:
-                            _o = _grp.get(v_ws_ship_mode_sk)
-                            if _o is None:
-                                _grp[v_ws_ship_mode_sk] = _d5
-                            else:
+                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (_t4, _d7)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
                                 )
                                 if _n[0]:
-                                    _grp[v_ws_ship_mode_sk] = _n
+                                    n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[v_ws_ship_mode_sk]
-                                    if not _grp:
-                                        del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ]
-                        _w6 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                            )
-                            _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                            if _grp is None:
-                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                                    (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d7
+                                    del n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5]
+                            else:
+                                n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
                                 }
-                            else:
-                                _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                    )
-                                    if _n[0]:
-                                        _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = (
-                                            _n
-                                        )
-                                    else:
-                                        del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                            _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d7
+                                _grp[_t4] = _d7
                             else:
                                 _n = (
                                     _o[0] + _d7[0],
@@ -1860,24 +2126,107 @@ class View:
                                     _o[5] + _d7[5],
                                 )
                                 if _n[0]:
-                                    n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                            _w8 = ship_mode_count_by_ws_ship_mode_sk.get(
-                                v_ws_ship_mode_sk
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(
+                            v_ws_warehouse_sk
+                        )
+                        if _grp is None:
+                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                v_ws_ship_mode_sk,
+                                _d7,
                             )
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
+                        elif type(_grp) is tuple:
+                            _e = v_ws_ship_mode_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
                                 )
-                                _o = n0_root.get(v_ws_ship_mode_sk)
+                                if _n[0]:
+                                    n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ]
+                            else:
+                                n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d7}
+                        else:
+                            _o = _grp.get(v_ws_ship_mode_sk)
+                            if _o is None:
+                                _grp[v_ws_ship_mode_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                )
+                                if _n[0]:
+                                    _grp[v_ws_ship_mode_sk] = _n
+                                else:
+                                    del _grp[v_ws_ship_mode_sk]
+                                    if len(_grp) == 1:
+                                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = next(iter(_grp.items()))
+                        _w8 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d7[0] * _w8[0],
+                                _d7[1] * _w8[1],
+                                _d7[2] * _w8[2],
+                                _d7[3] * _w8[3],
+                                _d7[4] * _w8[4],
+                                _d7[5] * _w8[5],
+                            )
+                            _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                            if _grp is None:
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                    )
+                                    if _n[0]:
+                                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                                else:
+                                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
                                 if _o is None:
-                                    n0_root[v_ws_ship_mode_sk] = _d9
+                                    _grp[_t5] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -1888,54 +2237,123 @@ class View:
                                         _o[5] + _d9[5],
                                     )
                                     if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                            if _o is None:
+                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                                else:
+                                    del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                            _w10 = ship_mode_count_by_ws_ship_mode_sk.get(
+                                v_ws_ship_mode_sk
+                            )
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                )
+                                _o = n0_root.get(v_ws_ship_mode_sk)
+                                if _o is None:
+                                    n0_root[v_ws_ship_mode_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_ws_ship_mode_sk] = _n
                                     else:
                                         del n0_root[v_ws_ship_mode_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ws_web_site_sk,
-                                        v_web_name,
-                                    ), _m10 in self.web_site_by_ws_web_site_sk[
-                                        v_ws_web_site_sk
-                                    ].items():
-                                        for (
-                                            v_ws_warehouse_sk,
-                                            v_group1,
-                                        ), _m11 in self.warehouse_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ].items():
+                                    for (v_ws_web_site_sk, v_web_name), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.web_site_by_ws_web_site_sk[
+                                                    v_ws_web_site_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_ws_warehouse_sk, v_group1), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.warehouse_by_ws_warehouse_sk[
+                                                        v_ws_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_ws_ship_mode_sk,
                                                 v_sm_type,
-                                            ), _m12 in self.ship_mode_by_ws_ship_mode_sk[
-                                                v_ws_ship_mode_sk
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.ship_mode_by_ws_ship_mode_sk[
+                                                            v_ws_ship_mode_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (v_group1, v_sm_type, v_web_name)
                                                 _v = (
                                                     _d2[0]
-                                                    * _m10[0]
-                                                    * _m11[0]
-                                                    * _m12[0],
+                                                    * _m12[0]
+                                                    * _m14[0]
+                                                    * _m16[0],
                                                     _d2[1]
-                                                    * _m10[1]
-                                                    * _m11[1]
-                                                    * _m12[1],
+                                                    * _m12[1]
+                                                    * _m14[1]
+                                                    * _m16[1],
                                                     _d2[2]
-                                                    * _m10[2]
-                                                    * _m11[2]
-                                                    * _m12[2],
+                                                    * _m12[2]
+                                                    * _m14[2]
+                                                    * _m16[2],
                                                     _d2[3]
-                                                    * _m10[3]
-                                                    * _m11[3]
-                                                    * _m12[3],
+                                                    * _m12[3]
+                                                    * _m14[3]
+                                                    * _m16[3],
                                                     _d2[4]
-                                                    * _m10[4]
-                                                    * _m11[4]
-                                                    * _m12[4],
+                                                    * _m12[4]
+                                                    * _m14[4]
+                                                    * _m16[4],
                                                     _d2[5]
-                                                    * _m10[5]
-                                                    * _m11[5]
-                                                    * _m12[5],
+                                                    * _m12[5]
+                                                    * _m14[5]
+                                                    * _m16[5],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2196,30 +2614,60 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk.get(
-                            v_ws_ship_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                    or _ZERO
+                or not _entry(
+                    self.web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk.get(
+                        v_ws_ship_date_sk
+                    ),
+                    (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
             _grp = web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk.get(
                 v_ws_ship_date_sk
             )
             if _grp is None:
                 web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
                     v_ws_ship_date_sk
-                ] = {
-                    (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                    )
+                    if _n[0]:
+                        web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ]
+                else:
+                    web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                        v_ws_ship_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -2230,196 +2678,135 @@ class View:
                         _o[5] + _p[5],
                     )
                     if _n[0]:
-                        _grp[
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ]
-                        if not _grp:
-                            del web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk[
                                 v_ws_ship_date_sk
-                            ]
-            _w1 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
                 )
-                _o = n3.get((v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
+                _o = n3.get(_t1)
                 if _o is None:
-                    n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
+                    n3[_t1] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
                     )
                     if _n[0]:
-                        n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = (
-                            _n
-                        )
+                        n3[_t1] = _n
                     else:
-                        del n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)]
+                        del n3[_t1]
+                _t4 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
                 _grp = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(
                     v_ws_web_site_sk
                 )
                 if _grp is None:
                     n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                         v_ws_web_site_sk
-                    ] = {(v_ws_ship_mode_sk, v_ws_warehouse_sk): _d2}
-                else:
-                    _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                    if _o is None:
-                        _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
-                    else:
+                    ] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
                         )
                         if _n[0]:
-                            _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                            n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                            if not _grp:
-                                del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                            del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ]
+                    else:
+                        n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                            v_ws_web_site_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                                     v_ws_web_site_sk
-                                ]
-                _w3 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
+                                ] = next(iter(_grp.items()))
+                _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
                     )
-                    _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(
-                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    )
+                    _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(_t4)
                     if _grp is None:
-                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ] = {
-                            (
-                                v_ws_web_site_sk,
-                                v_ws_ship_mode_sk,
-                                v_ws_warehouse_sk,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = _d4
-                        else:
+                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = (_t1, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                    )
-                                ] = _n
-                            else:
-                                del _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                                    ]
-                    _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                    if _grp is None:
-                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                            v_ws_ship_mode_sk: _d4
-                        }
-                    else:
-                        _o = _grp.get(v_ws_ship_mode_sk)
-                        if _o is None:
-                            _grp[v_ws_ship_mode_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                            )
-                            if _n[0]:
-                                _grp[v_ws_ship_mode_sk] = _n
-                            else:
-                                del _grp[v_ws_ship_mode_sk]
-                                if not _grp:
-                                    del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
-                                        v_ws_warehouse_sk
-                                    ]
-                    _w5 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                        )
-                        _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        if _grp is None:
-                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                                (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d6
-                            }
-                        else:
-                            _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d6
-                            else:
-                                _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
+                                n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                                if _n[0]:
-                                    _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
-                                else:
-                                    del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                        _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                            else:
+                                del n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4]
+                        else:
+                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d6
+                            _grp[_t1] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -2430,22 +2817,106 @@ class View:
                                 _o[5] + _d6[5],
                             )
                             if _n[0]:
-                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                                _grp[_t1] = _n
                             else:
-                                del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                        _w7 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t4] = next(
+                                        iter(_grp.items())
+                                    )
+                    _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _grp is None:
+                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                            v_ws_ship_mode_sk,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_ship_mode_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
                             )
-                            _o = n0_root.get(v_ws_ship_mode_sk)
+                            if _n[0]:
+                                n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ]
+                        else:
+                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(v_ws_ship_mode_sk)
+                        if _o is None:
+                            _grp[v_ws_ship_mode_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                            )
+                            if _n[0]:
+                                _grp[v_ws_ship_mode_sk] = _n
+                            else:
+                                del _grp[v_ws_ship_mode_sk]
+                                if len(_grp) == 1:
+                                    n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = next(iter(_grp.items()))
+                    _w7 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                            _d6[5] * _w7[5],
+                        )
+                        _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _grp is None:
+                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t4, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                )
+                                if _n[0]:
+                                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                            else:
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                n0_root[v_ws_ship_mode_sk] = _d8
+                                _grp[_t4] = _d8
                             else:
                                 _n = (
                                     _o[0] + _d8[0],
@@ -2456,36 +2927,100 @@ class View:
                                     _o[5] + _d8[5],
                                 )
                                 if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _o is None:
+                            n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                            )
+                            if _n[0]:
+                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                            else:
+                                del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                        _w9 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _w9 is not None:
+                            _d10 = (
+                                _d8[0] * _w9[0],
+                                _d8[1] * _w9[1],
+                                _d8[2] * _w9[2],
+                                _d8[3] * _w9[3],
+                                _d8[4] * _w9[4],
+                                _d8[5] * _w9[5],
+                            )
+                            _o = n0_root.get(v_ws_ship_mode_sk)
+                            if _o is None:
+                                n0_root[v_ws_ship_mode_sk] = _d10
+                            else:
+                                _n = (
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
+                                )
+                                if _n[0]:
                                     n0_root[v_ws_ship_mode_sk] = _n
                                 else:
                                     del n0_root[v_ws_ship_mode_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_web_site_sk,
-                                    v_web_name,
-                                ), _m9 in self.web_site_by_ws_web_site_sk[
-                                    v_ws_web_site_sk
-                                ].items():
-                                    for (
-                                        v_ws_warehouse_sk,
-                                        v_group1,
-                                    ), _m10 in self.warehouse_by_ws_warehouse_sk[
-                                        v_ws_warehouse_sk
-                                    ].items():
-                                        for (
-                                            v_ws_ship_mode_sk,
-                                            v_sm_type,
-                                        ), _m11 in self.ship_mode_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ].items():
+                                for (v_ws_web_site_sk, v_web_name), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.web_site_by_ws_web_site_sk[
+                                                v_ws_web_site_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_ws_warehouse_sk, v_group1), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.warehouse_by_ws_warehouse_sk[
+                                                    v_ws_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_ws_ship_mode_sk, v_sm_type), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.ship_mode_by_ws_ship_mode_sk[
+                                                        v_ws_ship_mode_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (v_group1, v_sm_type, v_web_name)
                                             _v = (
-                                                _d2[0] * _m9[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m9[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m9[2] * _m10[2] * _m11[2],
-                                                _d2[3] * _m9[3] * _m10[3] * _m11[3],
-                                                _d2[4] * _m9[4] * _m10[4] * _m11[4],
-                                                _d2[5] * _m9[5] * _m10[5] * _m11[5],
+                                                _d3[0] * _m11[0] * _m13[0] * _m15[0],
+                                                _d3[1] * _m11[1] * _m13[1] * _m15[1],
+                                                _d3[2] * _m11[2] * _m13[2] * _m15[2],
+                                                _d3[3] * _m11[3] * _m13[3] * _m15[3],
+                                                _d3[4] * _m11[4] * _m13[4] * _m15[4],
+                                                _d3[5] * _m11[5] * _m13[5] * _m15[5],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2569,24 +3104,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                        or _EMPTY
-                    ).get((v_ws_warehouse_sk, v_group1))
-                    or _ZERO
+                or not _entry(
+                    self.warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk),
+                    (v_ws_warehouse_sk, v_group1),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ws_warehouse_sk, v_group1)
             _grp = warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
             if _grp is None:
-                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                    (v_ws_warehouse_sk, v_group1): _p
-                }
+                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                    )
+                    if _n[0]:
+                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_grp[0], _n)
+                    else:
+                        del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                else:
+                    warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_warehouse_sk, v_group1))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_warehouse_sk, v_group1)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -2597,11 +3150,13 @@ class View:
                         _o[5] + _p[5],
                     )
                     if _n[0]:
-                        _grp[(v_ws_warehouse_sk, v_group1)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_warehouse_sk, v_group1)]
-                        if not _grp:
-                            del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
             if _o is None:
                 warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _p
@@ -2618,78 +3173,102 @@ class View:
                     warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _n
                 else:
                     del warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk]
-            _g3 = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-            if _g3:
-                for v_ws_ship_mode_sk, _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
+            _g4 = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+            if _g4:
+                for v_ws_ship_mode_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
                     )
+                    _t5 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
                     _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                     if _grp is None:
-                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                        if _o is None:
-                            _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
-                        else:
+                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                if not _grp:
-                                    del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                                del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                        else:
+                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                     if _o is None:
-                        n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d2
+                        n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
                         )
                         if _n[0]:
                             n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
                         else:
                             del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                    _w4 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
+                    _w6 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d3[0] * _w6[0],
+                            _d3[1] * _w6[1],
+                            _d3[2] * _w6[2],
+                            _d3[3] * _w6[3],
+                            _d3[4] * _w6[4],
+                            _d3[5] * _w6[5],
                         )
                         _o = n0_root.get(v_ws_ship_mode_sk)
                         if _o is None:
-                            n0_root[v_ws_ship_mode_sk] = _d5
+                            n0_root[v_ws_ship_mode_sk] = _d7
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
                             )
                             if _n[0]:
                                 n0_root[v_ws_ship_mode_sk] = _n
@@ -2700,36 +3279,57 @@ class View:
                                 v_ws_web_site_sk,
                                 v_ws_ship_mode_sk,
                                 v_ws_warehouse_sk,
-                            ), _m6 in self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ].items():
-                                _m7 = self.n3[
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
+                                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                _m10 = self.n3[
                                     (
                                         v_ws_web_site_sk,
                                         v_ws_ship_mode_sk,
                                         v_ws_warehouse_sk,
                                     )
                                 ]
-                                for (
-                                    v_ws_web_site_sk,
-                                    v_web_name,
-                                ), _m8 in self.web_site_by_ws_web_site_sk[
-                                    v_ws_web_site_sk
-                                ].items():
-                                    for (
-                                        v_ws_ship_mode_sk,
-                                        v_sm_type,
-                                    ), _m9 in self.ship_mode_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ].items():
+                                for (v_ws_web_site_sk, v_web_name), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.web_site_by_ws_web_site_sk[
+                                                v_ws_web_site_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_ws_ship_mode_sk, v_sm_type), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.ship_mode_by_ws_ship_mode_sk[
+                                                    v_ws_ship_mode_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (v_group1, v_sm_type, v_web_name)
                                         _v = (
-                                            _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                            _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                            _p[2] * _m7[2] * _m8[2] * _m9[2],
-                                            _p[3] * _m7[3] * _m8[3] * _m9[3],
-                                            _p[4] * _m7[4] * _m8[4] * _m9[4],
-                                            _p[5] * _m7[5] * _m8[5] * _m9[5],
+                                            _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                            _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                            _p[2] * _m10[2] * _m11[2] * _m13[2],
+                                            _p[3] * _m10[3] * _m11[3] * _m13[3],
+                                            _p[4] * _m10[4] * _m11[4] * _m13[4],
+                                            _p[5] * _m10[5] * _m11[5] * _m13[5],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2803,24 +3403,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.ship_mode_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        or _EMPTY
-                    ).get((v_ws_ship_mode_sk, v_sm_type))
-                    or _ZERO
+                or not _entry(
+                    self.ship_mode_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk),
+                    (v_ws_ship_mode_sk, v_sm_type),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ws_ship_mode_sk, v_sm_type)
             _grp = ship_mode_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
             if _grp is None:
-                ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                    (v_ws_ship_mode_sk, v_sm_type): _p
-                }
+                ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                    )
+                    if _n[0]:
+                        ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_grp[0], _n)
+                    else:
+                        del ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                else:
+                    ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_ship_mode_sk, v_sm_type))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_ship_mode_sk, v_sm_type)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -2831,11 +3449,13 @@ class View:
                         _o[5] + _p[5],
                     )
                     if _n[0]:
-                        _grp[(v_ws_ship_mode_sk, v_sm_type)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_ship_mode_sk, v_sm_type)]
-                        if not _grp:
-                            del ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ship_mode_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
             if _o is None:
                 ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _p
@@ -2852,67 +3472,90 @@ class View:
                     ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
                 else:
                     del ship_mode_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-            _w1 = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
+            _w2 = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
                 )
                 _o = n0_root.get(v_ws_ship_mode_sk)
                 if _o is None:
-                    n0_root[v_ws_ship_mode_sk] = _d2
+                    n0_root[v_ws_ship_mode_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
                     )
                     if _n[0]:
                         n0_root[v_ws_ship_mode_sk] = _n
                     else:
                         del n0_root[v_ws_ship_mode_sk]
                 if pending is not None:
-                    for (
-                        v_ws_ship_mode_sk,
-                        v_ws_warehouse_sk,
-                    ), _m3 in self.n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk].items():
+                    for (v_ws_ship_mode_sk, v_ws_warehouse_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_ws_web_site_sk,
                             v_ws_ship_mode_sk,
                             v_ws_warehouse_sk,
-                        ), _m4 in self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ].items():
-                            _m5 = self.n3[
+                        ), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.n2_by_ws_ship_mode_sk_ws_warehouse_sk[
+                                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            _m8 = self.n3[
                                 (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
                             ]
-                            for (
-                                v_ws_web_site_sk,
-                                v_web_name,
-                            ), _m6 in self.web_site_by_ws_web_site_sk[
-                                v_ws_web_site_sk
-                            ].items():
-                                for (
-                                    v_ws_warehouse_sk,
-                                    v_group1,
-                                ), _m7 in self.warehouse_by_ws_warehouse_sk[
-                                    v_ws_warehouse_sk
-                                ].items():
+                            for (v_ws_web_site_sk, v_web_name), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.web_site_by_ws_web_site_sk[
+                                            v_ws_web_site_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
+                                for (v_ws_warehouse_sk, v_group1), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.warehouse_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     _k = (v_group1, v_sm_type, v_web_name)
                                     _v = (
-                                        _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                        _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                        _p[2] * _m5[2] * _m6[2] * _m7[2],
-                                        _p[3] * _m5[3] * _m6[3] * _m7[3],
-                                        _p[4] * _m5[4] * _m6[4] * _m7[4],
-                                        _p[5] * _m5[5] * _m6[5] * _m7[5],
+                                        _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                        _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                        _p[2] * _m8[2] * _m9[2] * _m11[2],
+                                        _p[3] * _m8[3] * _m9[3] * _m11[3],
+                                        _p[4] * _m8[4] * _m9[4] * _m11[4],
+                                        _p[5] * _m8[5] * _m9[5] * _m11[5],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2998,23 +3641,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.web_site_by_ws_web_site_sk.get(v_ws_web_site_sk) or _EMPTY
-                    ).get((v_ws_web_site_sk, v_web_name))
-                    or _ZERO
+                or not _entry(
+                    self.web_site_by_ws_web_site_sk.get(v_ws_web_site_sk),
+                    (v_ws_web_site_sk, v_web_name),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_ws_web_site_sk, v_web_name)
             _grp = web_site_by_ws_web_site_sk.get(v_ws_web_site_sk)
             if _grp is None:
-                web_site_by_ws_web_site_sk[v_ws_web_site_sk] = {
-                    (v_ws_web_site_sk, v_web_name): _p
-                }
+                web_site_by_ws_web_site_sk[v_ws_web_site_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                    )
+                    if _n[0]:
+                        web_site_by_ws_web_site_sk[v_ws_web_site_sk] = (_grp[0], _n)
+                    else:
+                        del web_site_by_ws_web_site_sk[v_ws_web_site_sk]
+                else:
+                    web_site_by_ws_web_site_sk[v_ws_web_site_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_web_site_sk, v_web_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_web_site_sk, v_web_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3025,11 +3687,13 @@ class View:
                         _o[5] + _p[5],
                     )
                     if _n[0]:
-                        _grp[(v_ws_web_site_sk, v_web_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ws_web_site_sk, v_web_name)]
-                        if not _grp:
-                            del web_site_by_ws_web_site_sk[v_ws_web_site_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            web_site_by_ws_web_site_sk[v_ws_web_site_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
             if _o is None:
                 web_site_count_by_ws_web_site_sk[v_ws_web_site_sk] = _p
@@ -3046,199 +3710,263 @@ class View:
                     web_site_count_by_ws_web_site_sk[v_ws_web_site_sk] = _n
                 else:
                     del web_site_count_by_ws_web_site_sk[v_ws_web_site_sk]
-            _g3 = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(
+            _g4 = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(
                 v_ws_web_site_sk
             )
-            if _g3:
-                for (v_ws_ship_mode_sk, v_ws_warehouse_sk), _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
+            if _g4:
+                for (v_ws_ship_mode_sk, v_ws_warehouse_sk), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
                     )
-                    _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(
-                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    )
+                    _t5 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                    _t6 = (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                    _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(_t5)
                     if _grp is None:
-                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        ] = {
-                            (
-                                v_ws_web_site_sk,
-                                v_ws_ship_mode_sk,
-                                v_ws_warehouse_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = _d2
-                        else:
+                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                    )
-                                ] = _n
+                                n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
+                                del n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5]
+                        else:
+                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                            )
+                            if _n[0]:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                        (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                                    ]
                     _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                     if _grp is None:
-                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                            v_ws_ship_mode_sk: _d2
-                        }
+                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                            v_ws_ship_mode_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_ship_mode_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                            )
+                            if _n[0]:
+                                n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ]
+                        else:
+                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ws_ship_mode_sk)
                         if _o is None:
-                            _grp[v_ws_ship_mode_sk] = _d2
+                            _grp[v_ws_ship_mode_sk] = _d3
                         else:
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
                             )
                             if _n[0]:
                                 _grp[v_ws_ship_mode_sk] = _n
                             else:
                                 del _grp[v_ws_ship_mode_sk]
-                                if not _grp:
-                                    del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                if len(_grp) == 1:
+                                    n2_ws_ship_mode_sk_by_ws_warehouse_sk[
                                         v_ws_warehouse_sk
-                                    ]
-                    _w4 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
+                                    ] = next(iter(_grp.items()))
+                    _w7 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _w7 is not None:
+                        _d8 = (
+                            _d3[0] * _w7[0],
+                            _d3[1] * _w7[1],
+                            _d3[2] * _w7[2],
+                            _d3[3] * _w7[3],
+                            _d3[4] * _w7[4],
+                            _d3[5] * _w7[5],
                         )
                         _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                         if _grp is None:
-                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                                (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d5
-                            else:
+                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t5, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                                    del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                            else:
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                    _o[5] + _d8[5],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
                         if _o is None:
-                            n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d5
+                            n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d8
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
                             )
                             if _n[0]:
                                 n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
                             else:
                                 del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                        _w6 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
+                        _w9 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _w9 is not None:
+                            _d10 = (
+                                _d8[0] * _w9[0],
+                                _d8[1] * _w9[1],
+                                _d8[2] * _w9[2],
+                                _d8[3] * _w9[3],
+                                _d8[4] * _w9[4],
+                                _d8[5] * _w9[5],
                             )
                             _o = n0_root.get(v_ws_ship_mode_sk)
                             if _o is None:
-                                n0_root[v_ws_ship_mode_sk] = _d7
+                                n0_root[v_ws_ship_mode_sk] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
+                                    _o[5] + _d10[5],
                                 )
                                 if _n[0]:
                                     n0_root[v_ws_ship_mode_sk] = _n
                                 else:
                                     del n0_root[v_ws_ship_mode_sk]
                             if pending is not None:
-                                _m8 = self.n3[
+                                _m11 = self.n3[
                                     (
                                         v_ws_web_site_sk,
                                         v_ws_ship_mode_sk,
                                         v_ws_warehouse_sk,
                                     )
                                 ]
-                                for (
-                                    v_ws_warehouse_sk,
-                                    v_group1,
-                                ), _m9 in self.warehouse_by_ws_warehouse_sk[
-                                    v_ws_warehouse_sk
-                                ].items():
-                                    for (
-                                        v_ws_ship_mode_sk,
-                                        v_sm_type,
-                                    ), _m10 in self.ship_mode_by_ws_ship_mode_sk[
-                                        v_ws_ship_mode_sk
-                                    ].items():
+                                for (v_ws_warehouse_sk, v_group1), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.warehouse_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
+                                    for (v_ws_ship_mode_sk, v_sm_type), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.ship_mode_by_ws_ship_mode_sk[
+                                                    v_ws_ship_mode_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         _k = (v_group1, v_sm_type, v_web_name)
                                         _v = (
-                                            _p[0] * _m8[0] * _m9[0] * _m10[0],
-                                            _p[1] * _m8[1] * _m9[1] * _m10[1],
-                                            _p[2] * _m8[2] * _m9[2] * _m10[2],
-                                            _p[3] * _m8[3] * _m9[3] * _m10[3],
-                                            _p[4] * _m8[4] * _m9[4] * _m10[4],
-                                            _p[5] * _m8[5] * _m9[5] * _m10[5],
+                                            _p[0] * _m11[0] * _m12[0] * _m14[0],
+                                            _p[1] * _m11[1] * _m12[1] * _m14[1],
+                                            _p[2] * _m11[2] * _m12[2] * _m14[2],
+                                            _p[3] * _m11[3] * _m12[3] * _m14[3],
+                                            _p[4] * _m11[4] * _m12[4] * _m14[4],
+                                            _p[5] * _m11[5] * _m12[5] * _m14[5],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3359,11 +4087,9 @@ class View:
                 v_ws_ship_date_sk
             )
             if _g3:
-                for (
-                    v_ws_web_site_sk,
-                    v_ws_ship_mode_sk,
-                    v_ws_warehouse_sk,
-                ), _w1 in _g3.items():
+                for (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -3372,13 +4098,10 @@ class View:
                         _p[4] * _w1[4],
                         _p[5] * _w1[5],
                     )
-                    _o = n3.get(
-                        (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                    )
+                    _t4 = (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
+                    _o = n3.get(_t4)
                     if _o is None:
-                        n3[(v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)] = (
-                            _d2
-                        )
+                        n3[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -3389,24 +4112,45 @@ class View:
                             _o[5] + _d2[5],
                         )
                         if _n[0]:
-                            n3[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = _n
+                            n3[_t4] = _n
                         else:
-                            del n3[
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ]
+                            del n3[_t4]
+                    _t5 = (v_ws_ship_mode_sk, v_ws_warehouse_sk)
                     _grp = n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk.get(
                         v_ws_web_site_sk
                     )
                     if _grp is None:
                         n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                             v_ws_web_site_sk
-                        ] = {(v_ws_ship_mode_sk, v_ws_warehouse_sk): _d2}
+                        ] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                            )
+                            if _n[0]:
+                                n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ]
+                        else:
+                            n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -3417,144 +4161,56 @@ class View:
                                 _o[5] + _d2[5],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                if not _grp:
-                                    del n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk[
                                         v_ws_web_site_sk
-                                    ]
-                    _w4 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                        )
-                        _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(
-                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                        )
-                        if _grp is None:
-                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            ] = {
-                                (
-                                    v_ws_web_site_sk,
-                                    v_ws_ship_mode_sk,
-                                    v_ws_warehouse_sk,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_web_site_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                )
-                                if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_web_site_sk,
-                                            v_ws_ship_mode_sk,
-                                            v_ws_warehouse_sk,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ws_web_site_sk,
-                                            v_ws_ship_mode_sk,
-                                            v_ws_warehouse_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n2_by_ws_ship_mode_sk_ws_warehouse_sk[
-                                            (v_ws_ship_mode_sk, v_ws_warehouse_sk)
-                                        ]
-                        _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(
-                            v_ws_warehouse_sk
+                    _w6 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d2[0] * _w6[0],
+                            _d2[1] * _w6[1],
+                            _d2[2] * _w6[2],
+                            _d2[3] * _w6[3],
+                            _d2[4] * _w6[4],
+                            _d2[5] * _w6[5],
                         )
+                        _grp = n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(_t5)
                         if _grp is None:
-                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                                v_ws_ship_mode_sk: _d5
-                            }
-                        else:
-                            _o = _grp.get(v_ws_ship_mode_sk)
-                            if _o is None:
-                                _grp[v_ws_ship_mode_sk] = _d5
-                            else:
+                            n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (_t4, _d7)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
                                 )
                                 if _n[0]:
-                                    _grp[v_ws_ship_mode_sk] = _n
+                                    n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[v_ws_ship_mode_sk]
-                                    if not _grp:
-                                        del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ]
-                        _w6 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                            )
-                            _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                            if _grp is None:
-                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
-                                    (v_ws_ship_mode_sk, v_ws_warehouse_sk): _d7
+                                    del n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5]
+                            else:
+                                n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d7,
                                 }
-                            else:
-                                _o = _grp.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                    )
-                                    if _n[0]:
-                                        _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)] = (
-                                            _n
-                                        )
-                                    else:
-                                        del _grp[(v_ws_ship_mode_sk, v_ws_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                            _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d7
+                                _grp[_t4] = _d7
                             else:
                                 _n = (
                                     _o[0] + _d7[0],
@@ -3565,24 +4221,107 @@ class View:
                                     _o[5] + _d7[5],
                                 )
                                 if _n[0]:
-                                    n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
-                            _w8 = ship_mode_count_by_ws_ship_mode_sk.get(
-                                v_ws_ship_mode_sk
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_ws_ship_mode_sk_ws_warehouse_sk[_t5] = (
+                                            next(iter(_grp.items()))
+                                        )
+                        _grp = n2_ws_ship_mode_sk_by_ws_warehouse_sk.get(
+                            v_ws_warehouse_sk
+                        )
+                        if _grp is None:
+                            n2_ws_ship_mode_sk_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                v_ws_ship_mode_sk,
+                                _d7,
                             )
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
+                        elif type(_grp) is tuple:
+                            _e = v_ws_ship_mode_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
                                 )
-                                _o = n0_root.get(v_ws_ship_mode_sk)
+                                if _n[0]:
+                                    n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ]
+                            else:
+                                n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                    v_ws_warehouse_sk
+                                ] = {_grp[0]: _grp[1], _e: _d7}
+                        else:
+                            _o = _grp.get(v_ws_ship_mode_sk)
+                            if _o is None:
+                                _grp[v_ws_ship_mode_sk] = _d7
+                            else:
+                                _n = (
+                                    _o[0] + _d7[0],
+                                    _o[1] + _d7[1],
+                                    _o[2] + _d7[2],
+                                    _o[3] + _d7[3],
+                                    _o[4] + _d7[4],
+                                    _o[5] + _d7[5],
+                                )
+                                if _n[0]:
+                                    _grp[v_ws_ship_mode_sk] = _n
+                                else:
+                                    del _grp[v_ws_ship_mode_sk]
+                                    if len(_grp) == 1:
+                                        n2_ws_ship_mode_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = next(iter(_grp.items()))
+                        _w8 = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d7[0] * _w8[0],
+                                _d7[1] * _w8[1],
+                                _d7[2] * _w8[2],
+                                _d7[3] * _w8[3],
+                                _d7[4] * _w8[4],
+                                _d7[5] * _w8[5],
+                            )
+                            _grp = n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                            if _grp is None:
+                                n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (_t5, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                    )
+                                    if _n[0]:
+                                        n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                                else:
+                                    n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
                                 if _o is None:
-                                    n0_root[v_ws_ship_mode_sk] = _d9
+                                    _grp[_t5] = _d9
                                 else:
                                     _n = (
                                         _o[0] + _d9[0],
@@ -3593,54 +4332,123 @@ class View:
                                         _o[5] + _d9[5],
                                     )
                                     if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n1_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                            if _o is None:
+                                n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk] = _n
+                                else:
+                                    del n1_count_by_ws_ship_mode_sk[v_ws_ship_mode_sk]
+                            _w10 = ship_mode_count_by_ws_ship_mode_sk.get(
+                                v_ws_ship_mode_sk
+                            )
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                )
+                                _o = n0_root.get(v_ws_ship_mode_sk)
+                                if _o is None:
+                                    n0_root[v_ws_ship_mode_sk] = _d11
+                                else:
+                                    _n = (
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                    )
+                                    if _n[0]:
                                         n0_root[v_ws_ship_mode_sk] = _n
                                     else:
                                         del n0_root[v_ws_ship_mode_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ws_web_site_sk,
-                                        v_web_name,
-                                    ), _m10 in self.web_site_by_ws_web_site_sk[
-                                        v_ws_web_site_sk
-                                    ].items():
-                                        for (
-                                            v_ws_warehouse_sk,
-                                            v_group1,
-                                        ), _m11 in self.warehouse_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ].items():
+                                    for (v_ws_web_site_sk, v_web_name), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.web_site_by_ws_web_site_sk[
+                                                    v_ws_web_site_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_ws_warehouse_sk, v_group1), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.warehouse_by_ws_warehouse_sk[
+                                                        v_ws_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_ws_ship_mode_sk,
                                                 v_sm_type,
-                                            ), _m12 in self.ship_mode_by_ws_ship_mode_sk[
-                                                v_ws_ship_mode_sk
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.ship_mode_by_ws_ship_mode_sk[
+                                                            v_ws_ship_mode_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (v_group1, v_sm_type, v_web_name)
                                                 _v = (
                                                     _d2[0]
-                                                    * _m10[0]
-                                                    * _m11[0]
-                                                    * _m12[0],
+                                                    * _m12[0]
+                                                    * _m14[0]
+                                                    * _m16[0],
                                                     _d2[1]
-                                                    * _m10[1]
-                                                    * _m11[1]
-                                                    * _m12[1],
+                                                    * _m12[1]
+                                                    * _m14[1]
+                                                    * _m16[1],
                                                     _d2[2]
-                                                    * _m10[2]
-                                                    * _m11[2]
-                                                    * _m12[2],
+                                                    * _m12[2]
+                                                    * _m14[2]
+                                                    * _m16[2],
                                                     _d2[3]
-                                                    * _m10[3]
-                                                    * _m11[3]
-                                                    * _m12[3],
+                                                    * _m12[3]
+                                                    * _m14[3]
+                                                    * _m16[3],
                                                     _d2[4]
-                                                    * _m10[4]
-                                                    * _m11[4]
-                                                    * _m12[4],
+                                                    * _m12[4]
+                                                    * _m14[4]
+                                                    * _m16[4],
                                                     _d2[5]
-                                                    * _m10[5]
-                                                    * _m11[5]
-                                                    * _m12[5],
+                                                    * _m12[5]
+                                                    * _m14[5]
+                                                    * _m16[5],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3672,7 +4480,7 @@ class View:
         _g2 = self.n1_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ws_ship_mode_sk, v_ws_warehouse_sk))
+        _m3 = _entry(_g2, (v_ws_ship_mode_sk, v_ws_warehouse_sk))
         if _m3 is None:
             return None
         _g4 = self.n2_by_ws_ship_mode_sk_ws_warehouse_sk.get(
@@ -3680,7 +4488,7 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
+        _m5 = _entry(_g4, (v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
         if _m5 is None:
             return None
         _m6 = self.n3.get((v_ws_web_site_sk, v_ws_ship_mode_sk, v_ws_warehouse_sk))
@@ -3689,19 +4497,19 @@ class View:
         _g7 = self.web_site_by_ws_web_site_sk.get(v_ws_web_site_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_ws_web_site_sk, v_web_name))
+        _m8 = _entry(_g7, (v_ws_web_site_sk, v_web_name))
         if _m8 is None:
             return None
         _g9 = self.warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
         if _g9 is None:
             return None
-        _m10 = _g9.get((v_ws_warehouse_sk, v_group1))
+        _m10 = _entry(_g9, (v_ws_warehouse_sk, v_group1))
         if _m10 is None:
             return None
         _g11 = self.ship_mode_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
         if _g11 is None:
             return None
-        _m12 = _g11.get((v_ws_ship_mode_sk, v_sm_type))
+        _m12 = _entry(_g11, (v_ws_ship_mode_sk, v_sm_type))
         if _m12 is None:
             return None
         return (

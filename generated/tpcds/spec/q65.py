@@ -45,6 +45,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -241,6 +255,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -340,7 +366,7 @@ def _make_derived1():
             COLUMNS = ("ss_store_sk", "ss_item_sk", "revenue")
             QUERY_ID = "0e1d861e71a595d3"
             LAYOUT_ID = (
-                "762556275c3455b7"  # the state's layout: snapshots restore only here
+                "be8b4d20c9d49af1"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -525,42 +551,62 @@ def _make_derived1():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
+                    _t1 = (v_ss_item_sk, v_ss_store_sk)
                     _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {(v_ss_item_sk, v_ss_store_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (v_ss_store_sk, v_ss_item_sk)
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -616,17 +662,20 @@ def _make_derived1():
                         v_ss_sold_date_sk
                     )
                     if _g3:
-                        for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                        for (v_ss_item_sk, v_ss_store_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                            _t4 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (v_ss_store_sk, v_ss_item_sk)
                                 _v = _d2
@@ -703,53 +752,71 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                                    v_ss_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_ss_item_sk, v_ss_store_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            ),
+                            (v_ss_item_sk, v_ss_store_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_item_sk, v_ss_store_sk)
                     _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {(v_ss_item_sk, v_ss_store_sk): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                                if not _grp:
-                                    del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                            n0_root[_t1] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                                del n0_root[_t1]
                         if pending is not None:
                             _k = (v_ss_store_sk, v_ss_item_sk)
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -835,17 +902,20 @@ def _make_derived1():
                         v_ss_sold_date_sk
                     )
                     if _g3:
-                        for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                        for (v_ss_item_sk, v_ss_store_sk), _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                            _t4 = (v_ss_item_sk, v_ss_store_sk)
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (v_ss_store_sk, v_ss_item_sk)
                                 _v = _d2
@@ -1074,7 +1144,7 @@ def _make_derived1():
         COLUMNS = ("ss_store_sk", "ave")
         QUERY_ID = "6179862545906ac2"
         LAYOUT_ID = (
-            "021113e33c227103"  # the state's layout: snapshots restore only here
+            "fd8dbc6a94f6e5d5"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1442,6 +1512,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -1541,7 +1623,7 @@ def _make_derived2():
         COLUMNS = ("ss_store_sk", "ss_item_sk", "revenue")
         QUERY_ID = "0e1d861e71a595d3"
         LAYOUT_ID = (
-            "762556275c3455b7"  # the state's layout: snapshots restore only here
+            "be8b4d20c9d49af1"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1717,42 +1799,60 @@ def _make_derived2():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
+                _t1 = (v_ss_item_sk, v_ss_store_sk)
                 _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {(v_ss_item_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_ss_store_sk, v_ss_item_sk)
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -1806,17 +1906,20 @@ def _make_derived2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_item_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                        _t4 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (v_ss_store_sk, v_ss_item_sk)
                             _v = _d2
@@ -1891,53 +1994,69 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_item_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
+                        (v_ss_item_sk, v_ss_store_sk),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_item_sk, v_ss_store_sk)
                 _grp = store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {(v_ss_item_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_item_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_item_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_item_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                                ] = next(iter(_grp.items()))
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_ss_store_sk, v_ss_item_sk)
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -2021,17 +2140,20 @@ def _make_derived2():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for (v_ss_item_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_item_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _o = n0_root.get((v_ss_item_sk, v_ss_store_sk))
+                        _t4 = (v_ss_item_sk, v_ss_store_sk)
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_ss_item_sk, v_ss_store_sk)] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                n0_root[(v_ss_item_sk, v_ss_store_sk)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_ss_item_sk, v_ss_store_sk)]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (v_ss_store_sk, v_ss_item_sk)
                             _v = _d2
@@ -2318,7 +2440,7 @@ class View:
         "i_brand",
     )
     QUERY_ID = "6ee4fe552ccdf391"
-    LAYOUT_ID = "512ff7d66150a4f8"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "94eb53eece805364"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2516,7 +2638,18 @@ class View:
             _p = d
             _grp = sb_by_s_store_sk.get(v_s_store_sk)
             if _grp is None:
-                sb_by_s_store_sk[v_s_store_sk] = {row: _p}
+                sb_by_s_store_sk[v_s_store_sk] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        sb_by_s_store_sk[v_s_store_sk] = (_grp[0], _n)
+                    else:
+                        del sb_by_s_store_sk[v_s_store_sk]
+                else:
+                    sb_by_s_store_sk[v_s_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2527,8 +2660,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del sb_by_s_store_sk[v_s_store_sk]
+                        if len(_grp) == 1:
+                            sb_by_s_store_sk[v_s_store_sk] = next(iter(_grp.items()))
             _o = sb_count_by_s_store_sk.get(v_s_store_sk)
             if _o is None:
                 sb_count_by_s_store_sk[v_s_store_sk] = _p
@@ -2552,25 +2685,42 @@ class View:
                         del n3_count_by_s_store_sk[v_s_store_sk]
                 _g5 = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
                 if _g5:
-                    for v_i_item_sk, _w3 in _g5.items():
+                    for v_i_item_sk, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
+                        _t6 = (v_s_store_sk, v_i_item_sk)
                         _grp = n1_by_i_item_sk.get(v_i_item_sk)
                         if _grp is None:
-                            n1_by_i_item_sk[v_i_item_sk] = {
-                                (v_s_store_sk, v_i_item_sk): _d4
-                            }
+                            n1_by_i_item_sk[v_i_item_sk] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_i_item_sk[v_i_item_sk]
+                            else:
+                                n1_by_i_item_sk[v_i_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
-                            _o = _grp.get((v_s_store_sk, v_i_item_sk))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_s_store_sk, v_i_item_sk)] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[(v_s_store_sk, v_i_item_sk)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_s_store_sk, v_i_item_sk)]
-                                    if not _grp:
-                                        del n1_by_i_item_sk[v_i_item_sk]
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_i_item_sk[v_i_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                         if _o is None:
                             n1_count_by_i_item_sk[v_i_item_sk] = _d4
@@ -2580,41 +2730,61 @@ class View:
                                 n1_count_by_i_item_sk[v_i_item_sk] = _n
                             else:
                                 del n1_count_by_i_item_sk[v_i_item_sk]
-                        _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w7 = item_count_by_i_item_sk.get(v_i_item_sk)
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
                             _o = n0_root.get(v_i_item_sk)
                             if _o is None:
-                                n0_root[v_i_item_sk] = _d7
+                                n0_root[v_i_item_sk] = _d8
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
                                     n0_root[v_i_item_sk] = _n
                                 else:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
-                                for (
-                                    v_s_store_sk,
-                                    v_i_item_sk,
-                                    v_revenue,
-                                ), _m8 in self.sc_by_s_store_sk_i_item_sk[
-                                    (v_s_store_sk, v_i_item_sk)
-                                ].items():
-                                    for (
-                                        v_s_store_sk,
-                                        v_s_store_name,
-                                    ), _m9 in self.store_2_by_s_store_sk[
-                                        v_s_store_sk
-                                    ].items():
+                                for (v_s_store_sk, v_i_item_sk, v_revenue), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.sc_by_s_store_sk_i_item_sk[
+                                                (v_s_store_sk, v_i_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_s_store_sk, v_s_store_name), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.store_2_by_s_store_sk[
+                                                    v_s_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         for (
                                             v_i_item_sk,
                                             v_i_item_desc,
                                             v_i_current_price,
                                             v_i_wholesale_cost,
                                             v_i_brand,
-                                        ), _m10 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             if (
                                                 v_revenue is not None
                                                 and v_ave is not None
@@ -2632,7 +2802,7 @@ class View:
                                                     v_i_wholesale_cost,
                                                     v_i_brand,
                                                 )
-                                                _v = _p * _m8 * _m9 * _m10
+                                                _v = _p * _m9 * _m11 * _m13
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2665,9 +2835,21 @@ class View:
         # atom sc
         if keep_sc:
             _p = d
-            _grp = sc_by_s_store_sk_i_item_sk.get((v_s_store_sk, v_i_item_sk))
+            _t1 = (v_s_store_sk, v_i_item_sk)
+            _grp = sc_by_s_store_sk_i_item_sk.get(_t1)
             if _grp is None:
-                sc_by_s_store_sk_i_item_sk[(v_s_store_sk, v_i_item_sk)] = {row: _p}
+                sc_by_s_store_sk_i_item_sk[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        sc_by_s_store_sk_i_item_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del sc_by_s_store_sk_i_item_sk[_t1]
+                else:
+                    sc_by_s_store_sk_i_item_sk[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2678,11 +2860,25 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del sc_by_s_store_sk_i_item_sk[(v_s_store_sk, v_i_item_sk)]
+                        if len(_grp) == 1:
+                            sc_by_s_store_sk_i_item_sk[_t1] = next(iter(_grp.items()))
             _grp = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
             if _grp is None:
-                sc_i_item_sk_by_s_store_sk[v_s_store_sk] = {v_i_item_sk: _p}
+                sc_i_item_sk_by_s_store_sk[v_s_store_sk] = (v_i_item_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        sc_i_item_sk_by_s_store_sk[v_s_store_sk] = (_grp[0], _n)
+                    else:
+                        del sc_i_item_sk_by_s_store_sk[v_s_store_sk]
+                else:
+                    sc_i_item_sk_by_s_store_sk[v_s_store_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_i_item_sk)
                 if _o is None:
@@ -2693,62 +2889,89 @@ class View:
                         _grp[v_i_item_sk] = _n
                     else:
                         del _grp[v_i_item_sk]
-                        if not _grp:
-                            del sc_i_item_sk_by_s_store_sk[v_s_store_sk]
-            _w1 = n3_count_by_s_store_sk.get(v_s_store_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            sc_i_item_sk_by_s_store_sk[v_s_store_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_s_store_sk.get(v_s_store_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                 if _grp is None:
-                    n1_by_i_item_sk[v_i_item_sk] = {(v_s_store_sk, v_i_item_sk): _d2}
-                else:
-                    _o = _grp.get((v_s_store_sk, v_i_item_sk))
-                    if _o is None:
-                        _grp[(v_s_store_sk, v_i_item_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_i_item_sk[v_i_item_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_s_store_sk, v_i_item_sk)] = _n
+                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_store_sk, v_i_item_sk)]
-                            if not _grp:
-                                del n1_by_i_item_sk[v_i_item_sk]
+                            del n1_by_i_item_sk[v_i_item_sk]
+                    else:
+                        n1_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                 if _o is None:
-                    n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                    n1_count_by_i_item_sk[v_i_item_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                     else:
                         del n1_count_by_i_item_sk[v_i_item_sk]
-                _w3 = item_count_by_i_item_sk.get(v_i_item_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_i_item_sk)
                     if _o is None:
-                        n0_root[v_i_item_sk] = _d4
+                        n0_root[v_i_item_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_i_item_sk] = _n
                         else:
                             del n0_root[v_i_item_sk]
                     if pending is not None:
-                        for (v_s_store_sk, v_ave), _m5 in self.sb_by_s_store_sk[
-                            v_s_store_sk
-                        ].items():
-                            for (
-                                v_s_store_sk,
-                                v_s_store_name,
-                            ), _m6 in self.store_2_by_s_store_sk[v_s_store_sk].items():
+                        for (v_s_store_sk, v_ave), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.sb_by_s_store_sk[v_s_store_sk]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_s_store_sk, v_s_store_name), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (_g9 := self.store_2_by_s_store_sk[v_s_store_sk])
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_i_item_sk,
                                     v_i_item_desc,
                                     v_i_current_price,
                                     v_i_wholesale_cost,
                                     v_i_brand,
-                                ), _m7 in self.item_by_i_item_sk[v_i_item_sk].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.item_by_i_item_sk[v_i_item_sk])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     if (
                                         v_revenue is not None
                                         and v_ave is not None
@@ -2766,7 +2989,7 @@ class View:
                                             v_i_wholesale_cost,
                                             v_i_brand,
                                         )
-                                        _v = _p * _m5 * _m6 * _m7
+                                        _v = _p * _m6 * _m8 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2800,21 +3023,33 @@ class View:
             del store[row]
         # atom store_2
         _p = d
+        _t1 = (v_s_store_sk, v_s_store_name)
         _grp = store_2_by_s_store_sk.get(v_s_store_sk)
         if _grp is None:
-            store_2_by_s_store_sk[v_s_store_sk] = {(v_s_store_sk, v_s_store_name): _p}
+            store_2_by_s_store_sk[v_s_store_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    store_2_by_s_store_sk[v_s_store_sk] = (_grp[0], _n)
+                else:
+                    del store_2_by_s_store_sk[v_s_store_sk]
+            else:
+                store_2_by_s_store_sk[v_s_store_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_s_store_sk, v_s_store_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_store_sk, v_s_store_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_s_store_sk, v_s_store_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_store_sk, v_s_store_name)]
-                    if not _grp:
-                        del store_2_by_s_store_sk[v_s_store_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        store_2_by_s_store_sk[v_s_store_sk] = next(iter(_grp.items()))
         _o = store_2_count_by_s_store_sk.get(v_s_store_sk)
         if _o is None:
             store_2_count_by_s_store_sk[v_s_store_sk] = _p
@@ -2824,80 +3059,111 @@ class View:
                 store_2_count_by_s_store_sk[v_s_store_sk] = _n
             else:
                 del store_2_count_by_s_store_sk[v_s_store_sk]
-        _w1 = sb_count_by_s_store_sk.get(v_s_store_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = sb_count_by_s_store_sk.get(v_s_store_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n3_count_by_s_store_sk.get(v_s_store_sk)
             if _o is None:
-                n3_count_by_s_store_sk[v_s_store_sk] = _d2
+                n3_count_by_s_store_sk[v_s_store_sk] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n3_count_by_s_store_sk[v_s_store_sk] = _n
                 else:
                     del n3_count_by_s_store_sk[v_s_store_sk]
-            _g5 = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
-            if _g5:
-                for v_i_item_sk, _w3 in _g5.items():
-                    _d4 = _d2 * _w3
+            _g6 = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
+            if _g6:
+                for v_i_item_sk, _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
+                    _d5 = _d3 * _w4
+                    _t7 = (v_s_store_sk, v_i_item_sk)
                     _grp = n1_by_i_item_sk.get(v_i_item_sk)
                     if _grp is None:
-                        n1_by_i_item_sk[v_i_item_sk] = {
-                            (v_s_store_sk, v_i_item_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_s_store_sk, v_i_item_sk))
-                        if _o is None:
-                            _grp[(v_s_store_sk, v_i_item_sk)] = _d4
-                        else:
-                            _n = _o + _d4
+                        n1_by_i_item_sk[v_i_item_sk] = (_t7, _d5)
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d5
                             if _n:
-                                _grp[(v_s_store_sk, v_i_item_sk)] = _n
+                                n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_store_sk, v_i_item_sk)]
-                                if not _grp:
-                                    del n1_by_i_item_sk[v_i_item_sk]
+                                del n1_by_i_item_sk[v_i_item_sk]
+                        else:
+                            n1_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _d5}
+                    else:
+                        _o = _grp.get(_t7)
+                        if _o is None:
+                            _grp[_t7] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                _grp[_t7] = _n
+                            else:
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n1_by_i_item_sk[v_i_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
-                        n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                        n1_count_by_i_item_sk[v_i_item_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n1_count_by_i_item_sk[v_i_item_sk] = _n
                         else:
                             del n1_count_by_i_item_sk[v_i_item_sk]
-                    _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
+                    _w8 = item_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w8 is not None:
+                        _d9 = _d5 * _w8
                         _o = n0_root.get(v_i_item_sk)
                         if _o is None:
-                            n0_root[v_i_item_sk] = _d7
+                            n0_root[v_i_item_sk] = _d9
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d9
                             if _n:
                                 n0_root[v_i_item_sk] = _n
                             else:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
-                            for (
-                                v_s_store_sk,
-                                v_i_item_sk,
-                                v_revenue,
-                            ), _m8 in self.sc_by_s_store_sk_i_item_sk[
-                                (v_s_store_sk, v_i_item_sk)
-                            ].items():
-                                for (v_s_store_sk, v_ave), _m9 in self.sb_by_s_store_sk[
-                                    v_s_store_sk
-                                ].items():
+                            for (v_s_store_sk, v_i_item_sk, v_revenue), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.sc_by_s_store_sk_i_item_sk[
+                                            (v_s_store_sk, v_i_item_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
+                                for (v_s_store_sk, v_ave), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (_g13 := self.sb_by_s_store_sk[v_s_store_sk])
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_i_item_sk,
                                         v_i_item_desc,
                                         v_i_current_price,
                                         v_i_wholesale_cost,
                                         v_i_brand,
-                                    ), _m10 in self.item_by_i_item_sk[
-                                        v_i_item_sk
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.item_by_i_item_sk[
+                                                    v_i_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         if (
                                             v_revenue is not None
                                             and v_ave is not None
@@ -2915,7 +3181,7 @@ class View:
                                                 v_i_wholesale_cost,
                                                 v_i_brand,
                                             )
-                                            _v = _p * _m8 * _m9 * _m10
+                                            _v = _p * _m10 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2947,61 +3213,39 @@ class View:
             del store[row]
         # atom item
         _p = d
+        _t1 = (
+            v_i_item_sk,
+            v_i_item_desc,
+            v_i_current_price,
+            v_i_wholesale_cost,
+            v_i_brand,
+        )
         _grp = item_by_i_item_sk.get(v_i_item_sk)
         if _grp is None:
-            item_by_i_item_sk[v_i_item_sk] = {
-                (
-                    v_i_item_sk,
-                    v_i_item_desc,
-                    v_i_current_price,
-                    v_i_wholesale_cost,
-                    v_i_brand,
-                ): _p
-            }
+            item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                else:
+                    del item_by_i_item_sk[v_i_item_sk]
+            else:
+                item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get(
-                (
-                    v_i_item_sk,
-                    v_i_item_desc,
-                    v_i_current_price,
-                    v_i_wholesale_cost,
-                    v_i_brand,
-                )
-            )
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[
-                    (
-                        v_i_item_sk,
-                        v_i_item_desc,
-                        v_i_current_price,
-                        v_i_wholesale_cost,
-                        v_i_brand,
-                    )
-                ] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[
-                        (
-                            v_i_item_sk,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_wholesale_cost,
-                            v_i_brand,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_i_item_sk,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_wholesale_cost,
-                            v_i_brand,
-                        )
-                    ]
-                    if not _grp:
-                        del item_by_i_item_sk[v_i_item_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        item_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
         _o = item_count_by_i_item_sk.get(v_i_item_sk)
         if _o is None:
             item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -3011,36 +3255,50 @@ class View:
                 item_count_by_i_item_sk[v_i_item_sk] = _n
             else:
                 del item_count_by_i_item_sk[v_i_item_sk]
-        _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_i_item_sk)
             if _o is None:
-                n0_root[v_i_item_sk] = _d2
+                n0_root[v_i_item_sk] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_i_item_sk] = _n
                 else:
                     del n0_root[v_i_item_sk]
             if pending is not None:
-                for (v_s_store_sk, v_i_item_sk), _m3 in self.n1_by_i_item_sk[
-                    v_i_item_sk
-                ].items():
-                    for (
-                        v_s_store_sk,
-                        v_i_item_sk,
-                        v_revenue,
-                    ), _m4 in self.sc_by_s_store_sk_i_item_sk[
-                        (v_s_store_sk, v_i_item_sk)
-                    ].items():
-                        for (v_s_store_sk, v_ave), _m5 in self.sb_by_s_store_sk[
-                            v_s_store_sk
-                        ].items():
-                            for (
-                                v_s_store_sk,
-                                v_s_store_name,
-                            ), _m6 in self.store_2_by_s_store_sk[v_s_store_sk].items():
+                for (v_s_store_sk, v_i_item_sk), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk])) is tuple
+                    else _g5.items()
+                ):
+                    for (v_s_store_sk, v_i_item_sk, v_revenue), _m6 in (
+                        (_g7,)
+                        if type(
+                            (
+                                _g7 := self.sc_by_s_store_sk_i_item_sk[
+                                    (v_s_store_sk, v_i_item_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g7.items()
+                    ):
+                        for (v_s_store_sk, v_ave), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.sb_by_s_store_sk[v_s_store_sk]))
+                            is tuple
+                            else _g9.items()
+                        ):
+                            for (v_s_store_sk, v_s_store_name), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (_g11 := self.store_2_by_s_store_sk[v_s_store_sk])
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 if (
                                     v_revenue is not None
                                     and v_ave is not None
@@ -3058,7 +3316,7 @@ class View:
                                         v_i_wholesale_cost,
                                         v_i_brand,
                                     )
-                                    _v = _p * _m4 * _m5 * _m6
+                                    _v = _p * _m6 * _m8 * _m10
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -3158,31 +3416,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.store_2_by_s_store_sk.get(v_s_store_sk) or _EMPTY).get(
-                        (v_s_store_sk, v_s_store_name)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.store_2_by_s_store_sk.get(v_s_store_sk),
+                    (v_s_store_sk, v_s_store_name),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_s_store_sk, v_s_store_name)
             _grp = store_2_by_s_store_sk.get(v_s_store_sk)
             if _grp is None:
-                store_2_by_s_store_sk[v_s_store_sk] = {
-                    (v_s_store_sk, v_s_store_name): _p
-                }
+                store_2_by_s_store_sk[v_s_store_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_2_by_s_store_sk[v_s_store_sk] = (_grp[0], _n)
+                    else:
+                        del store_2_by_s_store_sk[v_s_store_sk]
+                else:
+                    store_2_by_s_store_sk[v_s_store_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_s_store_sk, v_s_store_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_store_sk, v_s_store_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_s_store_sk, v_s_store_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_store_sk, v_s_store_name)]
-                        if not _grp:
-                            del store_2_by_s_store_sk[v_s_store_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_2_by_s_store_sk[v_s_store_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = store_2_count_by_s_store_sk.get(v_s_store_sk)
             if _o is None:
                 store_2_count_by_s_store_sk[v_s_store_sk] = _p
@@ -3192,83 +3461,120 @@ class View:
                     store_2_count_by_s_store_sk[v_s_store_sk] = _n
                 else:
                     del store_2_count_by_s_store_sk[v_s_store_sk]
-            _w1 = sb_count_by_s_store_sk.get(v_s_store_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = sb_count_by_s_store_sk.get(v_s_store_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n3_count_by_s_store_sk.get(v_s_store_sk)
                 if _o is None:
-                    n3_count_by_s_store_sk[v_s_store_sk] = _d2
+                    n3_count_by_s_store_sk[v_s_store_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n3_count_by_s_store_sk[v_s_store_sk] = _n
                     else:
                         del n3_count_by_s_store_sk[v_s_store_sk]
-                _g5 = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
-                if _g5:
-                    for v_i_item_sk, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
+                _g6 = sc_i_item_sk_by_s_store_sk.get(v_s_store_sk)
+                if _g6:
+                    for v_i_item_sk, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = _d3 * _w4
+                        _t7 = (v_s_store_sk, v_i_item_sk)
                         _grp = n1_by_i_item_sk.get(v_i_item_sk)
                         if _grp is None:
-                            n1_by_i_item_sk[v_i_item_sk] = {
-                                (v_s_store_sk, v_i_item_sk): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_s_store_sk, v_i_item_sk))
-                            if _o is None:
-                                _grp[(v_s_store_sk, v_i_item_sk)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n1_by_i_item_sk[v_i_item_sk] = (_t7, _d5)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d5
                                 if _n:
-                                    _grp[(v_s_store_sk, v_i_item_sk)] = _n
+                                    n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_store_sk, v_i_item_sk)]
-                                    if not _grp:
-                                        del n1_by_i_item_sk[v_i_item_sk]
+                                    del n1_by_i_item_sk[v_i_item_sk]
+                            else:
+                                n1_by_i_item_sk[v_i_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n1_by_i_item_sk[v_i_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                         if _o is None:
-                            n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                            n1_count_by_i_item_sk[v_i_item_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n1_count_by_i_item_sk[v_i_item_sk] = _n
                             else:
                                 del n1_count_by_i_item_sk[v_i_item_sk]
-                        _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w8 = item_count_by_i_item_sk.get(v_i_item_sk)
+                        if _w8 is not None:
+                            _d9 = _d5 * _w8
                             _o = n0_root.get(v_i_item_sk)
                             if _o is None:
-                                n0_root[v_i_item_sk] = _d7
+                                n0_root[v_i_item_sk] = _d9
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_i_item_sk] = _n
                                 else:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
-                                for (
-                                    v_s_store_sk,
-                                    v_i_item_sk,
-                                    v_revenue,
-                                ), _m8 in self.sc_by_s_store_sk_i_item_sk[
-                                    (v_s_store_sk, v_i_item_sk)
-                                ].items():
-                                    for (
-                                        v_s_store_sk,
-                                        v_ave,
-                                    ), _m9 in self.sb_by_s_store_sk[
-                                        v_s_store_sk
-                                    ].items():
+                                for (v_s_store_sk, v_i_item_sk, v_revenue), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.sc_by_s_store_sk_i_item_sk[
+                                                (v_s_store_sk, v_i_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_s_store_sk, v_ave), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.sb_by_s_store_sk[
+                                                    v_s_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_i_item_sk,
                                             v_i_item_desc,
                                             v_i_current_price,
                                             v_i_wholesale_cost,
                                             v_i_brand,
-                                        ), _m10 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             if (
                                                 v_revenue is not None
                                                 and v_ave is not None
@@ -3286,7 +3592,7 @@ class View:
                                                     v_i_wholesale_cost,
                                                     v_i_brand,
                                                 )
-                                                _v = _p * _m8 * _m9 * _m10
+                                                _v = _p * _m10 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -3354,75 +3660,52 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
-                        (
-                            v_i_item_sk,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_wholesale_cost,
-                            v_i_brand,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.item_by_i_item_sk.get(v_i_item_sk),
+                    (
+                        v_i_item_sk,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_wholesale_cost,
+                        v_i_brand,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (
+                v_i_item_sk,
+                v_i_item_desc,
+                v_i_current_price,
+                v_i_wholesale_cost,
+                v_i_brand,
+            )
             _grp = item_by_i_item_sk.get(v_i_item_sk)
             if _grp is None:
-                item_by_i_item_sk[v_i_item_sk] = {
-                    (
-                        v_i_item_sk,
-                        v_i_item_desc,
-                        v_i_current_price,
-                        v_i_wholesale_cost,
-                        v_i_brand,
-                    ): _p
-                }
+                item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_i_item_sk[v_i_item_sk]
+                else:
+                    item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (
-                        v_i_item_sk,
-                        v_i_item_desc,
-                        v_i_current_price,
-                        v_i_wholesale_cost,
-                        v_i_brand,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_i_item_sk,
-                            v_i_item_desc,
-                            v_i_current_price,
-                            v_i_wholesale_cost,
-                            v_i_brand,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_i_item_sk,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_wholesale_cost,
-                                v_i_brand,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_i_item_sk,
-                                v_i_item_desc,
-                                v_i_current_price,
-                                v_i_wholesale_cost,
-                                v_i_brand,
-                            )
-                        ]
-                        if not _grp:
-                            del item_by_i_item_sk[v_i_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_i_item_sk.get(v_i_item_sk)
             if _o is None:
                 item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -3432,38 +3715,54 @@ class View:
                     item_count_by_i_item_sk[v_i_item_sk] = _n
                 else:
                     del item_count_by_i_item_sk[v_i_item_sk]
-            _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_i_item_sk)
                 if _o is None:
-                    n0_root[v_i_item_sk] = _d2
+                    n0_root[v_i_item_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_i_item_sk] = _n
                     else:
                         del n0_root[v_i_item_sk]
                 if pending is not None:
-                    for (v_s_store_sk, v_i_item_sk), _m3 in self.n1_by_i_item_sk[
-                        v_i_item_sk
-                    ].items():
-                        for (
-                            v_s_store_sk,
-                            v_i_item_sk,
-                            v_revenue,
-                        ), _m4 in self.sc_by_s_store_sk_i_item_sk[
-                            (v_s_store_sk, v_i_item_sk)
-                        ].items():
-                            for (v_s_store_sk, v_ave), _m5 in self.sb_by_s_store_sk[
-                                v_s_store_sk
-                            ].items():
-                                for (
-                                    v_s_store_sk,
-                                    v_s_store_name,
-                                ), _m6 in self.store_2_by_s_store_sk[
-                                    v_s_store_sk
-                                ].items():
+                    for (v_s_store_sk, v_i_item_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        for (v_s_store_sk, v_i_item_sk, v_revenue), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.sc_by_s_store_sk_i_item_sk[
+                                        (v_s_store_sk, v_i_item_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_s_store_sk, v_ave), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.sb_by_s_store_sk[v_s_store_sk]))
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_s_store_sk, v_s_store_name), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.store_2_by_s_store_sk[
+                                                v_s_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     if (
                                         v_revenue is not None
                                         and v_ave is not None
@@ -3481,7 +3780,7 @@ class View:
                                             v_i_wholesale_cost,
                                             v_i_brand,
                                         )
-                                        _v = _p * _m4 * _m5 * _m6
+                                        _v = _p * _m6 * _m8 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3504,38 +3803,39 @@ class View:
         _g2 = self.n1_by_i_item_sk.get(v_i_item_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_s_store_sk, v_i_item_sk))
+        _m3 = _entry(_g2, (v_s_store_sk, v_i_item_sk))
         if _m3 is None:
             return None
         _g4 = self.sc_by_s_store_sk_i_item_sk.get((v_s_store_sk, v_i_item_sk))
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_s_store_sk, v_i_item_sk, v_revenue))
+        _m5 = _entry(_g4, (v_s_store_sk, v_i_item_sk, v_revenue))
         if _m5 is None:
             return None
         _g6 = self.sb_by_s_store_sk.get(v_s_store_sk)
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_s_store_sk, v_ave))
+        _m7 = _entry(_g6, (v_s_store_sk, v_ave))
         if _m7 is None:
             return None
         _g8 = self.store_2_by_s_store_sk.get(v_s_store_sk)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_s_store_sk, v_s_store_name))
+        _m9 = _entry(_g8, (v_s_store_sk, v_s_store_name))
         if _m9 is None:
             return None
         _g10 = self.item_by_i_item_sk.get(v_i_item_sk)
         if _g10 is None:
             return None
-        _m11 = _g10.get(
+        _m11 = _entry(
+            _g10,
             (
                 v_i_item_sk,
                 v_i_item_desc,
                 v_i_current_price,
                 v_i_wholesale_cost,
                 v_i_brand,
-            )
+            ),
         )
         if _m11 is None:
             return None

@@ -574,6 +574,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -753,7 +765,7 @@ def _make_derived1():
             )
             QUERY_ID = "ba5842c2cb363be7"
             LAYOUT_ID = (
-                "33e30da374ea8a8b"  # the state's layout: snapshots restore only here
+                "707bb3eb81cf4812"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -988,258 +1000,245 @@ def _make_derived1():
                 # atom web_sales
                 if keep_web_sales:
                     _p = d
+                    _t1 = (
+                        v_ws_sold_date_sk,
+                        v_ws_ship_mode_sk,
+                        v_ws_warehouse_sk,
+                        v_ws_quantity,
+                        v_ws_ext_sales_price,
+                        v_ws_net_paid,
+                    )
                     _grp = web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
                         v_ws_sold_time_sk
                     )
                     if _grp is None:
                         web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                             v_ws_sold_time_sk
-                        ] = {
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_ship_mode_sk,
-                                v_ws_warehouse_sk,
-                                v_ws_quantity,
-                                v_ws_ext_sales_price,
-                                v_ws_net_paid,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_ship_mode_sk,
-                                v_ws_warehouse_sk,
-                                v_ws_quantity,
-                                v_ws_ext_sales_price,
-                                v_ws_net_paid,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_ship_mode_sk,
-                                    v_ws_warehouse_sk,
-                                    v_ws_quantity,
-                                    v_ws_ext_sales_price,
-                                    v_ws_net_paid,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ]
+                        else:
+                            web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                ]
-                                if not _grp:
-                                    del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                                         v_ws_sold_time_sk
-                                    ]
-                    _w1 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (
+                            v_ws_sold_date_sk,
+                            v_ws_warehouse_sk,
+                            v_ws_quantity,
+                            v_ws_ext_sales_price,
+                            v_ws_net_paid,
+                        )
                         _grp = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
                             v_ws_ship_mode_sk
                         )
                         if _grp is None:
                             n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                 v_ws_ship_mode_sk
-                            ] = {
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_warehouse_sk,
-                                    v_ws_quantity,
-                                    v_ws_ext_sales_price,
-                                    v_ws_net_paid,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_warehouse_sk,
-                                    v_ws_quantity,
-                                    v_ws_ext_sales_price,
-                                    v_ws_net_paid,
-                                )
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ]
-                        _w3 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
-                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
-                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                            )
-                            if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    ): _d4
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
-                                    ] = _d4
                                 else:
-                                    _n = _o + _d4
+                                    del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ]
+                            else:
+                                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                    v_ws_ship_mode_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
+                            if _grp is None:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _n
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
                             if _grp is None:
                                 n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                     v_ws_warehouse_sk
-                                ] = {v_ws_sold_date_sk: _d4}
+                                ] = (v_ws_sold_date_sk, _d6)
+                            elif type(_grp) is tuple:
+                                _e = v_ws_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ]
+                                else:
+                                    n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
                             else:
                                 _o = _grp.get(v_ws_sold_date_sk)
                                 if _o is None:
-                                    _grp[v_ws_sold_date_sk] = _d4
+                                    _grp[v_ws_sold_date_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         _grp[v_ws_sold_date_sk] = _n
                                     else:
                                         del _grp[v_ws_sold_date_sk]
-                                        if not _grp:
-                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                                 v_ws_warehouse_sk
-                                            ]
-                            _w5 = warehouse_count_by_ws_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w8 = warehouse_count_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
                                 _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk): _d6
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        _t7,
+                                        _d9,
                                     )
-                                    if _o is None:
-                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
-                                            _d6
-                                        )
-                                    else:
-                                        _n = _o + _d6
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d9
                                         if _n:
-                                            _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ] = _n
+                                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ws_sold_date_sk[
+                                            del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                    else:
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
+                                    if _o is None:
+                                        _grp[_t7] = _d9
+                                    else:
+                                        _n = _o + _d9
+                                        if _n:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_ws_sold_date_sk[
                                                     v_ws_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d6
+                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d9
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d9
                                     if _n:
                                         n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
@@ -1248,16 +1247,16 @@ def _make_derived1():
                                         del n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
                                         ]
-                                _w7 = date_dim_count_by_ws_sold_date_sk.get(
+                                _w10 = date_dim_count_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                if _w10 is not None:
+                                    _d11 = _d9 * _w10
                                     _o = n0_root.get(v_ws_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_ws_sold_date_sk] = _d8
+                                        n0_root[v_ws_sold_date_sk] = _d11
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_ws_sold_date_sk] = _n
                                         else:
@@ -1271,16 +1270,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m9 in self.warehouse_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.warehouse_by_ws_warehouse_sk[
+                                                        v_ws_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m10 in self.date_dim_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.date_dim_by_ws_sold_date_sk[
+                                                            v_ws_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -1294,7 +1311,7 @@ def _make_derived1():
                                                     v_ws_quantity,
                                                     v_ws_net_paid,
                                                 )
-                                                _v = _d4 * _m9 * _m10
+                                                _v = _d6 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1339,71 +1356,49 @@ def _make_derived1():
                     del store[row]
                 # atom warehouse
                 _p = d
+                _t1 = (
+                    v_ws_warehouse_sk,
+                    v_w_warehouse_name,
+                    v_w_warehouse_sq_ft,
+                    v_w_city,
+                    v_w_county,
+                    v_w_state,
+                    v_w_country,
+                )
                 _grp = warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                        (
-                            v_ws_warehouse_sk,
-                            v_w_warehouse_name,
-                            v_w_warehouse_sq_ft,
-                            v_w_city,
-                            v_w_county,
-                            v_w_state,
-                            v_w_country,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_warehouse_sk,
-                            v_w_warehouse_name,
-                            v_w_warehouse_sq_ft,
-                            v_w_city,
-                            v_w_county,
-                            v_w_state,
-                            v_w_country,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_warehouse_sk,
-                                v_w_warehouse_name,
-                                v_w_warehouse_sq_ft,
-                                v_w_city,
-                                v_w_county,
-                                v_w_state,
-                                v_w_country,
+                    warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                    else:
+                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_ws_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ws_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
                 _o = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _p
@@ -1413,44 +1408,64 @@ def _make_derived1():
                         warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _n
                     else:
                         del warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk]
-                _g3 = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                if _g3:
-                    for v_ws_sold_date_sk, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                if _g4:
+                    for v_ws_sold_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
                         _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _grp is None:
-                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                (v_ws_sold_date_sk, v_ws_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_ws_sold_date_sk, v_ws_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = _n
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                    del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            else:
+                                n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _o is None:
-                            n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d2
+                            n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                             else:
                                 del n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                        _w4 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w6 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w6 is not None:
+                            _d7 = _d3 * _w6
                             _o = n0_root.get(v_ws_sold_date_sk)
                             if _o is None:
-                                n0_root[v_ws_sold_date_sk] = _d5
+                                n0_root[v_ws_sold_date_sk] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[v_ws_sold_date_sk] = _n
                                 else:
@@ -1462,16 +1477,34 @@ def _make_derived1():
                                     v_ws_quantity,
                                     v_ws_ext_sales_price,
                                     v_ws_net_paid,
-                                ), _m6 in self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_d_year,
                                         v_d_moy,
-                                    ), _m7 in self.date_dim_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.date_dim_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_w_warehouse_sq_ft,
@@ -1485,7 +1518,7 @@ def _make_derived1():
                                             v_ws_quantity,
                                             v_ws_net_paid,
                                         )
-                                        _v = _p * _m6 * _m7
+                                        _v = _p * _m8 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1519,23 +1552,41 @@ def _make_derived1():
                 # atom date_dim
                 if keep_date_dim:
                     _p = d
+                    _t1 = (v_ws_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year, v_d_moy): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -1545,34 +1596,49 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _w1 = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ws_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ws_sold_date_sk] = _d2
+                            n0_root[v_ws_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ws_sold_date_sk] = _n
                             else:
                                 del n0_root[v_ws_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_ws_warehouse_sk,
-                            ), _m3 in self.n1_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                            for (v_ws_sold_date_sk, v_ws_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_ws_sold_date_sk,
                                     v_ws_warehouse_sk,
                                     v_ws_quantity,
                                     v_ws_ext_sales_price,
                                     v_ws_net_paid,
-                                ), _m4 in self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_ws_warehouse_sk,
                                         v_w_warehouse_name,
@@ -1581,9 +1647,18 @@ def _make_derived1():
                                         v_w_county,
                                         v_w_state,
                                         v_w_country,
-                                    ), _m5 in self.warehouse_by_ws_warehouse_sk[
-                                        v_ws_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_ws_warehouse_sk[
+                                                    v_ws_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_w_warehouse_sq_ft,
@@ -1597,7 +1672,7 @@ def _make_derived1():
                                             v_ws_quantity,
                                             v_ws_net_paid,
                                         )
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1675,206 +1750,198 @@ def _make_derived1():
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (
+                                v_ws_sold_date_sk,
+                                v_ws_warehouse_sk,
+                                v_ws_quantity,
+                                v_ws_ext_sales_price,
+                                v_ws_net_paid,
+                            )
                             _grp = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
                                 v_ws_ship_mode_sk
                             )
                             if _grp is None:
                                 n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                     v_ws_ship_mode_sk
-                                ] = {
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
+                                ] = (
+                                    _t4,
+                                    _d2,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                                 v_ws_ship_mode_sk
-                                            ]
-                            _w4 = ship_mode_count_by_ws_ship_mode_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = ship_mode_count_by_ws_ship_mode_sk.get(
                                 v_ws_ship_mode_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
-                                _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                )
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _t7 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
                                 if _grp is None:
-                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                    ] = {
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        ): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                        _t4,
+                                        _d6,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_warehouse_sk,
-                                                    v_ws_quantity,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_paid,
-                                                )
-                                            ] = _n
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ] = (_grp[0], _n)
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_warehouse_sk,
-                                                    v_ws_quantity,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_paid,
-                                                )
+                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
                                             ]
-                                            if not _grp:
-                                                del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_warehouse_sk,
-                                                    )
-                                                ]
+                                    else:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d6
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                    _t7
+                                                ] = next(iter(_grp.items()))
                                 _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                     v_ws_warehouse_sk
                                 )
                                 if _grp is None:
                                     n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                         v_ws_warehouse_sk
-                                    ] = {v_ws_sold_date_sk: _d5}
+                                    ] = (v_ws_sold_date_sk, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = v_ws_sold_date_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ]
+                                    else:
+                                        n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d6}
                                 else:
                                     _o = _grp.get(v_ws_sold_date_sk)
                                     if _o is None:
-                                        _grp[v_ws_sold_date_sk] = _d5
+                                        _grp[v_ws_sold_date_sk] = _d6
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d6
                                         if _n:
                                             _grp[v_ws_sold_date_sk] = _n
                                         else:
                                             del _grp[v_ws_sold_date_sk]
-                                            if not _grp:
-                                                del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            if len(_grp) == 1:
+                                                n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                                     v_ws_warehouse_sk
-                                                ]
-                                _w6 = warehouse_count_by_ws_warehouse_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w8 = warehouse_count_by_ws_warehouse_sk.get(
                                     v_ws_warehouse_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d6 * _w8
                                     _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                     if _grp is None:
-                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                            (v_ws_sold_date_sk, v_ws_warehouse_sk): _d7
-                                        }
-                                    else:
-                                        _o = _grp.get(
-                                            (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                            _t7,
+                                            _d9,
                                         )
-                                        if _o is None:
-                                            _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ] = _d7
-                                        else:
-                                            _n = _o + _d7
+                                    elif type(_grp) is tuple:
+                                        _e = _t7
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d9
                                             if _n:
-                                                _grp[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_warehouse_sk,
-                                                    )
-                                                ] = _n
+                                                n1_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ] = (_grp[0], _n)
                                             else:
-                                                del _grp[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_warehouse_sk,
-                                                    )
+                                                del n1_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
                                                 ]
-                                                if not _grp:
-                                                    del n1_by_ws_sold_date_sk[
+                                        else:
+                                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d9,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t7)
+                                        if _o is None:
+                                            _grp[_t7] = _d9
+                                        else:
+                                            _n = _o + _d9
+                                            if _n:
+                                                _grp[_t7] = _n
+                                            else:
+                                                del _grp[_t7]
+                                                if len(_grp) == 1:
+                                                    n1_by_ws_sold_date_sk[
                                                         v_ws_sold_date_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _o = n1_count_by_ws_sold_date_sk.get(
                                         v_ws_sold_date_sk
                                     )
                                     if _o is None:
                                         n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ] = _d7
+                                        ] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n1_count_by_ws_sold_date_sk[
                                                 v_ws_sold_date_sk
@@ -1883,16 +1950,16 @@ def _make_derived1():
                                             del n1_count_by_ws_sold_date_sk[
                                                 v_ws_sold_date_sk
                                             ]
-                                    _w8 = date_dim_count_by_ws_sold_date_sk.get(
+                                    _w10 = date_dim_count_by_ws_sold_date_sk.get(
                                         v_ws_sold_date_sk
                                     )
-                                    if _w8 is not None:
-                                        _d9 = _d7 * _w8
+                                    if _w10 is not None:
+                                        _d11 = _d9 * _w10
                                         _o = n0_root.get(v_ws_sold_date_sk)
                                         if _o is None:
-                                            n0_root[v_ws_sold_date_sk] = _d9
+                                            n0_root[v_ws_sold_date_sk] = _d11
                                         else:
-                                            _n = _o + _d9
+                                            _n = _o + _d11
                                             if _n:
                                                 n0_root[v_ws_sold_date_sk] = _n
                                             else:
@@ -1906,16 +1973,34 @@ def _make_derived1():
                                                 v_w_county,
                                                 v_w_state,
                                                 v_w_country,
-                                            ), _m10 in self.warehouse_by_ws_warehouse_sk[
-                                                v_ws_warehouse_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.warehouse_by_ws_warehouse_sk[
+                                                            v_ws_warehouse_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
-                                                ), _m11 in self.date_dim_by_ws_sold_date_sk[
-                                                    v_ws_sold_date_sk
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_ws_sold_date_sk[
+                                                                v_ws_sold_date_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_w_warehouse_name,
                                                         v_w_warehouse_sq_ft,
@@ -1929,7 +2014,7 @@ def _make_derived1():
                                                         v_ws_quantity,
                                                         v_ws_net_paid,
                                                     )
-                                                    _v = _d5 * _m10 * _m11
+                                                    _v = _d6 * _m12 * _m14
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2000,76 +2085,74 @@ def _make_derived1():
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
-                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
-                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            _t4 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            _t5 = (
+                                v_ws_sold_date_sk,
+                                v_ws_warehouse_sk,
+                                v_ws_quantity,
+                                v_ws_ext_sales_price,
+                                v_ws_net_paid,
                             )
+                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t4
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
                             if _grp is None:
                                 n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                     v_ws_warehouse_sk
-                                ] = {v_ws_sold_date_sk: _d2}
+                                ] = (v_ws_sold_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_ws_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ]
+                                else:
+                                    n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_ws_sold_date_sk)
                                 if _o is None:
@@ -2080,47 +2163,57 @@ def _make_derived1():
                                         _grp[v_ws_sold_date_sk] = _n
                                     else:
                                         del _grp[v_ws_sold_date_sk]
-                                        if not _grp:
-                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                                 v_ws_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_ws_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d2 * _w6
                                 _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        _t4,
+                                        _d7,
                                     )
-                                    if _o is None:
-                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
-                                            _d5
-                                        )
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
                                         if _n:
-                                            _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ] = _n
+                                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ws_sold_date_sk[
+                                            del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                    else:
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_ws_sold_date_sk[
                                                     v_ws_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d5
+                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
@@ -2129,16 +2222,16 @@ def _make_derived1():
                                         del n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
                                         ]
-                                _w6 = date_dim_count_by_ws_sold_date_sk.get(
+                                _w8 = date_dim_count_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(v_ws_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_ws_sold_date_sk] = _d7
+                                        n0_root[v_ws_sold_date_sk] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[v_ws_sold_date_sk] = _n
                                         else:
@@ -2152,16 +2245,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m8 in self.warehouse_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_ws_warehouse_sk[
+                                                        v_ws_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m9 in self.date_dim_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_ws_sold_date_sk[
+                                                            v_ws_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -2175,7 +2286,7 @@ def _make_derived1():
                                                     v_ws_quantity,
                                                     v_ws_net_paid,
                                                 )
-                                                _v = _d2 * _m8 * _m9
+                                                _v = _d2 * _m10 * _m12
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2277,278 +2388,261 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
+                                v_ws_sold_time_sk
+                            ),
                             (
-                                self.web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
-                                    v_ws_sold_time_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_ship_mode_sk,
-                                    v_ws_warehouse_sk,
-                                    v_ws_quantity,
-                                    v_ws_ext_sales_price,
-                                    v_ws_net_paid,
-                                )
-                            )
-                            or _ZERO
+                                v_ws_sold_date_sk,
+                                v_ws_ship_mode_sk,
+                                v_ws_warehouse_sk,
+                                v_ws_quantity,
+                                v_ws_ext_sales_price,
+                                v_ws_net_paid,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_ws_sold_date_sk,
+                        v_ws_ship_mode_sk,
+                        v_ws_warehouse_sk,
+                        v_ws_quantity,
+                        v_ws_ext_sales_price,
+                        v_ws_net_paid,
+                    )
                     _grp = web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk.get(
                         v_ws_sold_time_sk
                     )
                     if _grp is None:
                         web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                             v_ws_sold_time_sk
-                        ] = {
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_ship_mode_sk,
-                                v_ws_warehouse_sk,
-                                v_ws_quantity,
-                                v_ws_ext_sales_price,
-                                v_ws_net_paid,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_sold_date_sk,
-                                v_ws_ship_mode_sk,
-                                v_ws_warehouse_sk,
-                                v_ws_quantity,
-                                v_ws_ext_sales_price,
-                                v_ws_net_paid,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_ship_mode_sk,
-                                    v_ws_warehouse_sk,
-                                    v_ws_quantity,
-                                    v_ws_ext_sales_price,
-                                    v_ws_net_paid,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                    v_ws_sold_time_sk
+                                ]
+                        else:
+                            web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_ship_mode_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                ]
-                                if not _grp:
-                                    del web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk[
                                         v_ws_sold_time_sk
-                                    ]
-                    _w1 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (
+                            v_ws_sold_date_sk,
+                            v_ws_warehouse_sk,
+                            v_ws_quantity,
+                            v_ws_ext_sales_price,
+                            v_ws_net_paid,
+                        )
                         _grp = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
                             v_ws_ship_mode_sk
                         )
                         if _grp is None:
                             n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                 v_ws_ship_mode_sk
-                            ] = {
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_warehouse_sk,
-                                    v_ws_quantity,
-                                    v_ws_ext_sales_price,
-                                    v_ws_net_paid,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_warehouse_sk,
-                                    v_ws_quantity,
-                                    v_ws_ext_sales_price,
-                                    v_ws_net_paid,
-                                )
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
-                                            v_ws_ship_mode_sk
-                                        ]
-                        _w3 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
-                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
-                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                            )
-                            if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    ): _d4
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
-                                    ] = _d4
                                 else:
-                                    _n = _o + _d4
+                                    del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ]
+                            else:
+                                n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                    v_ws_ship_mode_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = ship_mode_count_by_ws_ship_mode_sk.get(v_ws_ship_mode_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
+                            if _grp is None:
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _n
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
                             if _grp is None:
                                 n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                     v_ws_warehouse_sk
-                                ] = {v_ws_sold_date_sk: _d4}
+                                ] = (v_ws_sold_date_sk, _d6)
+                            elif type(_grp) is tuple:
+                                _e = v_ws_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ]
+                                else:
+                                    n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
                             else:
                                 _o = _grp.get(v_ws_sold_date_sk)
                                 if _o is None:
-                                    _grp[v_ws_sold_date_sk] = _d4
+                                    _grp[v_ws_sold_date_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         _grp[v_ws_sold_date_sk] = _n
                                     else:
                                         del _grp[v_ws_sold_date_sk]
-                                        if not _grp:
-                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                                 v_ws_warehouse_sk
-                                            ]
-                            _w5 = warehouse_count_by_ws_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w8 = warehouse_count_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
                                 _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk): _d6
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        _t7,
+                                        _d9,
                                     )
-                                    if _o is None:
-                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
-                                            _d6
-                                        )
-                                    else:
-                                        _n = _o + _d6
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d9
                                         if _n:
-                                            _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ] = _n
+                                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ws_sold_date_sk[
+                                            del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                    else:
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
+                                    if _o is None:
+                                        _grp[_t7] = _d9
+                                    else:
+                                        _n = _o + _d9
+                                        if _n:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_ws_sold_date_sk[
                                                     v_ws_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d6
+                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d9
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d9
                                     if _n:
                                         n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
@@ -2557,16 +2651,16 @@ def _make_derived1():
                                         del n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
                                         ]
-                                _w7 = date_dim_count_by_ws_sold_date_sk.get(
+                                _w10 = date_dim_count_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                if _w10 is not None:
+                                    _d11 = _d9 * _w10
                                     _o = n0_root.get(v_ws_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_ws_sold_date_sk] = _d8
+                                        n0_root[v_ws_sold_date_sk] = _d11
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_ws_sold_date_sk] = _n
                                         else:
@@ -2580,16 +2674,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m9 in self.warehouse_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.warehouse_by_ws_warehouse_sk[
+                                                        v_ws_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m10 in self.date_dim_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.date_dim_by_ws_sold_date_sk[
+                                                            v_ws_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -2603,7 +2715,7 @@ def _make_derived1():
                                                     v_ws_quantity,
                                                     v_ws_net_paid,
                                                 )
-                                                _v = _d4 * _m9 * _m10
+                                                _v = _d6 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2686,90 +2798,64 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk),
                             (
-                                self.warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_ws_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
-                                )
-                            )
-                            or _ZERO
+                                v_ws_warehouse_sk,
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_ws_warehouse_sk,
+                        v_w_warehouse_name,
+                        v_w_warehouse_sq_ft,
+                        v_w_city,
+                        v_w_county,
+                        v_w_state,
+                        v_w_country,
+                    )
                     _grp = warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
-                            (
-                                v_ws_warehouse_sk,
-                                v_w_warehouse_name,
-                                v_w_warehouse_sq_ft,
-                                v_w_city,
-                                v_w_county,
-                                v_w_state,
-                                v_w_country,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_warehouse_sk,
-                                v_w_warehouse_name,
-                                v_w_warehouse_sq_ft,
-                                v_w_city,
-                                v_w_county,
-                                v_w_state,
-                                v_w_country,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
+                        warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
+                        else:
+                            warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ws_warehouse_sk,
-                                        v_w_warehouse_name,
-                                        v_w_warehouse_sq_ft,
-                                        v_w_city,
-                                        v_w_county,
-                                        v_w_state,
-                                        v_w_country,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_warehouse_sk,
-                                        v_w_warehouse_name,
-                                        v_w_warehouse_sq_ft,
-                                        v_w_city,
-                                        v_w_county,
-                                        v_w_state,
-                                        v_w_country,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk] = (
+                                        next(iter(_grp.items()))
                                     )
-                                ]
-                                if not _grp:
-                                    del warehouse_by_ws_warehouse_sk[v_ws_warehouse_sk]
                     _o = warehouse_count_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _p
@@ -2779,48 +2865,66 @@ def _make_derived1():
                             warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk] = _n
                         else:
                             del warehouse_count_by_ws_warehouse_sk[v_ws_warehouse_sk]
-                    _g3 = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
-                    if _g3:
-                        for v_ws_sold_date_sk, _w1 in _g3.items():
-                            _d2 = _p * _w1
+                    _g4 = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
+                    if _g4:
+                        for v_ws_sold_date_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
                             _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                             if _grp is None:
-                                n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ws_sold_date_sk, v_ws_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
-                                            _n
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                            _grp[0],
+                                            _n,
                                         )
                                     else:
-                                        del _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                        del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                else:
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
                             _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                             if _o is None:
-                                n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d2
+                                n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                                 else:
                                     del n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                            _w4 = date_dim_count_by_ws_sold_date_sk.get(
+                            _w6 = date_dim_count_by_ws_sold_date_sk.get(
                                 v_ws_sold_date_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d3 * _w6
                                 _o = n0_root.get(v_ws_sold_date_sk)
                                 if _o is None:
-                                    n0_root[v_ws_sold_date_sk] = _d5
+                                    n0_root[v_ws_sold_date_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[v_ws_sold_date_sk] = _n
                                     else:
@@ -2832,16 +2936,37 @@ def _make_derived1():
                                         v_ws_quantity,
                                         v_ws_ext_sales_price,
                                         v_ws_net_paid,
-                                    ), _m6 in self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                    (
+                                                        v_ws_sold_date_sk,
+                                                        v_ws_warehouse_sk,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_ws_sold_date_sk,
                                             v_d_year,
                                             v_d_moy,
-                                        ), _m7 in self.date_dim_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.date_dim_by_ws_sold_date_sk[
+                                                        v_ws_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_w_warehouse_sq_ft,
@@ -2855,7 +2980,7 @@ def _make_derived1():
                                                 v_ws_quantity,
                                                 v_ws_net_paid,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m10
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2911,32 +3036,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year, v_d_moy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year, v_d_moy),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year, v_d_moy): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -2946,34 +3087,49 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _w1 = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ws_sold_date_sk)
                         if _o is None:
-                            n0_root[v_ws_sold_date_sk] = _d2
+                            n0_root[v_ws_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ws_sold_date_sk] = _n
                             else:
                                 del n0_root[v_ws_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_ws_warehouse_sk,
-                            ), _m3 in self.n1_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                            for (v_ws_sold_date_sk, v_ws_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_ws_sold_date_sk,
                                     v_ws_warehouse_sk,
                                     v_ws_quantity,
                                     v_ws_ext_sales_price,
                                     v_ws_net_paid,
-                                ), _m4 in self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_ws_warehouse_sk,
                                         v_w_warehouse_name,
@@ -2982,9 +3138,18 @@ def _make_derived1():
                                         v_w_county,
                                         v_w_state,
                                         v_w_country,
-                                    ), _m5 in self.warehouse_by_ws_warehouse_sk[
-                                        v_ws_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_ws_warehouse_sk[
+                                                    v_ws_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_w_warehouse_sq_ft,
@@ -2998,7 +3163,7 @@ def _make_derived1():
                                             v_ws_quantity,
                                             v_ws_net_paid,
                                         )
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3103,206 +3268,198 @@ def _make_derived1():
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (
+                                v_ws_sold_date_sk,
+                                v_ws_warehouse_sk,
+                                v_ws_quantity,
+                                v_ws_ext_sales_price,
+                                v_ws_net_paid,
+                            )
                             _grp = n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk.get(
                                 v_ws_ship_mode_sk
                             )
                             if _grp is None:
                                 n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                     v_ws_ship_mode_sk
-                                ] = {
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
+                                ] = (
+                                    _t4,
+                                    _d2,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                            v_ws_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        v_ws_ship_mode_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk[
                                                 v_ws_ship_mode_sk
-                                            ]
-                            _w4 = ship_mode_count_by_ws_ship_mode_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = ship_mode_count_by_ws_ship_mode_sk.get(
                                 v_ws_ship_mode_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
-                                _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                )
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _t7 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t7)
                                 if _grp is None:
-                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                    ] = {
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        ): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
-                                        )
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = (
+                                        _t4,
+                                        _d6,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_warehouse_sk,
-                                                    v_ws_quantity,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_paid,
-                                                )
-                                            ] = _n
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
+                                            ] = (_grp[0], _n)
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_ws_sold_date_sk,
-                                                    v_ws_warehouse_sk,
-                                                    v_ws_quantity,
-                                                    v_ws_ext_sales_price,
-                                                    v_ws_net_paid,
-                                                )
+                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t7
                                             ]
-                                            if not _grp:
-                                                del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_warehouse_sk,
-                                                    )
-                                                ]
+                                    else:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t7] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d6
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                    _t7
+                                                ] = next(iter(_grp.items()))
                                 _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                     v_ws_warehouse_sk
                                 )
                                 if _grp is None:
                                     n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                         v_ws_warehouse_sk
-                                    ] = {v_ws_sold_date_sk: _d5}
+                                    ] = (v_ws_sold_date_sk, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = v_ws_sold_date_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                                v_ws_warehouse_sk
+                                            ]
+                                    else:
+                                        n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d6}
                                 else:
                                     _o = _grp.get(v_ws_sold_date_sk)
                                     if _o is None:
-                                        _grp[v_ws_sold_date_sk] = _d5
+                                        _grp[v_ws_sold_date_sk] = _d6
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d6
                                         if _n:
                                             _grp[v_ws_sold_date_sk] = _n
                                         else:
                                             del _grp[v_ws_sold_date_sk]
-                                            if not _grp:
-                                                del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            if len(_grp) == 1:
+                                                n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                                     v_ws_warehouse_sk
-                                                ]
-                                _w6 = warehouse_count_by_ws_warehouse_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w8 = warehouse_count_by_ws_warehouse_sk.get(
                                     v_ws_warehouse_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d6 * _w8
                                     _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                     if _grp is None:
-                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                            (v_ws_sold_date_sk, v_ws_warehouse_sk): _d7
-                                        }
-                                    else:
-                                        _o = _grp.get(
-                                            (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                            _t7,
+                                            _d9,
                                         )
-                                        if _o is None:
-                                            _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ] = _d7
-                                        else:
-                                            _n = _o + _d7
+                                    elif type(_grp) is tuple:
+                                        _e = _t7
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d9
                                             if _n:
-                                                _grp[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_warehouse_sk,
-                                                    )
-                                                ] = _n
+                                                n1_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ] = (_grp[0], _n)
                                             else:
-                                                del _grp[
-                                                    (
-                                                        v_ws_sold_date_sk,
-                                                        v_ws_warehouse_sk,
-                                                    )
+                                                del n1_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
                                                 ]
-                                                if not _grp:
-                                                    del n1_by_ws_sold_date_sk[
+                                        else:
+                                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d9,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t7)
+                                        if _o is None:
+                                            _grp[_t7] = _d9
+                                        else:
+                                            _n = _o + _d9
+                                            if _n:
+                                                _grp[_t7] = _n
+                                            else:
+                                                del _grp[_t7]
+                                                if len(_grp) == 1:
+                                                    n1_by_ws_sold_date_sk[
                                                         v_ws_sold_date_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _o = n1_count_by_ws_sold_date_sk.get(
                                         v_ws_sold_date_sk
                                     )
                                     if _o is None:
                                         n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ] = _d7
+                                        ] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n1_count_by_ws_sold_date_sk[
                                                 v_ws_sold_date_sk
@@ -3311,16 +3468,16 @@ def _make_derived1():
                                             del n1_count_by_ws_sold_date_sk[
                                                 v_ws_sold_date_sk
                                             ]
-                                    _w8 = date_dim_count_by_ws_sold_date_sk.get(
+                                    _w10 = date_dim_count_by_ws_sold_date_sk.get(
                                         v_ws_sold_date_sk
                                     )
-                                    if _w8 is not None:
-                                        _d9 = _d7 * _w8
+                                    if _w10 is not None:
+                                        _d11 = _d9 * _w10
                                         _o = n0_root.get(v_ws_sold_date_sk)
                                         if _o is None:
-                                            n0_root[v_ws_sold_date_sk] = _d9
+                                            n0_root[v_ws_sold_date_sk] = _d11
                                         else:
-                                            _n = _o + _d9
+                                            _n = _o + _d11
                                             if _n:
                                                 n0_root[v_ws_sold_date_sk] = _n
                                             else:
@@ -3334,16 +3491,34 @@ def _make_derived1():
                                                 v_w_county,
                                                 v_w_state,
                                                 v_w_country,
-                                            ), _m10 in self.warehouse_by_ws_warehouse_sk[
-                                                v_ws_warehouse_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.warehouse_by_ws_warehouse_sk[
+                                                            v_ws_warehouse_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_ws_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
-                                                ), _m11 in self.date_dim_by_ws_sold_date_sk[
-                                                    v_ws_sold_date_sk
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_ws_sold_date_sk[
+                                                                v_ws_sold_date_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_w_warehouse_name,
                                                         v_w_warehouse_sq_ft,
@@ -3357,7 +3532,7 @@ def _make_derived1():
                                                         v_ws_quantity,
                                                         v_ws_net_paid,
                                                     )
-                                                    _v = _d5 * _m10 * _m11
+                                                    _v = _d6 * _m12 * _m14
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -3455,76 +3630,74 @@ def _make_derived1():
                             v_ws_quantity,
                             v_ws_ext_sales_price,
                             v_ws_net_paid,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
-                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
-                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            _t4 = (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                            _t5 = (
+                                v_ws_sold_date_sk,
+                                v_ws_warehouse_sk,
+                                v_ws_quantity,
+                                v_ws_ext_sales_price,
+                                v_ws_net_paid,
                             )
+                            _grp = n2_by_ws_sold_date_sk_ws_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                    (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_warehouse_sk,
-                                        v_ws_quantity,
-                                        v_ws_ext_sales_price,
-                                        v_ws_net_paid,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_warehouse_sk,
-                                            v_ws_quantity,
-                                            v_ws_ext_sales_price,
-                                            v_ws_net_paid,
+                                n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4]
+                                else:
+                                    n2_by_ws_sold_date_sk_ws_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_warehouse_sk,
-                                                v_ws_quantity,
-                                                v_ws_ext_sales_price,
-                                                v_ws_net_paid,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_ws_sold_date_sk_ws_warehouse_sk[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_ws_sold_date_sk_ws_warehouse_sk[
+                                                _t4
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_ws_sold_date_sk_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
                             if _grp is None:
                                 n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                     v_ws_warehouse_sk
-                                ] = {v_ws_sold_date_sk: _d2}
+                                ] = (v_ws_sold_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_ws_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                            v_ws_warehouse_sk
+                                        ]
+                                else:
+                                    n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        v_ws_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_ws_sold_date_sk)
                                 if _o is None:
@@ -3535,47 +3708,57 @@ def _make_derived1():
                                         _grp[v_ws_sold_date_sk] = _n
                                     else:
                                         del _grp[v_ws_sold_date_sk]
-                                        if not _grp:
-                                            del n2_ws_sold_date_sk_by_ws_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_ws_sold_date_sk_by_ws_warehouse_sk[
                                                 v_ws_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_ws_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_ws_warehouse_sk.get(
                                 v_ws_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d2 * _w6
                                 _grp = n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_ws_sold_date_sk, v_ws_warehouse_sk)
+                                    n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        _t4,
+                                        _d7,
                                     )
-                                    if _o is None:
-                                        _grp[(v_ws_sold_date_sk, v_ws_warehouse_sk)] = (
-                                            _d5
-                                        )
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
                                         if _n:
-                                            _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ] = _n
+                                            n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_ws_sold_date_sk, v_ws_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ws_sold_date_sk[
+                                            del n1_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                    else:
+                                        n1_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_ws_sold_date_sk[
                                                     v_ws_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d5
+                                    n1_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
@@ -3584,16 +3767,16 @@ def _make_derived1():
                                         del n1_count_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
                                         ]
-                                _w6 = date_dim_count_by_ws_sold_date_sk.get(
+                                _w8 = date_dim_count_by_ws_sold_date_sk.get(
                                     v_ws_sold_date_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(v_ws_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_ws_sold_date_sk] = _d7
+                                        n0_root[v_ws_sold_date_sk] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[v_ws_sold_date_sk] = _n
                                         else:
@@ -3607,16 +3790,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m8 in self.warehouse_by_ws_warehouse_sk[
-                                            v_ws_warehouse_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_ws_warehouse_sk[
+                                                        v_ws_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_ws_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m9 in self.date_dim_by_ws_sold_date_sk[
-                                                v_ws_sold_date_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_ws_sold_date_sk[
+                                                            v_ws_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -3630,7 +3831,7 @@ def _make_derived1():
                                                     v_ws_quantity,
                                                     v_ws_net_paid,
                                                 )
-                                                _v = _d2 * _m8 * _m9
+                                                _v = _d2 * _m10 * _m12
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -3659,7 +3860,7 @@ def _make_derived1():
                 _g2 = self.n1_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_ws_sold_date_sk, v_ws_warehouse_sk))
+                _m3 = _entry(_g2, (v_ws_sold_date_sk, v_ws_warehouse_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.n2_by_ws_sold_date_sk_ws_warehouse_sk.get(
@@ -3667,21 +3868,23 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get(
+                _m5 = _entry(
+                    _g4,
                     (
                         v_ws_sold_date_sk,
                         v_ws_warehouse_sk,
                         v_ws_quantity,
                         v_ws_ext_sales_price,
                         v_ws_net_paid,
-                    )
+                    ),
                 )
                 if _m5 is None:
                     return None
                 _g6 = self.warehouse_by_ws_warehouse_sk.get(v_ws_warehouse_sk)
                 if _g6 is None:
                     return None
-                _m7 = _g6.get(
+                _m7 = _entry(
+                    _g6,
                     (
                         v_ws_warehouse_sk,
                         v_w_warehouse_name,
@@ -3690,14 +3893,14 @@ def _make_derived1():
                         v_w_county,
                         v_w_state,
                         v_w_country,
-                    )
+                    ),
                 )
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_ws_sold_date_sk, v_d_year, v_d_moy))
+                _m9 = _entry(_g8, (v_ws_sold_date_sk, v_d_year, v_d_moy))
                 if _m9 is None:
                     return None
                 return _m5 * _m7 * _m9
@@ -4961,6 +5164,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -5140,7 +5355,7 @@ def _make_derived1():
             )
             QUERY_ID = "668259ab4b9f1cbc"
             LAYOUT_ID = (
-                "7abe12e2d7843258"  # the state's layout: snapshots restore only here
+                "a9fa2cc777fe3421"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5375,258 +5590,245 @@ def _make_derived1():
                 # atom catalog_sales
                 if keep_catalog_sales:
                     _p = d
+                    _t1 = (
+                        v_cs_sold_date_sk,
+                        v_cs_ship_mode_sk,
+                        v_cs_warehouse_sk,
+                        v_cs_quantity,
+                        v_cs_sales_price,
+                        v_cs_net_paid_inc_tax,
+                    )
                     _grp = catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
                         v_cs_sold_time_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                             v_cs_sold_time_sk
-                        ] = {
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_ship_mode_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_quantity,
-                                v_cs_sales_price,
-                                v_cs_net_paid_inc_tax,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_ship_mode_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_quantity,
-                                v_cs_sales_price,
-                                v_cs_net_paid_inc_tax,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_ship_mode_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_quantity,
-                                    v_cs_sales_price,
-                                    v_cs_net_paid_inc_tax,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ]
+                        else:
+                            catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                v_cs_sold_time_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_ship_mode_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_ship_mode_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                ]
-                                if not _grp:
-                                    del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                                         v_cs_sold_time_sk
-                                    ]
-                    _w1 = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (
+                            v_cs_sold_date_sk,
+                            v_cs_warehouse_sk,
+                            v_cs_quantity,
+                            v_cs_sales_price,
+                            v_cs_net_paid_inc_tax,
+                        )
                         _grp = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
                             v_cs_ship_mode_sk
                         )
                         if _grp is None:
                             n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                 v_cs_ship_mode_sk
-                            ] = {
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_quantity,
-                                    v_cs_sales_price,
-                                    v_cs_net_paid_inc_tax,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_quantity,
-                                    v_cs_sales_price,
-                                    v_cs_net_paid_inc_tax,
-                                )
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                            v_cs_ship_mode_sk
-                                        ]
-                        _w3 = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
-                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
-                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                            )
-                            if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    ): _d4
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
-                                    ] = _d4
                                 else:
-                                    _n = _o + _d4
+                                    del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ]
+                            else:
+                                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                    v_cs_ship_mode_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
+                            if _grp is None:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _n
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
                             if _grp is None:
                                 n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                     v_cs_warehouse_sk
-                                ] = {v_cs_sold_date_sk: _d4}
+                                ] = (v_cs_sold_date_sk, _d6)
+                            elif type(_grp) is tuple:
+                                _e = v_cs_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ]
+                                else:
+                                    n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        v_cs_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
                             else:
                                 _o = _grp.get(v_cs_sold_date_sk)
                                 if _o is None:
-                                    _grp[v_cs_sold_date_sk] = _d4
+                                    _grp[v_cs_sold_date_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         _grp[v_cs_sold_date_sk] = _n
                                     else:
                                         del _grp[v_cs_sold_date_sk]
-                                        if not _grp:
-                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                                 v_cs_warehouse_sk
-                                            ]
-                            _w5 = warehouse_count_by_cs_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w8 = warehouse_count_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
                                 _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk): _d6
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        _t7,
+                                        _d9,
                                     )
-                                    if _o is None:
-                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
-                                            _d6
-                                        )
-                                    else:
-                                        _n = _o + _d6
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d9
                                         if _n:
-                                            _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ] = _n
+                                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_cs_sold_date_sk[
+                                            del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                    else:
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
+                                    if _o is None:
+                                        _grp[_t7] = _d9
+                                    else:
+                                        _n = _o + _d9
+                                        if _n:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d6
+                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d9
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d9
                                     if _n:
                                         n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
@@ -5635,16 +5837,16 @@ def _make_derived1():
                                         del n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
                                         ]
-                                _w7 = date_dim_count_by_cs_sold_date_sk.get(
+                                _w10 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                if _w10 is not None:
+                                    _d11 = _d9 * _w10
                                     _o = n0_root.get(v_cs_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_cs_sold_date_sk] = _d8
+                                        n0_root[v_cs_sold_date_sk] = _d11
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_cs_sold_date_sk] = _n
                                         else:
@@ -5658,16 +5860,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m9 in self.warehouse_by_cs_warehouse_sk[
-                                            v_cs_warehouse_sk
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.warehouse_by_cs_warehouse_sk[
+                                                        v_cs_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m10 in self.date_dim_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.date_dim_by_cs_sold_date_sk[
+                                                            v_cs_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -5681,7 +5901,7 @@ def _make_derived1():
                                                     v_cs_quantity,
                                                     v_cs_net_paid_inc_tax,
                                                 )
-                                                _v = _d4 * _m9 * _m10
+                                                _v = _d6 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -5726,71 +5946,49 @@ def _make_derived1():
                     del store[row]
                 # atom warehouse
                 _p = d
+                _t1 = (
+                    v_cs_warehouse_sk,
+                    v_w_warehouse_name,
+                    v_w_warehouse_sq_ft,
+                    v_w_city,
+                    v_w_county,
+                    v_w_state,
+                    v_w_country,
+                )
                 _grp = warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                 if _grp is None:
-                    warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
-                        (
-                            v_cs_warehouse_sk,
-                            v_w_warehouse_name,
-                            v_w_warehouse_sq_ft,
-                            v_w_city,
-                            v_w_county,
-                            v_w_state,
-                            v_w_country,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_cs_warehouse_sk,
-                            v_w_warehouse_name,
-                            v_w_warehouse_sq_ft,
-                            v_w_city,
-                            v_w_county,
-                            v_w_state,
-                            v_w_country,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_cs_warehouse_sk,
-                                v_w_warehouse_name,
-                                v_w_warehouse_sq_ft,
-                                v_w_city,
-                                v_w_county,
-                                v_w_state,
-                                v_w_country,
+                    warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
+                    else:
+                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_cs_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_cs_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
                 _o = warehouse_count_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                 if _o is None:
                     warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _p
@@ -5800,44 +5998,64 @@ def _make_derived1():
                         warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _n
                     else:
                         del warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk]
-                _g3 = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
-                if _g3:
-                    for v_cs_sold_date_sk, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
+                if _g4:
+                    for v_cs_sold_date_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
                         _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _grp is None:
-                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                (v_cs_sold_date_sk, v_cs_warehouse_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_cs_sold_date_sk, v_cs_warehouse_sk))
-                            if _o is None:
-                                _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = _n
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)]
-                                    if not _grp:
-                                        del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                    del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                            else:
+                                n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                         if _o is None:
-                            n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d2
+                            n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
                             else:
                                 del n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                        _w4 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w6 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w6 is not None:
+                            _d7 = _d3 * _w6
                             _o = n0_root.get(v_cs_sold_date_sk)
                             if _o is None:
-                                n0_root[v_cs_sold_date_sk] = _d5
+                                n0_root[v_cs_sold_date_sk] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[v_cs_sold_date_sk] = _n
                                 else:
@@ -5849,16 +6067,34 @@ def _make_derived1():
                                     v_cs_quantity,
                                     v_cs_sales_price,
                                     v_cs_net_paid_inc_tax,
-                                ), _m6 in self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_cs_sold_date_sk,
                                         v_d_year,
                                         v_d_moy,
-                                    ), _m7 in self.date_dim_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.date_dim_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_w_warehouse_sq_ft,
@@ -5872,7 +6108,7 @@ def _make_derived1():
                                             v_cs_quantity,
                                             v_cs_net_paid_inc_tax,
                                         )
-                                        _v = _p * _m6 * _m7
+                                        _v = _p * _m8 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -5906,23 +6142,41 @@ def _make_derived1():
                 # atom date_dim
                 if keep_date_dim:
                     _p = d
+                    _t1 = (v_cs_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                            (v_cs_sold_date_sk, v_d_year, v_d_moy): _p
-                        }
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        else:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_cs_sold_date_sk, v_d_year, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -5932,34 +6186,49 @@ def _make_derived1():
                             date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                    _w1 = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_cs_sold_date_sk)
                         if _o is None:
-                            n0_root[v_cs_sold_date_sk] = _d2
+                            n0_root[v_cs_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_cs_sold_date_sk] = _n
                             else:
                                 del n0_root[v_cs_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                            ), _m3 in self.n1_by_cs_sold_date_sk[
-                                v_cs_sold_date_sk
-                            ].items():
+                            for (v_cs_sold_date_sk, v_cs_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_cs_sold_date_sk,
                                     v_cs_warehouse_sk,
                                     v_cs_quantity,
                                     v_cs_sales_price,
                                     v_cs_net_paid_inc_tax,
-                                ), _m4 in self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_cs_warehouse_sk,
                                         v_w_warehouse_name,
@@ -5968,9 +6237,18 @@ def _make_derived1():
                                         v_w_county,
                                         v_w_state,
                                         v_w_country,
-                                    ), _m5 in self.warehouse_by_cs_warehouse_sk[
-                                        v_cs_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_cs_warehouse_sk[
+                                                    v_cs_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_w_warehouse_sq_ft,
@@ -5984,7 +6262,7 @@ def _make_derived1():
                                             v_cs_quantity,
                                             v_cs_net_paid_inc_tax,
                                         )
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -6062,206 +6340,198 @@ def _make_derived1():
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_quantity,
+                                v_cs_sales_price,
+                                v_cs_net_paid_inc_tax,
+                            )
                             _grp = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
                                 v_cs_ship_mode_sk
                             )
                             if _grp is None:
                                 n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                     v_cs_ship_mode_sk
-                                ] = {
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
+                                ] = (
+                                    _t4,
+                                    _d2,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                                 v_cs_ship_mode_sk
-                                            ]
-                            _w4 = ship_mode_count_by_cs_ship_mode_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = ship_mode_count_by_cs_ship_mode_sk.get(
                                 v_cs_ship_mode_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
-                                _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                )
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _t7 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
                                 if _grp is None:
-                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                    ] = {
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        ): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                        _t4,
+                                        _d6,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_warehouse_sk,
-                                                    v_cs_quantity,
-                                                    v_cs_sales_price,
-                                                    v_cs_net_paid_inc_tax,
-                                                )
-                                            ] = _n
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ] = (_grp[0], _n)
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_warehouse_sk,
-                                                    v_cs_quantity,
-                                                    v_cs_sales_price,
-                                                    v_cs_net_paid_inc_tax,
-                                                )
+                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
                                             ]
-                                            if not _grp:
-                                                del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_warehouse_sk,
-                                                    )
-                                                ]
+                                    else:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d6
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                    _t7
+                                                ] = next(iter(_grp.items()))
                                 _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                     v_cs_warehouse_sk
                                 )
                                 if _grp is None:
                                     n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                         v_cs_warehouse_sk
-                                    ] = {v_cs_sold_date_sk: _d5}
+                                    ] = (v_cs_sold_date_sk, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = v_cs_sold_date_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                                v_cs_warehouse_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                                v_cs_warehouse_sk
+                                            ]
+                                    else:
+                                        n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d6}
                                 else:
                                     _o = _grp.get(v_cs_sold_date_sk)
                                     if _o is None:
-                                        _grp[v_cs_sold_date_sk] = _d5
+                                        _grp[v_cs_sold_date_sk] = _d6
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d6
                                         if _n:
                                             _grp[v_cs_sold_date_sk] = _n
                                         else:
                                             del _grp[v_cs_sold_date_sk]
-                                            if not _grp:
-                                                del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            if len(_grp) == 1:
+                                                n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                                     v_cs_warehouse_sk
-                                                ]
-                                _w6 = warehouse_count_by_cs_warehouse_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w8 = warehouse_count_by_cs_warehouse_sk.get(
                                     v_cs_warehouse_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d6 * _w8
                                     _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                     if _grp is None:
-                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                            (v_cs_sold_date_sk, v_cs_warehouse_sk): _d7
-                                        }
-                                    else:
-                                        _o = _grp.get(
-                                            (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                            _t7,
+                                            _d9,
                                         )
-                                        if _o is None:
-                                            _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ] = _d7
-                                        else:
-                                            _n = _o + _d7
+                                    elif type(_grp) is tuple:
+                                        _e = _t7
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d9
                                             if _n:
-                                                _grp[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_warehouse_sk,
-                                                    )
-                                                ] = _n
+                                                n1_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ] = (_grp[0], _n)
                                             else:
-                                                del _grp[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_warehouse_sk,
-                                                    )
+                                                del n1_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
                                                 ]
-                                                if not _grp:
-                                                    del n1_by_cs_sold_date_sk[
+                                        else:
+                                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d9,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t7)
+                                        if _o is None:
+                                            _grp[_t7] = _d9
+                                        else:
+                                            _n = _o + _d9
+                                            if _n:
+                                                _grp[_t7] = _n
+                                            else:
+                                                del _grp[_t7]
+                                                if len(_grp) == 1:
+                                                    n1_by_cs_sold_date_sk[
                                                         v_cs_sold_date_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _o = n1_count_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
                                     )
                                     if _o is None:
                                         n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ] = _d7
+                                        ] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n1_count_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
@@ -6270,16 +6540,16 @@ def _make_derived1():
                                             del n1_count_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
                                             ]
-                                    _w8 = date_dim_count_by_cs_sold_date_sk.get(
+                                    _w10 = date_dim_count_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
                                     )
-                                    if _w8 is not None:
-                                        _d9 = _d7 * _w8
+                                    if _w10 is not None:
+                                        _d11 = _d9 * _w10
                                         _o = n0_root.get(v_cs_sold_date_sk)
                                         if _o is None:
-                                            n0_root[v_cs_sold_date_sk] = _d9
+                                            n0_root[v_cs_sold_date_sk] = _d11
                                         else:
-                                            _n = _o + _d9
+                                            _n = _o + _d11
                                             if _n:
                                                 n0_root[v_cs_sold_date_sk] = _n
                                             else:
@@ -6293,16 +6563,34 @@ def _make_derived1():
                                                 v_w_county,
                                                 v_w_state,
                                                 v_w_country,
-                                            ), _m10 in self.warehouse_by_cs_warehouse_sk[
-                                                v_cs_warehouse_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.warehouse_by_cs_warehouse_sk[
+                                                            v_cs_warehouse_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_cs_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
-                                                ), _m11 in self.date_dim_by_cs_sold_date_sk[
-                                                    v_cs_sold_date_sk
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_cs_sold_date_sk[
+                                                                v_cs_sold_date_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_w_warehouse_name,
                                                         v_w_warehouse_sq_ft,
@@ -6316,7 +6604,7 @@ def _make_derived1():
                                                         v_cs_quantity,
                                                         v_cs_net_paid_inc_tax,
                                                     )
-                                                    _v = _d5 * _m10 * _m11
+                                                    _v = _d6 * _m12 * _m14
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -6387,76 +6675,74 @@ def _make_derived1():
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
-                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
-                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            _t4 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            _t5 = (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_quantity,
+                                v_cs_sales_price,
+                                v_cs_net_paid_inc_tax,
                             )
+                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t4
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
                             if _grp is None:
                                 n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                     v_cs_warehouse_sk
-                                ] = {v_cs_sold_date_sk: _d2}
+                                ] = (v_cs_sold_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_cs_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ]
+                                else:
+                                    n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        v_cs_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_cs_sold_date_sk)
                                 if _o is None:
@@ -6467,47 +6753,57 @@ def _make_derived1():
                                         _grp[v_cs_sold_date_sk] = _n
                                     else:
                                         del _grp[v_cs_sold_date_sk]
-                                        if not _grp:
-                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                                 v_cs_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_cs_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d2 * _w6
                                 _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        _t4,
+                                        _d7,
                                     )
-                                    if _o is None:
-                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
-                                            _d5
-                                        )
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
                                         if _n:
-                                            _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ] = _n
+                                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_cs_sold_date_sk[
+                                            del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                    else:
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d5
+                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
@@ -6516,16 +6812,16 @@ def _make_derived1():
                                         del n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
                                         ]
-                                _w6 = date_dim_count_by_cs_sold_date_sk.get(
+                                _w8 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(v_cs_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_cs_sold_date_sk] = _d7
+                                        n0_root[v_cs_sold_date_sk] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[v_cs_sold_date_sk] = _n
                                         else:
@@ -6539,16 +6835,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m8 in self.warehouse_by_cs_warehouse_sk[
-                                            v_cs_warehouse_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_cs_warehouse_sk[
+                                                        v_cs_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m9 in self.date_dim_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_cs_sold_date_sk[
+                                                            v_cs_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -6562,7 +6876,7 @@ def _make_derived1():
                                                     v_cs_quantity,
                                                     v_cs_net_paid_inc_tax,
                                                 )
-                                                _v = _d2 * _m8 * _m9
+                                                _v = _d2 * _m10 * _m12
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -6664,278 +6978,261 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
+                                v_cs_sold_time_sk
+                            ),
                             (
-                                self.catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
-                                    v_cs_sold_time_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_ship_mode_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_quantity,
-                                    v_cs_sales_price,
-                                    v_cs_net_paid_inc_tax,
-                                )
-                            )
-                            or _ZERO
+                                v_cs_sold_date_sk,
+                                v_cs_ship_mode_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_quantity,
+                                v_cs_sales_price,
+                                v_cs_net_paid_inc_tax,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_cs_sold_date_sk,
+                        v_cs_ship_mode_sk,
+                        v_cs_warehouse_sk,
+                        v_cs_quantity,
+                        v_cs_sales_price,
+                        v_cs_net_paid_inc_tax,
+                    )
                     _grp = catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk.get(
                         v_cs_sold_time_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                             v_cs_sold_time_sk
-                        ] = {
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_ship_mode_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_quantity,
-                                v_cs_sales_price,
-                                v_cs_net_paid_inc_tax,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_cs_sold_date_sk,
-                                v_cs_ship_mode_sk,
-                                v_cs_warehouse_sk,
-                                v_cs_quantity,
-                                v_cs_sales_price,
-                                v_cs_net_paid_inc_tax,
-                            )
+                        ] = (
+                            _t1,
+                            _p,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_ship_mode_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_quantity,
-                                    v_cs_sales_price,
-                                    v_cs_net_paid_inc_tax,
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                    v_cs_sold_time_sk
+                                ]
+                        else:
+                            catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                v_cs_sold_time_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_ship_mode_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_ship_mode_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                ]
-                                if not _grp:
-                                    del catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk[
                                         v_cs_sold_time_sk
-                                    ]
-                    _w1 = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = time_dim_count_by_cs_sold_time_sk.get(v_cs_sold_time_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (
+                            v_cs_sold_date_sk,
+                            v_cs_warehouse_sk,
+                            v_cs_quantity,
+                            v_cs_sales_price,
+                            v_cs_net_paid_inc_tax,
+                        )
                         _grp = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
                             v_cs_ship_mode_sk
                         )
                         if _grp is None:
                             n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                 v_cs_ship_mode_sk
-                            ] = {
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_quantity,
-                                    v_cs_sales_price,
-                                    v_cs_net_paid_inc_tax,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_warehouse_sk,
-                                    v_cs_quantity,
-                                    v_cs_sales_price,
-                                    v_cs_net_paid_inc_tax,
-                                )
+                            ] = (
+                                _t4,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                ] = _d2
-                            else:
-                                _n = _o + _d2
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
-                                            v_cs_ship_mode_sk
-                                        ]
-                        _w3 = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
-                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
-                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                            )
-                            if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    ): _d4
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
-                                    ] = _d4
                                 else:
-                                    _n = _o + _d4
+                                    del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ]
+                            else:
+                                n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                    v_cs_ship_mode_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = ship_mode_count_by_cs_ship_mode_sk.get(v_cs_ship_mode_sk)
+                        if _w5 is not None:
+                            _d6 = _d3 * _w5
+                            _t7 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
+                            if _grp is None:
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _n
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
                             if _grp is None:
                                 n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                     v_cs_warehouse_sk
-                                ] = {v_cs_sold_date_sk: _d4}
+                                ] = (v_cs_sold_date_sk, _d6)
+                            elif type(_grp) is tuple:
+                                _e = v_cs_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
+                                    if _n:
+                                        n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ]
+                                else:
+                                    n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        v_cs_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
                             else:
                                 _o = _grp.get(v_cs_sold_date_sk)
                                 if _o is None:
-                                    _grp[v_cs_sold_date_sk] = _d4
+                                    _grp[v_cs_sold_date_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         _grp[v_cs_sold_date_sk] = _n
                                     else:
                                         del _grp[v_cs_sold_date_sk]
-                                        if not _grp:
-                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                                 v_cs_warehouse_sk
-                                            ]
-                            _w5 = warehouse_count_by_cs_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w8 = warehouse_count_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
-                            if _w5 is not None:
-                                _d6 = _d4 * _w5
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
                                 _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk): _d6
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        _t7,
+                                        _d9,
                                     )
-                                    if _o is None:
-                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
-                                            _d6
-                                        )
-                                    else:
-                                        _n = _o + _d6
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d9
                                         if _n:
-                                            _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ] = _n
+                                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_cs_sold_date_sk[
+                                            del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                    else:
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
+                                    if _o is None:
+                                        _grp[_t7] = _d9
+                                    else:
+                                        _n = _o + _d9
+                                        if _n:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d6
+                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d9
                                 else:
-                                    _n = _o + _d6
+                                    _n = _o + _d9
                                     if _n:
                                         n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
@@ -6944,16 +7241,16 @@ def _make_derived1():
                                         del n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
                                         ]
-                                _w7 = date_dim_count_by_cs_sold_date_sk.get(
+                                _w10 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _w7 is not None:
-                                    _d8 = _d6 * _w7
+                                if _w10 is not None:
+                                    _d11 = _d9 * _w10
                                     _o = n0_root.get(v_cs_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_cs_sold_date_sk] = _d8
+                                        n0_root[v_cs_sold_date_sk] = _d11
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_cs_sold_date_sk] = _n
                                         else:
@@ -6967,16 +7264,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m9 in self.warehouse_by_cs_warehouse_sk[
-                                            v_cs_warehouse_sk
-                                        ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.warehouse_by_cs_warehouse_sk[
+                                                        v_cs_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m10 in self.date_dim_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.date_dim_by_cs_sold_date_sk[
+                                                            v_cs_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -6990,7 +7305,7 @@ def _make_derived1():
                                                     v_cs_quantity,
                                                     v_cs_net_paid_inc_tax,
                                                 )
-                                                _v = _d4 * _m9 * _m10
+                                                _v = _d6 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -7073,90 +7388,64 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk),
                             (
-                                self.warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_cs_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
-                                )
-                            )
-                            or _ZERO
+                                v_cs_warehouse_sk,
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                            ),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (
+                        v_cs_warehouse_sk,
+                        v_w_warehouse_name,
+                        v_w_warehouse_sq_ft,
+                        v_w_city,
+                        v_w_county,
+                        v_w_state,
+                        v_w_country,
+                    )
                     _grp = warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                     if _grp is None:
-                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
-                            (
-                                v_cs_warehouse_sk,
-                                v_w_warehouse_name,
-                                v_w_warehouse_sq_ft,
-                                v_w_city,
-                                v_w_county,
-                                v_w_state,
-                                v_w_country,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_cs_warehouse_sk,
-                                v_w_warehouse_name,
-                                v_w_warehouse_sq_ft,
-                                v_w_city,
-                                v_w_county,
-                                v_w_state,
-                                v_w_country,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_cs_warehouse_sk,
-                                    v_w_warehouse_name,
-                                    v_w_warehouse_sq_ft,
-                                    v_w_city,
-                                    v_w_county,
-                                    v_w_state,
-                                    v_w_country,
+                        warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
+                        else:
+                            warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_warehouse_sk,
-                                        v_w_warehouse_name,
-                                        v_w_warehouse_sq_ft,
-                                        v_w_city,
-                                        v_w_county,
-                                        v_w_state,
-                                        v_w_country,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_warehouse_sk,
-                                        v_w_warehouse_name,
-                                        v_w_warehouse_sq_ft,
-                                        v_w_city,
-                                        v_w_county,
-                                        v_w_state,
-                                        v_w_country,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk] = (
+                                        next(iter(_grp.items()))
                                     )
-                                ]
-                                if not _grp:
-                                    del warehouse_by_cs_warehouse_sk[v_cs_warehouse_sk]
                     _o = warehouse_count_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                     if _o is None:
                         warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _p
@@ -7166,48 +7455,66 @@ def _make_derived1():
                             warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk] = _n
                         else:
                             del warehouse_count_by_cs_warehouse_sk[v_cs_warehouse_sk]
-                    _g3 = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
-                    if _g3:
-                        for v_cs_sold_date_sk, _w1 in _g3.items():
-                            _d2 = _p * _w1
+                    _g4 = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
+                    if _g4:
+                        for v_cs_sold_date_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = _p * _w2
+                            _t5 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
                             _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                             if _grp is None:
-                                n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_cs_sold_date_sk, v_cs_warehouse_sk))
-                                if _o is None:
-                                    _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
-                                            _n
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                            _grp[0],
+                                            _n,
                                         )
                                     else:
-                                        del _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)]
-                                        if not _grp:
-                                            del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                        del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                else:
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                                next(iter(_grp.items()))
+                                            )
                             _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                             if _o is None:
-                                n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d2
+                                n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
                                 else:
                                     del n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                            _w4 = date_dim_count_by_cs_sold_date_sk.get(
+                            _w6 = date_dim_count_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d3 * _w6
                                 _o = n0_root.get(v_cs_sold_date_sk)
                                 if _o is None:
-                                    n0_root[v_cs_sold_date_sk] = _d5
+                                    n0_root[v_cs_sold_date_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[v_cs_sold_date_sk] = _n
                                     else:
@@ -7219,16 +7526,37 @@ def _make_derived1():
                                         v_cs_quantity,
                                         v_cs_sales_price,
                                         v_cs_net_paid_inc_tax,
-                                    ), _m6 in self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                    (
+                                                        v_cs_sold_date_sk,
+                                                        v_cs_warehouse_sk,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         for (
                                             v_cs_sold_date_sk,
                                             v_d_year,
                                             v_d_moy,
-                                        ), _m7 in self.date_dim_by_cs_sold_date_sk[
-                                            v_cs_sold_date_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.date_dim_by_cs_sold_date_sk[
+                                                        v_cs_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 v_w_warehouse_name,
                                                 v_w_warehouse_sq_ft,
@@ -7242,7 +7570,7 @@ def _make_derived1():
                                                 v_cs_quantity,
                                                 v_cs_net_paid_inc_tax,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m10
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -7298,32 +7626,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_cs_sold_date_sk, v_d_year, v_d_moy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk),
+                            (v_cs_sold_date_sk, v_d_year, v_d_moy),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_cs_sold_date_sk, v_d_year, v_d_moy)
                     _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                            (v_cs_sold_date_sk, v_d_year, v_d_moy): _p
-                        }
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        else:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_cs_sold_date_sk, v_d_year, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_cs_sold_date_sk, v_d_year, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -7333,34 +7677,49 @@ def _make_derived1():
                             date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                    _w1 = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_cs_sold_date_sk)
                         if _o is None:
-                            n0_root[v_cs_sold_date_sk] = _d2
+                            n0_root[v_cs_sold_date_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_cs_sold_date_sk] = _n
                             else:
                                 del n0_root[v_cs_sold_date_sk]
                         if pending is not None:
-                            for (
-                                v_cs_sold_date_sk,
-                                v_cs_warehouse_sk,
-                            ), _m3 in self.n1_by_cs_sold_date_sk[
-                                v_cs_sold_date_sk
-                            ].items():
+                            for (v_cs_sold_date_sk, v_cs_warehouse_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_cs_sold_date_sk,
                                     v_cs_warehouse_sk,
                                     v_cs_quantity,
                                     v_cs_sales_price,
                                     v_cs_net_paid_inc_tax,
-                                ), _m4 in self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     for (
                                         v_cs_warehouse_sk,
                                         v_w_warehouse_name,
@@ -7369,9 +7728,18 @@ def _make_derived1():
                                         v_w_county,
                                         v_w_state,
                                         v_w_country,
-                                    ), _m5 in self.warehouse_by_cs_warehouse_sk[
-                                        v_cs_warehouse_sk
-                                    ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.warehouse_by_cs_warehouse_sk[
+                                                    v_cs_warehouse_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             v_w_warehouse_name,
                                             v_w_warehouse_sq_ft,
@@ -7385,7 +7753,7 @@ def _make_derived1():
                                             v_cs_quantity,
                                             v_cs_net_paid_inc_tax,
                                         )
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -7490,206 +7858,198 @@ def _make_derived1():
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
+                            _t4 = (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_quantity,
+                                v_cs_sales_price,
+                                v_cs_net_paid_inc_tax,
+                            )
                             _grp = n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk.get(
                                 v_cs_ship_mode_sk
                             )
                             if _grp is None:
                                 n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                     v_cs_ship_mode_sk
-                                ] = {
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
+                                ] = (
+                                    _t4,
+                                    _d2,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                            v_cs_ship_mode_sk
+                                        ]
+                                else:
+                                    n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        v_cs_ship_mode_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk[
                                                 v_cs_ship_mode_sk
-                                            ]
-                            _w4 = ship_mode_count_by_cs_ship_mode_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w5 = ship_mode_count_by_cs_ship_mode_sk.get(
                                 v_cs_ship_mode_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
-                                _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                )
+                            if _w5 is not None:
+                                _d6 = _d2 * _w5
+                                _t7 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t7)
                                 if _grp is None:
-                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                    ] = {
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        ): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
-                                        )
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = (
+                                        _t4,
+                                        _d6,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_warehouse_sk,
-                                                    v_cs_quantity,
-                                                    v_cs_sales_price,
-                                                    v_cs_net_paid_inc_tax,
-                                                )
-                                            ] = _n
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
+                                            ] = (_grp[0], _n)
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_cs_sold_date_sk,
-                                                    v_cs_warehouse_sk,
-                                                    v_cs_quantity,
-                                                    v_cs_sales_price,
-                                                    v_cs_net_paid_inc_tax,
-                                                )
+                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t7
                                             ]
-                                            if not _grp:
-                                                del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_warehouse_sk,
-                                                    )
-                                                ]
+                                    else:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t7] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d6,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d6
+                                    else:
+                                        _n = _o + _d6
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                    _t7
+                                                ] = next(iter(_grp.items()))
                                 _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                     v_cs_warehouse_sk
                                 )
                                 if _grp is None:
                                     n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                         v_cs_warehouse_sk
-                                    ] = {v_cs_sold_date_sk: _d5}
+                                    ] = (v_cs_sold_date_sk, _d6)
+                                elif type(_grp) is tuple:
+                                    _e = v_cs_sold_date_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d6
+                                        if _n:
+                                            n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                                v_cs_warehouse_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                                v_cs_warehouse_sk
+                                            ]
+                                    else:
+                                        n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d6}
                                 else:
                                     _o = _grp.get(v_cs_sold_date_sk)
                                     if _o is None:
-                                        _grp[v_cs_sold_date_sk] = _d5
+                                        _grp[v_cs_sold_date_sk] = _d6
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d6
                                         if _n:
                                             _grp[v_cs_sold_date_sk] = _n
                                         else:
                                             del _grp[v_cs_sold_date_sk]
-                                            if not _grp:
-                                                del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            if len(_grp) == 1:
+                                                n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                                     v_cs_warehouse_sk
-                                                ]
-                                _w6 = warehouse_count_by_cs_warehouse_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w8 = warehouse_count_by_cs_warehouse_sk.get(
                                     v_cs_warehouse_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d6 * _w8
                                     _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                     if _grp is None:
-                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                            (v_cs_sold_date_sk, v_cs_warehouse_sk): _d7
-                                        }
-                                    else:
-                                        _o = _grp.get(
-                                            (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                            _t7,
+                                            _d9,
                                         )
-                                        if _o is None:
-                                            _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ] = _d7
-                                        else:
-                                            _n = _o + _d7
+                                    elif type(_grp) is tuple:
+                                        _e = _t7
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d9
                                             if _n:
-                                                _grp[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_warehouse_sk,
-                                                    )
-                                                ] = _n
+                                                n1_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ] = (_grp[0], _n)
                                             else:
-                                                del _grp[
-                                                    (
-                                                        v_cs_sold_date_sk,
-                                                        v_cs_warehouse_sk,
-                                                    )
+                                                del n1_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
                                                 ]
-                                                if not _grp:
-                                                    del n1_by_cs_sold_date_sk[
+                                        else:
+                                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d9,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t7)
+                                        if _o is None:
+                                            _grp[_t7] = _d9
+                                        else:
+                                            _n = _o + _d9
+                                            if _n:
+                                                _grp[_t7] = _n
+                                            else:
+                                                del _grp[_t7]
+                                                if len(_grp) == 1:
+                                                    n1_by_cs_sold_date_sk[
                                                         v_cs_sold_date_sk
-                                                    ]
+                                                    ] = next(iter(_grp.items()))
                                     _o = n1_count_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
                                     )
                                     if _o is None:
                                         n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ] = _d7
+                                        ] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n1_count_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
@@ -7698,16 +8058,16 @@ def _make_derived1():
                                             del n1_count_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
                                             ]
-                                    _w8 = date_dim_count_by_cs_sold_date_sk.get(
+                                    _w10 = date_dim_count_by_cs_sold_date_sk.get(
                                         v_cs_sold_date_sk
                                     )
-                                    if _w8 is not None:
-                                        _d9 = _d7 * _w8
+                                    if _w10 is not None:
+                                        _d11 = _d9 * _w10
                                         _o = n0_root.get(v_cs_sold_date_sk)
                                         if _o is None:
-                                            n0_root[v_cs_sold_date_sk] = _d9
+                                            n0_root[v_cs_sold_date_sk] = _d11
                                         else:
-                                            _n = _o + _d9
+                                            _n = _o + _d11
                                             if _n:
                                                 n0_root[v_cs_sold_date_sk] = _n
                                             else:
@@ -7721,16 +8081,34 @@ def _make_derived1():
                                                 v_w_county,
                                                 v_w_state,
                                                 v_w_country,
-                                            ), _m10 in self.warehouse_by_cs_warehouse_sk[
-                                                v_cs_warehouse_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.warehouse_by_cs_warehouse_sk[
+                                                            v_cs_warehouse_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_cs_sold_date_sk,
                                                     v_d_year,
                                                     v_d_moy,
-                                                ), _m11 in self.date_dim_by_cs_sold_date_sk[
-                                                    v_cs_sold_date_sk
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.date_dim_by_cs_sold_date_sk[
+                                                                v_cs_sold_date_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_w_warehouse_name,
                                                         v_w_warehouse_sq_ft,
@@ -7744,7 +8122,7 @@ def _make_derived1():
                                                         v_cs_quantity,
                                                         v_cs_net_paid_inc_tax,
                                                     )
-                                                    _v = _d5 * _m10 * _m11
+                                                    _v = _d6 * _m12 * _m14
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -7842,76 +8220,74 @@ def _make_derived1():
                             v_cs_quantity,
                             v_cs_sales_price,
                             v_cs_net_paid_inc_tax,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
-                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
-                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            _t4 = (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                            _t5 = (
+                                v_cs_sold_date_sk,
+                                v_cs_warehouse_sk,
+                                v_cs_quantity,
+                                v_cs_sales_price,
+                                v_cs_net_paid_inc_tax,
                             )
+                            _grp = n2_by_cs_sold_date_sk_cs_warehouse_sk.get(_t4)
                             if _grp is None:
-                                n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                    (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                ] = {
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_warehouse_sk,
-                                        v_cs_quantity,
-                                        v_cs_sales_price,
-                                        v_cs_net_paid_inc_tax,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_warehouse_sk,
-                                            v_cs_quantity,
-                                            v_cs_sales_price,
-                                            v_cs_net_paid_inc_tax,
+                                n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (_t5, _d2)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d2
+                                    else:
+                                        del n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4]
+                                else:
+                                    n2_by_cs_sold_date_sk_cs_warehouse_sk[_t4] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d2,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ] = _n
+                                        _grp[_t5] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_warehouse_sk,
-                                                v_cs_quantity,
-                                                v_cs_sales_price,
-                                                v_cs_net_paid_inc_tax,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_cs_sold_date_sk_cs_warehouse_sk[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_cs_sold_date_sk_cs_warehouse_sk[
+                                                _t4
+                                            ] = next(iter(_grp.items()))
                             _grp = n2_cs_sold_date_sk_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
                             if _grp is None:
                                 n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                     v_cs_warehouse_sk
-                                ] = {v_cs_sold_date_sk: _d2}
+                                ] = (v_cs_sold_date_sk, _d2)
+                            elif type(_grp) is tuple:
+                                _e = v_cs_sold_date_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d2
+                                    if _n:
+                                        n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                            v_cs_warehouse_sk
+                                        ]
+                                else:
+                                    n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        v_cs_warehouse_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
                             else:
                                 _o = _grp.get(v_cs_sold_date_sk)
                                 if _o is None:
@@ -7922,47 +8298,57 @@ def _make_derived1():
                                         _grp[v_cs_sold_date_sk] = _n
                                     else:
                                         del _grp[v_cs_sold_date_sk]
-                                        if not _grp:
-                                            del n2_cs_sold_date_sk_by_cs_warehouse_sk[
+                                        if len(_grp) == 1:
+                                            n2_cs_sold_date_sk_by_cs_warehouse_sk[
                                                 v_cs_warehouse_sk
-                                            ]
-                            _w4 = warehouse_count_by_cs_warehouse_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w6 = warehouse_count_by_cs_warehouse_sk.get(
                                 v_cs_warehouse_sk
                             )
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            if _w6 is not None:
+                                _d7 = _d2 * _w6
                                 _grp = n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _grp is None:
-                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_cs_sold_date_sk, v_cs_warehouse_sk)
+                                    n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        _t4,
+                                        _d7,
                                     )
-                                    if _o is None:
-                                        _grp[(v_cs_sold_date_sk, v_cs_warehouse_sk)] = (
-                                            _d5
-                                        )
-                                    else:
-                                        _n = _o + _d5
+                                elif type(_grp) is tuple:
+                                    _e = _t4
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
                                         if _n:
-                                            _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ] = _n
+                                            n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (v_cs_sold_date_sk, v_cs_warehouse_sk)
-                                            ]
-                                            if not _grp:
-                                                del n1_by_cs_sold_date_sk[
+                                            del n1_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                    else:
+                                        n1_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t4)
+                                    if _o is None:
+                                        _grp[_t4] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[_t4] = _n
+                                        else:
+                                            del _grp[_t4]
+                                            if len(_grp) == 1:
+                                                n1_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ]
+                                                ] = next(iter(_grp.items()))
                                 _o = n1_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                                 if _o is None:
-                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d5
+                                    n1_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
@@ -7971,16 +8357,16 @@ def _make_derived1():
                                         del n1_count_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
                                         ]
-                                _w6 = date_dim_count_by_cs_sold_date_sk.get(
+                                _w8 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _w6 is not None:
-                                    _d7 = _d5 * _w6
+                                if _w8 is not None:
+                                    _d9 = _d7 * _w8
                                     _o = n0_root.get(v_cs_sold_date_sk)
                                     if _o is None:
-                                        n0_root[v_cs_sold_date_sk] = _d7
+                                        n0_root[v_cs_sold_date_sk] = _d9
                                     else:
-                                        _n = _o + _d7
+                                        _n = _o + _d9
                                         if _n:
                                             n0_root[v_cs_sold_date_sk] = _n
                                         else:
@@ -7994,16 +8380,34 @@ def _make_derived1():
                                             v_w_county,
                                             v_w_state,
                                             v_w_country,
-                                        ), _m8 in self.warehouse_by_cs_warehouse_sk[
-                                            v_cs_warehouse_sk
-                                        ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.warehouse_by_cs_warehouse_sk[
+                                                        v_cs_warehouse_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             for (
                                                 v_cs_sold_date_sk,
                                                 v_d_year,
                                                 v_d_moy,
-                                            ), _m9 in self.date_dim_by_cs_sold_date_sk[
-                                                v_cs_sold_date_sk
-                                            ].items():
+                                            ), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_cs_sold_date_sk[
+                                                            v_cs_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 _k = (
                                                     v_w_warehouse_name,
                                                     v_w_warehouse_sq_ft,
@@ -8017,7 +8421,7 @@ def _make_derived1():
                                                     v_cs_quantity,
                                                     v_cs_net_paid_inc_tax,
                                                 )
-                                                _v = _d2 * _m8 * _m9
+                                                _v = _d2 * _m10 * _m12
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -8046,7 +8450,7 @@ def _make_derived1():
                 _g2 = self.n1_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_cs_sold_date_sk, v_cs_warehouse_sk))
+                _m3 = _entry(_g2, (v_cs_sold_date_sk, v_cs_warehouse_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.n2_by_cs_sold_date_sk_cs_warehouse_sk.get(
@@ -8054,21 +8458,23 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get(
+                _m5 = _entry(
+                    _g4,
                     (
                         v_cs_sold_date_sk,
                         v_cs_warehouse_sk,
                         v_cs_quantity,
                         v_cs_sales_price,
                         v_cs_net_paid_inc_tax,
-                    )
+                    ),
                 )
                 if _m5 is None:
                     return None
                 _g6 = self.warehouse_by_cs_warehouse_sk.get(v_cs_warehouse_sk)
                 if _g6 is None:
                     return None
-                _m7 = _g6.get(
+                _m7 = _entry(
+                    _g6,
                     (
                         v_cs_warehouse_sk,
                         v_w_warehouse_name,
@@ -8077,14 +8483,14 @@ def _make_derived1():
                         v_w_county,
                         v_w_state,
                         v_w_country,
-                    )
+                    ),
                 )
                 if _m7 is None:
                     return None
                 _g8 = self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_cs_sold_date_sk, v_d_year, v_d_moy))
+                _m9 = _entry(_g8, (v_cs_sold_date_sk, v_d_year, v_d_moy))
                 if _m9 is None:
                     return None
                 return _m5 * _m7 * _m9
@@ -9401,7 +9807,7 @@ class View:
         "dec_net",
     )
     QUERY_ID = "3eb7b82f61bdb819"
-    LAYOUT_ID = "dfec2deee37505e3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c7905e4d38891cd7"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -9889,31 +10295,19 @@ class View:
         else:
             del store[row]
         # atom x
-        _o = x_root.get(
-            (
-                v_w_warehouse_name,
-                v_w_warehouse_sq_ft,
-                v_w_city,
-                v_w_county,
-                v_w_state,
-                v_w_country,
-                v_ship_carriers,
-                v_year,
-            )
+        _t1 = (
+            v_w_warehouse_name,
+            v_w_warehouse_sq_ft,
+            v_w_city,
+            v_w_county,
+            v_w_state,
+            v_w_country,
+            v_ship_carriers,
+            v_year,
         )
+        _o = x_root.get(_t1)
         if _o is None:
-            x_root[
-                (
-                    v_w_warehouse_name,
-                    v_w_warehouse_sq_ft,
-                    v_w_city,
-                    v_w_county,
-                    v_w_state,
-                    v_w_country,
-                    v_ship_carriers,
-                    v_year,
-                )
-            ] = _p
+            x_root[_t1] = _p
         else:
             _n = (
                 _o[0] + _p[0],
@@ -10027,31 +10421,9 @@ class View:
                 _o[108] + _p[108],
             )
             if _n[0]:
-                x_root[
-                    (
-                        v_w_warehouse_name,
-                        v_w_warehouse_sq_ft,
-                        v_w_city,
-                        v_w_county,
-                        v_w_state,
-                        v_w_country,
-                        v_ship_carriers,
-                        v_year,
-                    )
-                ] = _n
+                x_root[_t1] = _n
             else:
-                del x_root[
-                    (
-                        v_w_warehouse_name,
-                        v_w_warehouse_sq_ft,
-                        v_w_city,
-                        v_w_county,
-                        v_w_state,
-                        v_w_country,
-                        v_ship_carriers,
-                        v_year,
-                    )
-                ]
+                del x_root[_t1]
         if pending is not None:
             _k = (
                 v_w_warehouse_name,

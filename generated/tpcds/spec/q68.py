@@ -47,6 +47,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -234,6 +248,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -393,7 +419,7 @@ def _make_derived1():
         )
         QUERY_ID = "14268f4da78f2461"
         LAYOUT_ID = (
-            "a1871ec0100862a3"  # the state's layout: snapshots restore only here
+            "7f2ebd768a710622"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -635,41 +661,58 @@ def _make_derived1():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                            _o[5] + _p[5],
+                            _o[6] + _p[6],
+                        )
+                        if _n[0]:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -681,39 +724,31 @@ def _make_derived1():
                             _o[6] + _p[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
+                    )
+                    _t4 = (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
                     )
                     _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                         v_ss_hdemo_sk
@@ -721,189 +756,122 @@ def _make_derived1():
                     if _grp is None:
                         n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                             v_ss_hdemo_sk
-                        ] = {
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
+                        ] = (
+                            _t4,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
                                 ]
-                                if not _grp:
-                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                        else:
+                            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                         v_ss_hdemo_sk
-                                    ]
-                    _w3 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
+                            _d3[5] * _w5[5],
+                            _d3[6] * _w5[6],
                         )
+                        _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t7,
+                                _d6,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d4
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                                _d4[5] * _w5[5],
-                                _d4[6] * _w5[6],
-                            )
-                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d6
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d6
-                                else:
-                                    _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
-                                        _o[3] + _d6[3],
-                                        _o[4] + _d6[4],
-                                        _o[5] + _d6[5],
-                                        _o[6] + _d6[6],
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
-                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
+                                _grp[_t7] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -915,44 +883,133 @@ def _make_derived1():
                                     _o[6] + _d6[6],
                                 )
                                 if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d6[0] * _w8[0],
+                                _d6[1] * _w8[1],
+                                _d6[2] * _w8[2],
+                                _d6[3] * _w8[3],
+                                _d6[4] * _w8[4],
+                                _d6[5] * _w8[5],
+                                _d6[6] * _w8[6],
+                            )
+                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _grp is None:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _o is None:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
-                                    _d6[3] * _w7[3],
-                                    _d6[4] * _w7[4],
-                                    _d6[5] * _w7[5],
-                                    _d6[6] * _w7[6],
+                            _w10 = customer_address_count_by_ss_addr_sk.get(
+                                v_ss_addr_sk
+                            )
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                    _d9[6] * _w10[6],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d8
+                                    n0_root[v_ss_addr_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                        _o[6] + _d11[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m9 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -960,13 +1017,13 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d6[0] * _m9[0],
-                                            _d6[1] * _m9[1],
-                                            _d6[2] * _m9[2],
-                                            _d6[3] * _m9[3],
-                                            _d6[4] * _m9[4],
-                                            _d6[5] * _m9[5],
-                                            _d6[6] * _m9[6],
+                                            _d9[0] * _m12[0],
+                                            _d9[1] * _m12[1],
+                                            _d9[2] * _m12[2],
+                                            _d9[3] * _m12[3],
+                                            _d9[4] * _m12[4],
+                                            _d9[5] * _m12[5],
+                                            _d9[6] * _m12[6],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1061,7 +1118,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1071,38 +1128,57 @@ def _make_derived1():
                             _p[5] * _w1[5],
                             _p[6] * _w1[6],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                )
+                                if _n[0]:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -1114,192 +1190,137 @@ def _make_derived1():
                                     _o[6] + _d2[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
+                            _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                             _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                                 v_ss_store_sk
                             )
                             if _grp is None:
                                 n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                ] = (
+                                    _t7,
+                                    _d6,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
+                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
                                         ]
-                                        if not _grp:
-                                            del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                else:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                    _d5[5] * _w6[5],
-                                    _d5[6] * _w6[6],
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d6[0] * _w8[0],
+                                    _d6[1] * _w8[1],
+                                    _d6[2] * _w8[2],
+                                    _d6[3] * _w8[3],
+                                    _d6[4] * _w8[4],
+                                    _d6[5] * _w8[5],
+                                    _d6[6] * _w8[6],
                                 )
                                 _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        ): _d7
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _d7
-                                    else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
-                                            _o[3] + _d7[3],
-                                            _o[4] + _d7[4],
-                                            _o[5] + _d7[5],
-                                            _o[6] + _d7[6],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                            _o[5] + _d9[5],
+                                            _o[6] + _d9[6],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ] = _n
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ss_addr_sk[v_ss_addr_sk]
-                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                                if _o is None:
-                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                                     else:
-                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                                _w8 = customer_address_count_by_ss_addr_sk.get(
-                                    v_ss_addr_sk
-                                )
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
-                                        _d7[3] * _w8[3],
-                                        _d7[4] * _w8[4],
-                                        _d7[5] * _w8[5],
-                                        _d7[6] * _w8[6],
-                                    )
-                                    _o = n0_root.get(v_ss_addr_sk)
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
                                     if _o is None:
-                                        n0_root[v_ss_addr_sk] = _d9
+                                        _grp[_t7] = _d9
                                     else:
                                         _n = (
                                             _o[0] + _d9[0],
@@ -1311,16 +1332,73 @@ def _make_derived1():
                                             _o[6] + _d9[6],
                                         )
                                         if _n[0]:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                if _o is None:
+                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                                _w10 = customer_address_count_by_ss_addr_sk.get(
+                                    v_ss_addr_sk
+                                )
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
+                                        _d9[3] * _w10[3],
+                                        _d9[4] * _w10[4],
+                                        _d9[5] * _w10[5],
+                                        _d9[6] * _w10[6],
+                                    )
+                                    _o = n0_root.get(v_ss_addr_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_addr_sk] = _d11
+                                    else:
+                                        _n = (
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
+                                            _o[3] + _d11[3],
+                                            _o[4] + _d11[4],
+                                            _o[5] + _d11[5],
+                                            _o[6] + _d11[6],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_addr_sk] = _n
                                         else:
                                             del n0_root[v_ss_addr_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_addr_sk,
-                                            v_ca_city,
-                                        ), _m10 in self.customer_address_by_ss_addr_sk[
-                                            v_ss_addr_sk
-                                        ].items():
+                                        for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_ss_addr_sk[
+                                                        v_ss_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_ss_ticket_number,
                                                 v_ss_customer_sk,
@@ -1328,13 +1406,13 @@ def _make_derived1():
                                                 v_ca_city,
                                             )
                                             _v = (
-                                                _d7[0] * _m10[0],
-                                                _d7[1] * _m10[1],
-                                                _d7[2] * _m10[2],
-                                                _d7[3] * _m10[3],
-                                                _d7[4] * _m10[4],
-                                                _d7[5] * _m10[5],
-                                                _d7[6] * _m10[6],
+                                                _d9[0] * _m12[0],
+                                                _d9[1] * _m12[1],
+                                                _d9[2] * _m12[2],
+                                                _d9[3] * _m12[3],
+                                                _d9[4] * _m12[4],
+                                                _d9[5] * _m12[5],
+                                                _d9[6] * _m12[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1408,11 +1486,9 @@ def _make_derived1():
                     v_ss_store_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_addr_sk,
-                        v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1422,23 +1498,36 @@ def _make_derived1():
                             _p[5] * _w1[5],
                             _p[6] * _w1[6],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _grp is None:
-                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                )
+                                if _n[0]:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -1450,23 +1539,13 @@ def _make_derived1():
                                     _o[6] + _d2[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
                         _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _o is None:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
@@ -1484,41 +1563,47 @@ def _make_derived1():
                                 n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                             else:
                                 del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                        _w5 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
                             _o = n0_root.get(v_ss_addr_sk)
                             if _o is None:
-                                n0_root[v_ss_addr_sk] = _d5
+                                n0_root[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
                                     n0_root[v_ss_addr_sk] = _n
                                 else:
                                     del n0_root[v_ss_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_city,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                                for (v_ss_addr_sk, v_ca_city), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -1526,13 +1611,13 @@ def _make_derived1():
                                         v_ca_city,
                                     )
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
-                                        _d2[3] * _m6[3],
-                                        _d2[4] * _m6[4],
-                                        _d2[5] * _m6[5],
-                                        _d2[6] * _m6[6],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
+                                        _d2[3] * _m7[3],
+                                        _d2[4] * _m7[4],
+                                        _d2[5] * _m7[5],
+                                        _d2[6] * _m7[6],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1626,7 +1711,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1636,27 +1721,52 @@ def _make_derived1():
                             _p[5] * _w1[5],
                             _p[6] * _w1[6],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                )
+                                if _n[0]:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -1668,137 +1778,131 @@ def _make_derived1():
                                     _o[6] + _d2[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
                             _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                             _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d5
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                    _d5[5] * _w6[5],
-                                    _d5[6] * _w6[6],
+                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                    _d6[5] * _w7[5],
+                                    _d6[6] * _w7[6],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d7
+                                    n0_root[v_ss_addr_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m8 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -1806,13 +1910,13 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d5[0] * _m8[0],
-                                            _d5[1] * _m8[1],
-                                            _d5[2] * _m8[2],
-                                            _d5[3] * _m8[3],
-                                            _d5[4] * _m8[4],
-                                            _d5[5] * _m8[5],
-                                            _d5[6] * _m8[6],
+                                            _d6[0] * _m9[0],
+                                            _d6[1] * _m9[1],
+                                            _d6[2] * _m9[2],
+                                            _d6[3] * _m9[3],
+                                            _d6[4] * _m9[4],
+                                            _d6[5] * _m9[5],
+                                            _d6[6] * _m9[6],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1856,15 +1960,36 @@ def _make_derived1():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_ss_addr_sk, v_ca_city)
             _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _grp is None:
-                customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                    (v_ss_addr_sk, v_ca_city): _p
-                }
+                customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                else:
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_addr_sk, v_ca_city))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_addr_sk, v_ca_city)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1876,11 +2001,13 @@ def _make_derived1():
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_ss_addr_sk, v_ca_city)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_addr_sk, v_ca_city)]
-                        if not _grp:
-                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
             if _o is None:
                 customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -1898,40 +2025,40 @@ def _make_derived1():
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                 else:
                     del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-            _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
                 _o = n0_root.get(v_ss_addr_sk)
                 if _o is None:
-                    n0_root[v_ss_addr_sk] = _d2
+                    n0_root[v_ss_addr_sk] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
                         n0_root[v_ss_addr_sk] = _n
                     else:
                         del n0_root[v_ss_addr_sk]
                 if pending is not None:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_addr_sk,
-                        v_ss_ticket_number,
-                    ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                    for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_ss_ticket_number,
                             v_ss_customer_sk,
@@ -1939,13 +2066,13 @@ def _make_derived1():
                             v_ca_city,
                         )
                         _v = (
-                            _p[0] * _m3[0],
-                            _p[1] * _m3[1],
-                            _p[2] * _m3[2],
-                            _p[3] * _m3[3],
-                            _p[4] * _m3[4],
-                            _p[5] * _m3[5],
-                            _p[6] * _m3[6],
+                            _p[0] * _m4[0],
+                            _p[1] * _m4[1],
+                            _p[2] * _m4[2],
+                            _p[3] * _m4[3],
+                            _p[4] * _m4[4],
+                            _p[5] * _m4[5],
+                            _p[6] * _m4[6],
                         )
                         _o = pending.get(_k)
                         pending[_k] = (
@@ -2085,60 +2212,73 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
                         (
-                            self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        )
-                        or _ZERO
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                            _o[5] + _p[5],
+                            _o[6] + _p[6],
+                        )
+                        if _n[0]:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -2150,39 +2290,31 @@ def _make_derived1():
                             _o[6] + _p[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
+                    )
+                    _t4 = (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
                     )
                     _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                         v_ss_hdemo_sk
@@ -2190,189 +2322,122 @@ def _make_derived1():
                     if _grp is None:
                         n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                             v_ss_hdemo_sk
-                        ] = {
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
+                        ] = (
+                            _t4,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
                                 ]
-                                if not _grp:
-                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                        else:
+                            n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                         v_ss_hdemo_sk
-                                    ]
-                    _w3 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
-                            _d2[5] * _w3[5],
-                            _d2[6] * _w3[6],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
+                            _d3[5] * _w5[5],
+                            _d3[6] * _w5[6],
                         )
+                        _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t7,
+                                _d6,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d4
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
-                                    _o[5] + _d4[5],
-                                    _o[6] + _d4[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                                _d4[5] * _w5[5],
-                                _d4[6] * _w5[6],
-                            )
-                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d6
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d6
-                                else:
-                                    _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
-                                        _o[3] + _d6[3],
-                                        _o[4] + _d6[4],
-                                        _o[5] + _d6[5],
-                                        _o[6] + _d6[6],
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
-                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
+                                _grp[_t7] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -2384,44 +2449,133 @@ def _make_derived1():
                                     _o[6] + _d6[6],
                                 )
                                 if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d6[0] * _w8[0],
+                                _d6[1] * _w8[1],
+                                _d6[2] * _w8[2],
+                                _d6[3] * _w8[3],
+                                _d6[4] * _w8[4],
+                                _d6[5] * _w8[5],
+                                _d6[6] * _w8[6],
+                            )
+                            _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _grp is None:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d9,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _o is None:
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w7 is not None:
-                                _d8 = (
-                                    _d6[0] * _w7[0],
-                                    _d6[1] * _w7[1],
-                                    _d6[2] * _w7[2],
-                                    _d6[3] * _w7[3],
-                                    _d6[4] * _w7[4],
-                                    _d6[5] * _w7[5],
-                                    _d6[6] * _w7[6],
+                            _w10 = customer_address_count_by_ss_addr_sk.get(
+                                v_ss_addr_sk
+                            )
+                            if _w10 is not None:
+                                _d11 = (
+                                    _d9[0] * _w10[0],
+                                    _d9[1] * _w10[1],
+                                    _d9[2] * _w10[2],
+                                    _d9[3] * _w10[3],
+                                    _d9[4] * _w10[4],
+                                    _d9[5] * _w10[5],
+                                    _d9[6] * _w10[6],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d8
+                                    n0_root[v_ss_addr_sk] = _d11
                                 else:
                                     _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
+                                        _o[0] + _d11[0],
+                                        _o[1] + _d11[1],
+                                        _o[2] + _d11[2],
+                                        _o[3] + _d11[3],
+                                        _o[4] + _d11[4],
+                                        _o[5] + _d11[5],
+                                        _o[6] + _d11[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m9 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -2429,13 +2583,13 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d6[0] * _m9[0],
-                                            _d6[1] * _m9[1],
-                                            _d6[2] * _m9[2],
-                                            _d6[3] * _m9[3],
-                                            _d6[4] * _m9[4],
-                                            _d6[5] * _m9[5],
-                                            _d6[6] * _m9[6],
+                                            _d9[0] * _m12[0],
+                                            _d9[1] * _m12[1],
+                                            _d9[2] * _m12[2],
+                                            _d9[3] * _m12[3],
+                                            _d9[4] * _m12[4],
+                                            _d9[5] * _m12[5],
+                                            _d9[6] * _m12[6],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2568,7 +2722,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -2578,38 +2732,57 @@ def _make_derived1():
                             _p[5] * _w1[5],
                             _p[6] * _w1[6],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                )
+                                if _n[0]:
+                                    n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -2621,192 +2794,137 @@ def _make_derived1():
                                     _o[6] + _d2[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
+                            _t7 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                             _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                                 v_ss_store_sk
                             )
                             if _grp is None:
                                 n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                     v_ss_store_sk
-                                ] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                                ] = (
+                                    _t7,
+                                    _d6,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
+                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                            v_ss_store_sk
                                         ]
-                                        if not _grp:
-                                            del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                else:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                                 v_ss_store_sk
-                                            ]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                    _d5[5] * _w6[5],
-                                    _d5[6] * _w6[6],
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d6[0] * _w8[0],
+                                    _d6[1] * _w8[1],
+                                    _d6[2] * _w8[2],
+                                    _d6[3] * _w8[3],
+                                    _d6[4] * _w8[4],
+                                    _d6[5] * _w8[5],
+                                    _d6[6] * _w8[6],
                                 )
                                 _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                                 if _grp is None:
-                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        ): _d7
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _d7
-                                    else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_t7, _d9)
+                                elif type(_grp) is tuple:
+                                    _e = _t7
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
-                                            _o[3] + _d7[3],
-                                            _o[4] + _d7[4],
-                                            _o[5] + _d7[5],
-                                            _o[6] + _d7[6],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
+                                            _o[3] + _d9[3],
+                                            _o[4] + _d9[4],
+                                            _o[5] + _d9[5],
+                                            _o[6] + _d9[6],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ] = _n
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_ss_customer_sk,
-                                                    v_ss_addr_sk,
-                                                    v_ss_ticket_number,
-                                                )
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ss_addr_sk[v_ss_addr_sk]
-                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                                if _o is None:
-                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                                     else:
-                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                                _w8 = customer_address_count_by_ss_addr_sk.get(
-                                    v_ss_addr_sk
-                                )
-                                if _w8 is not None:
-                                    _d9 = (
-                                        _d7[0] * _w8[0],
-                                        _d7[1] * _w8[1],
-                                        _d7[2] * _w8[2],
-                                        _d7[3] * _w8[3],
-                                        _d7[4] * _w8[4],
-                                        _d7[5] * _w8[5],
-                                        _d7[6] * _w8[6],
-                                    )
-                                    _o = n0_root.get(v_ss_addr_sk)
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t7)
                                     if _o is None:
-                                        n0_root[v_ss_addr_sk] = _d9
+                                        _grp[_t7] = _d9
                                     else:
                                         _n = (
                                             _o[0] + _d9[0],
@@ -2818,16 +2936,73 @@ def _make_derived1():
                                             _o[6] + _d9[6],
                                         )
                                         if _n[0]:
+                                            _grp[_t7] = _n
+                                        else:
+                                            del _grp[_t7]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                                if _o is None:
+                                    n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d9
+                                else:
+                                    _n = (
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
+                                        _o[3] + _d9[3],
+                                        _o[4] + _d9[4],
+                                        _o[5] + _d9[5],
+                                        _o[6] + _d9[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
+                                    else:
+                                        del n1_count_by_ss_addr_sk[v_ss_addr_sk]
+                                _w10 = customer_address_count_by_ss_addr_sk.get(
+                                    v_ss_addr_sk
+                                )
+                                if _w10 is not None:
+                                    _d11 = (
+                                        _d9[0] * _w10[0],
+                                        _d9[1] * _w10[1],
+                                        _d9[2] * _w10[2],
+                                        _d9[3] * _w10[3],
+                                        _d9[4] * _w10[4],
+                                        _d9[5] * _w10[5],
+                                        _d9[6] * _w10[6],
+                                    )
+                                    _o = n0_root.get(v_ss_addr_sk)
+                                    if _o is None:
+                                        n0_root[v_ss_addr_sk] = _d11
+                                    else:
+                                        _n = (
+                                            _o[0] + _d11[0],
+                                            _o[1] + _d11[1],
+                                            _o[2] + _d11[2],
+                                            _o[3] + _d11[3],
+                                            _o[4] + _d11[4],
+                                            _o[5] + _d11[5],
+                                            _o[6] + _d11[6],
+                                        )
+                                        if _n[0]:
                                             n0_root[v_ss_addr_sk] = _n
                                         else:
                                             del n0_root[v_ss_addr_sk]
                                     if pending is not None:
-                                        for (
-                                            v_ss_addr_sk,
-                                            v_ca_city,
-                                        ), _m10 in self.customer_address_by_ss_addr_sk[
-                                            v_ss_addr_sk
-                                        ].items():
+                                        for (v_ss_addr_sk, v_ca_city), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.customer_address_by_ss_addr_sk[
+                                                        v_ss_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             _k = (
                                                 v_ss_ticket_number,
                                                 v_ss_customer_sk,
@@ -2835,13 +3010,13 @@ def _make_derived1():
                                                 v_ca_city,
                                             )
                                             _v = (
-                                                _d7[0] * _m10[0],
-                                                _d7[1] * _m10[1],
-                                                _d7[2] * _m10[2],
-                                                _d7[3] * _m10[3],
-                                                _d7[4] * _m10[4],
-                                                _d7[5] * _m10[5],
-                                                _d7[6] * _m10[6],
+                                                _d9[0] * _m12[0],
+                                                _d9[1] * _m12[1],
+                                                _d9[2] * _m12[2],
+                                                _d9[3] * _m12[3],
+                                                _d9[4] * _m12[4],
+                                                _d9[5] * _m12[5],
+                                                _d9[6] * _m12[6],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2953,11 +3128,9 @@ def _make_derived1():
                     v_ss_store_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_addr_sk,
-                        v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -2967,23 +3140,36 @@ def _make_derived1():
                             _p[5] * _w1[5],
                             _p[6] * _w1[6],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _grp is None:
-                            n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
+                            n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                )
+                                if _n[0]:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_addr_sk[v_ss_addr_sk]
+                            else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                            )
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -2995,23 +3181,13 @@ def _make_derived1():
                                     _o[6] + _d2[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
                         _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                         if _o is None:
                             n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d2
@@ -3029,41 +3205,47 @@ def _make_derived1():
                                 n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                             else:
                                 del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                        _w4 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                        _w5 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
                             _o = n0_root.get(v_ss_addr_sk)
                             if _o is None:
-                                n0_root[v_ss_addr_sk] = _d5
+                                n0_root[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
                                     n0_root[v_ss_addr_sk] = _n
                                 else:
                                     del n0_root[v_ss_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_addr_sk,
-                                    v_ca_city,
-                                ), _m6 in self.customer_address_by_ss_addr_sk[
-                                    v_ss_addr_sk
-                                ].items():
+                                for (v_ss_addr_sk, v_ca_city), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_ss_addr_sk[
+                                                v_ss_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -3071,13 +3253,13 @@ def _make_derived1():
                                         v_ca_city,
                                     )
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
-                                        _d2[3] * _m6[3],
-                                        _d2[4] * _m6[4],
-                                        _d2[5] * _m6[5],
-                                        _d2[6] * _m6[6],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
+                                        _d2[3] * _m7[3],
+                                        _d2[4] * _m7[4],
+                                        _d2[5] * _m7[5],
+                                        _d2[6] * _m7[6],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3211,7 +3393,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -3221,27 +3403,52 @@ def _make_derived1():
                             _p[5] * _w1[5],
                             _p[6] * _w1[6],
                         )
+                        _t4 = (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                            ] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                    _o[5] + _d2[5],
+                                    _o[6] + _d2[6],
+                                )
+                                if _n[0]:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -3253,137 +3460,131 @@ def _make_derived1():
                                     _o[6] + _d2[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
-                                _d2[5] * _w4[5],
-                                _d2[6] * _w4[6],
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
+                                _d2[5] * _w5[5],
+                                _d2[6] * _w5[6],
                             )
                             _grp = n1_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _grp is None:
-                                n1_by_ss_addr_sk[v_ss_addr_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_ss_addr_sk[v_ss_addr_sk] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
-                                        _o[5] + _d5[5],
-                                        _o[6] + _d5[6],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n1_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_ticket_number,
+                                        del n1_by_ss_addr_sk[v_ss_addr_sk]
+                                else:
+                                    n1_by_ss_addr_sk[v_ss_addr_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                        _o[5] + _d6[5],
+                                        _o[6] + _d6[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_addr_sk[v_ss_addr_sk]
                             _o = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _o is None:
-                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d5
+                                n1_count_by_ss_addr_sk[v_ss_addr_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                                 else:
                                     del n1_count_by_ss_addr_sk[v_ss_addr_sk]
-                            _w6 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
-                                    _d5[5] * _w6[5],
-                                    _d5[6] * _w6[6],
+                            _w7 = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
+                                    _d6[5] * _w7[5],
+                                    _d6[6] * _w7[6],
                                 )
                                 _o = n0_root.get(v_ss_addr_sk)
                                 if _o is None:
-                                    n0_root[v_ss_addr_sk] = _d7
+                                    n0_root[v_ss_addr_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
+                                        _o[5] + _d8[5],
+                                        _o[6] + _d8[6],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_addr_sk] = _n
                                     else:
                                         del n0_root[v_ss_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_addr_sk,
-                                        v_ca_city,
-                                    ), _m8 in self.customer_address_by_ss_addr_sk[
-                                        v_ss_addr_sk
-                                    ].items():
+                                    for (v_ss_addr_sk, v_ca_city), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_address_by_ss_addr_sk[
+                                                    v_ss_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -3391,13 +3592,13 @@ def _make_derived1():
                                             v_ca_city,
                                         )
                                         _v = (
-                                            _d5[0] * _m8[0],
-                                            _d5[1] * _m8[1],
-                                            _d5[2] * _m8[2],
-                                            _d5[3] * _m8[3],
-                                            _d5[4] * _m8[4],
-                                            _d5[5] * _m8[5],
-                                            _d5[6] * _m8[6],
+                                            _d6[0] * _m9[0],
+                                            _d6[1] * _m9[1],
+                                            _d6[2] * _m9[2],
+                                            _d6[3] * _m9[3],
+                                            _d6[4] * _m9[4],
+                                            _d6[5] * _m9[5],
+                                            _d6[6] * _m9[6],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3475,24 +3676,43 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
-                            or _EMPTY
-                        ).get((v_ss_addr_sk, v_ca_city))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk),
+                        (v_ss_addr_sk, v_ca_city),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_addr_sk, v_ca_city)
                 _grp = customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _grp is None:
-                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
-                        (v_ss_addr_sk, v_ca_city): _p
-                    }
+                    customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                            _o[5] + _p[5],
+                            _o[6] + _p[6],
+                        )
+                        if _n[0]:
+                            customer_address_by_ss_addr_sk[v_ss_addr_sk] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                    else:
+                        customer_address_by_ss_addr_sk[v_ss_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_addr_sk, v_ca_city))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_addr_sk, v_ca_city)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -3504,11 +3724,13 @@ def _make_derived1():
                             _o[6] + _p[6],
                         )
                         if _n[0]:
-                            _grp[(v_ss_addr_sk, v_ca_city)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_addr_sk, v_ca_city)]
-                            if not _grp:
-                                del customer_address_by_ss_addr_sk[v_ss_addr_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_ss_addr_sk[v_ss_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = customer_address_count_by_ss_addr_sk.get(v_ss_addr_sk)
                 if _o is None:
                     customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _p
@@ -3526,29 +3748,29 @@ def _make_derived1():
                         customer_address_count_by_ss_addr_sk[v_ss_addr_sk] = _n
                     else:
                         del customer_address_count_by_ss_addr_sk[v_ss_addr_sk]
-                _w1 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+                _w2 = n1_count_by_ss_addr_sk.get(v_ss_addr_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
                     )
                     _o = n0_root.get(v_ss_addr_sk)
                     if _o is None:
-                        n0_root[v_ss_addr_sk] = _d2
+                        n0_root[v_ss_addr_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
                             n0_root[v_ss_addr_sk] = _n
@@ -3559,7 +3781,12 @@ def _make_derived1():
                             v_ss_customer_sk,
                             v_ss_addr_sk,
                             v_ss_ticket_number,
-                        ), _m3 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_addr_sk[v_ss_addr_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_ss_ticket_number,
                                 v_ss_customer_sk,
@@ -3567,13 +3794,13 @@ def _make_derived1():
                                 v_ca_city,
                             )
                             _v = (
-                                _p[0] * _m3[0],
-                                _p[1] * _m3[1],
-                                _p[2] * _m3[2],
-                                _p[3] * _m3[3],
-                                _p[4] * _m3[4],
-                                _p[5] * _m3[5],
-                                _p[6] * _m3[6],
+                                _p[0] * _m4[0],
+                                _p[1] * _m4[1],
+                                _p[2] * _m4[2],
+                                _p[3] * _m4[3],
+                                _p[4] * _m4[4],
+                                _p[5] * _m4[5],
+                                _p[6] * _m4[6],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -3600,13 +3827,13 @@ def _make_derived1():
             _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number))
+            _m3 = _entry(_g2, (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number))
             if _m3 is None:
                 return None
             _g4 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_ss_addr_sk, v_ca_city))
+            _m5 = _entry(_g4, (v_ss_addr_sk, v_ca_city))
             if _m5 is None:
                 return None
             return (
@@ -3638,28 +3865,32 @@ def _make_derived1():
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v_ss_addr_sk, _m1 in self.n0_root.items():
-                for (
-                    v_ss_customer_sk,
-                    v_ss_addr_sk,
-                    v_ss_ticket_number,
-                ), _m2 in self.n1_by_ss_addr_sk[v_ss_addr_sk].items():
-                    for (
-                        v_ss_addr_sk,
-                        v_ca_city,
-                    ), _m3 in self.customer_address_by_ss_addr_sk[v_ss_addr_sk].items():
+                for (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number), _m2 in (
+                    (_g3,)
+                    if type((_g3 := self.n1_by_ss_addr_sk[v_ss_addr_sk])) is tuple
+                    else _g3.items()
+                ):
+                    for (v_ss_addr_sk, v_ca_city), _m4 in (
+                        (_g5,)
+                        if type(
+                            (_g5 := self.customer_address_by_ss_addr_sk[v_ss_addr_sk])
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         out = self._group_row(
                             v_ss_ticket_number,
                             v_ss_customer_sk,
                             v_ss_addr_sk,
                             v_ca_city,
                             (
-                                _m2[0] * _m3[0],
-                                _m2[1] * _m3[1],
-                                _m2[2] * _m3[2],
-                                _m2[3] * _m3[3],
-                                _m2[4] * _m3[4],
-                                _m2[5] * _m3[5],
-                                _m2[6] * _m3[6],
+                                _m2[0] * _m4[0],
+                                _m2[1] * _m4[1],
+                                _m2[2] * _m4[2],
+                                _m2[3] * _m4[3],
+                                _m2[4] * _m4[4],
+                                _m2[5] * _m4[5],
+                                _m2[6] * _m4[6],
                             ),
                         )
                         if out is not None:
@@ -3710,13 +3941,13 @@ def _make_derived1():
                 if _m1 is not None:
                     _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
                     if _g2 is not None:
-                        _m3 = _g2.get(
-                            (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                        _m3 = _entry(
+                            _g2, (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
                         )
                         if _m3 is not None:
                             _g4 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
                             if _g4 is not None:
-                                _m5 = _g4.get((v_ss_addr_sk, v_ca_city))
+                                _m5 = _entry(_g4, (v_ss_addr_sk, v_ca_city))
                                 if _m5 is not None:
                                     p = (
                                         _m3[0] * _m5[0],
@@ -3984,7 +4215,7 @@ class View:
         "list_price",
     )
     QUERY_ID = "b66ff2428e264e74"
-    LAYOUT_ID = "e6cc14abef28f19e"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "35359eaefcccee8e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4181,7 +4412,18 @@ class View:
             _p = d
             _grp = dn_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                dn_by_ss_customer_sk[v_ss_customer_sk] = {row: _p}
+                dn_by_ss_customer_sk[v_ss_customer_sk] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        dn_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                    else:
+                        del dn_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    dn_by_ss_customer_sk[v_ss_customer_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -4192,8 +4434,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del dn_by_ss_customer_sk[v_ss_customer_sk]
+                        if len(_grp) == 1:
+                            dn_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 dn_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -4205,25 +4449,45 @@ class View:
                     del dn_count_by_ss_customer_sk[v_ss_customer_sk]
             _g3 = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _g3:
-                for v_c_current_addr_sk, _w1 in _g3.items():
+                for v_c_current_addr_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
+                    _t4 = (v_ss_customer_sk, v_c_current_addr_sk)
                     _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _grp is None:
-                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                            (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                        }
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                        else:
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                                if not _grp:
-                                    del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _o is None:
                         n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
@@ -4233,16 +4497,16 @@ class View:
                             n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                         else:
                             del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                    _w4 = current_addr_count_by_c_current_addr_sk.get(
+                    _w5 = current_addr_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_c_current_addr_sk)
                         if _o is None:
-                            n0_root[v_c_current_addr_sk] = _d5
+                            n0_root[v_c_current_addr_sk] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_c_current_addr_sk] = _n
                             else:
@@ -4253,15 +4517,30 @@ class View:
                                 v_c_current_addr_sk,
                                 v_c_first_name,
                                 v_c_last_name,
-                            ), _m6 in self.customer_by_ss_customer_sk_c_current_addr_sk[
-                                (v_ss_customer_sk, v_c_current_addr_sk)
-                            ].items():
-                                for (
-                                    v_c_current_addr_sk,
-                                    v_ca_city,
-                                ), _m7 in self.current_addr_by_c_current_addr_sk[
-                                    v_c_current_addr_sk
-                                ].items():
+                            ), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.customer_by_ss_customer_sk_c_current_addr_sk[
+                                            (v_ss_customer_sk, v_c_current_addr_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
+                                for (v_c_current_addr_sk, v_ca_city), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.current_addr_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     if (
                                         v_ca_city is not None
                                         and v_bought_city is not None
@@ -4277,7 +4556,7 @@ class View:
                                             v_extended_tax,
                                             v_list_price,
                                         )
-                                        _v = _p * _m6 * _m7
+                                        _v = _p * _m7 * _m9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4319,67 +4598,66 @@ class View:
         # atom customer
         if keep_customer:
             _p = d
-            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(
-                (v_ss_customer_sk, v_c_current_addr_sk)
-            )
+            _t1 = (v_ss_customer_sk, v_c_current_addr_sk)
+            _t2 = (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
+            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(_t1)
             if _grp is None:
-                customer_by_ss_customer_sk_c_current_addr_sk[
-                    (v_ss_customer_sk, v_c_current_addr_sk)
-                ] = {
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_customer_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
+                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
+                else:
+                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t2)
+                if _o is None:
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_by_ss_customer_sk_c_current_addr_sk[
-                                (v_ss_customer_sk, v_c_current_addr_sk)
-                            ]
             _grp = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
-                    v_c_current_addr_sk: _p
-                }
+                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = (
+                    v_c_current_addr_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_c_current_addr_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ]
+                else:
+                    customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_current_addr_sk)
                 if _o is None:
@@ -4390,47 +4668,61 @@ class View:
                         _grp[v_c_current_addr_sk] = _n
                     else:
                         del _grp[v_c_current_addr_sk]
-                        if not _grp:
-                            del customer_c_current_addr_sk_by_ss_customer_sk[
+                        if len(_grp) == 1:
+                            customer_c_current_addr_sk_by_ss_customer_sk[
                                 v_ss_customer_sk
-                            ]
-            _w1 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w3 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _grp is None:
-                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                            del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                    else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _o is None:
-                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
+                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                     else:
                         del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                _w3 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_c_current_addr_sk)
                     if _o is None:
-                        n0_root[v_c_current_addr_sk] = _d4
+                        n0_root[v_c_current_addr_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_c_current_addr_sk] = _n
                         else:
@@ -4443,13 +4735,26 @@ class View:
                             v_extended_price,
                             v_list_price,
                             v_extended_tax,
-                        ), _m5 in self.dn_by_ss_customer_sk[v_ss_customer_sk].items():
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_city,
-                            ), _m6 in self.current_addr_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (_g8 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
+                            for (v_c_current_addr_sk, v_ca_city), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.current_addr_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 if (
                                     v_ca_city is not None
                                     and v_bought_city is not None
@@ -4465,7 +4770,7 @@ class View:
                                         v_extended_tax,
                                         v_list_price,
                                     )
-                                    _v = _p * _m5 * _m6
+                                    _v = _p * _m7 * _m9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4502,23 +4807,41 @@ class View:
             del store[row]
         # atom current_addr
         _p = d
+        _t1 = (v_c_current_addr_sk, v_ca_city)
         _grp = current_addr_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _grp is None:
-            current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                (v_c_current_addr_sk, v_ca_city): _p
-            }
+            current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del current_addr_by_c_current_addr_sk[v_c_current_addr_sk]
+            else:
+                current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_c_current_addr_sk, v_ca_city))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_current_addr_sk, v_ca_city)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_c_current_addr_sk, v_ca_city)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_current_addr_sk, v_ca_city)]
-                    if not _grp:
-                        del current_addr_by_c_current_addr_sk[v_c_current_addr_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        current_addr_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _o is None:
             current_addr_count_by_c_current_addr_sk[v_c_current_addr_sk] = _p
@@ -4528,31 +4851,42 @@ class View:
                 current_addr_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
             else:
                 del current_addr_count_by_c_current_addr_sk[v_c_current_addr_sk]
-        _w1 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_c_current_addr_sk)
             if _o is None:
-                n0_root[v_c_current_addr_sk] = _d2
+                n0_root[v_c_current_addr_sk] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_c_current_addr_sk] = _n
                 else:
                     del n0_root[v_c_current_addr_sk]
             if pending is not None:
-                for (
-                    v_ss_customer_sk,
-                    v_c_current_addr_sk,
-                ), _m3 in self.n1_by_c_current_addr_sk[v_c_current_addr_sk].items():
+                for (v_ss_customer_sk, v_c_current_addr_sk), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_c_current_addr_sk[v_c_current_addr_sk]))
+                    is tuple
+                    else _g5.items()
+                ):
                     for (
                         v_ss_customer_sk,
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _m4 in self.customer_by_ss_customer_sk_c_current_addr_sk[
-                        (v_ss_customer_sk, v_c_current_addr_sk)
-                    ].items():
+                    ), _m6 in (
+                        (_g7,)
+                        if type(
+                            (
+                                _g7 := self.customer_by_ss_customer_sk_c_current_addr_sk[
+                                    (v_ss_customer_sk, v_c_current_addr_sk)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_ss_ticket_number,
                             v_ss_customer_sk,
@@ -4560,7 +4894,14 @@ class View:
                             v_extended_price,
                             v_list_price,
                             v_extended_tax,
-                        ), _m5 in self.dn_by_ss_customer_sk[v_ss_customer_sk].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (_g9 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             if (
                                 v_ca_city is not None
                                 and v_bought_city is not None
@@ -4576,7 +4917,7 @@ class View:
                                     v_extended_tax,
                                     v_list_price,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m6 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4708,85 +5049,80 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_by_ss_customer_sk_c_current_addr_sk.get(
+                        (v_ss_customer_sk, v_c_current_addr_sk)
+                    ),
                     (
-                        self.customer_by_ss_customer_sk_c_current_addr_sk.get(
-                            (v_ss_customer_sk, v_c_current_addr_sk)
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ss_customer_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
-                    or _ZERO
+                        v_ss_customer_sk,
+                        v_c_current_addr_sk,
+                        v_c_first_name,
+                        v_c_last_name,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(
-                (v_ss_customer_sk, v_c_current_addr_sk)
-            )
+            _t1 = (v_ss_customer_sk, v_c_current_addr_sk)
+            _t2 = (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
+            _grp = customer_by_ss_customer_sk_c_current_addr_sk.get(_t1)
             if _grp is None:
-                customer_by_ss_customer_sk_c_current_addr_sk[
-                    (v_ss_customer_sk, v_c_current_addr_sk)
-                ] = {
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ss_customer_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ss_customer_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
+                customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk_c_current_addr_sk[_t1] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_by_ss_customer_sk_c_current_addr_sk[_t1]
+                else:
+                    customer_by_ss_customer_sk_c_current_addr_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t2)
+                if _o is None:
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            customer_by_ss_customer_sk_c_current_addr_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_by_ss_customer_sk_c_current_addr_sk[
-                                (v_ss_customer_sk, v_c_current_addr_sk)
-                            ]
             _grp = customer_c_current_addr_sk_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
-                    v_c_current_addr_sk: _p
-                }
+                customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = (
+                    v_c_current_addr_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_c_current_addr_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_c_current_addr_sk_by_ss_customer_sk[
+                            v_ss_customer_sk
+                        ]
+                else:
+                    customer_c_current_addr_sk_by_ss_customer_sk[v_ss_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_current_addr_sk)
                 if _o is None:
@@ -4797,47 +5133,61 @@ class View:
                         _grp[v_c_current_addr_sk] = _n
                     else:
                         del _grp[v_c_current_addr_sk]
-                        if not _grp:
-                            del customer_c_current_addr_sk_by_ss_customer_sk[
+                        if len(_grp) == 1:
+                            customer_c_current_addr_sk_by_ss_customer_sk[
                                 v_ss_customer_sk
-                            ]
-            _w1 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w3 = dn_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _grp is None:
-                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        (v_ss_customer_sk, v_c_current_addr_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ss_customer_sk, v_c_current_addr_sk))
-                    if _o is None:
-                        _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_ss_customer_sk, v_c_current_addr_sk)] = _n
+                            n1_by_c_current_addr_sk[v_c_current_addr_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ss_customer_sk, v_c_current_addr_sk)]
-                            if not _grp:
-                                del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                            del n1_by_c_current_addr_sk[v_c_current_addr_sk]
+                    else:
+                        n1_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_c_current_addr_sk[v_c_current_addr_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                 if _o is None:
-                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d2
+                    n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_c_current_addr_sk[v_c_current_addr_sk] = _n
                     else:
                         del n1_count_by_c_current_addr_sk[v_c_current_addr_sk]
-                _w3 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = current_addr_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_c_current_addr_sk)
                     if _o is None:
-                        n0_root[v_c_current_addr_sk] = _d4
+                        n0_root[v_c_current_addr_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_c_current_addr_sk] = _n
                         else:
@@ -4850,13 +5200,26 @@ class View:
                             v_extended_price,
                             v_list_price,
                             v_extended_tax,
-                        ), _m5 in self.dn_by_ss_customer_sk[v_ss_customer_sk].items():
-                            for (
-                                v_c_current_addr_sk,
-                                v_ca_city,
-                            ), _m6 in self.current_addr_by_c_current_addr_sk[
-                                v_c_current_addr_sk
-                            ].items():
+                        ), _m7 in (
+                            (_g8,)
+                            if type(
+                                (_g8 := self.dn_by_ss_customer_sk[v_ss_customer_sk])
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
+                            for (v_c_current_addr_sk, v_ca_city), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.current_addr_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 if (
                                     v_ca_city is not None
                                     and v_bought_city is not None
@@ -4872,7 +5235,7 @@ class View:
                                         v_extended_tax,
                                         v_list_price,
                                     )
-                                    _v = _p * _m5 * _m6
+                                    _v = _p * _m7 * _m9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4896,7 +5259,7 @@ class View:
         _g2 = self.n1_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ss_customer_sk, v_c_current_addr_sk))
+        _m3 = _entry(_g2, (v_ss_customer_sk, v_c_current_addr_sk))
         if _m3 is None:
             return None
         _g4 = self.customer_by_ss_customer_sk_c_current_addr_sk.get(
@@ -4904,15 +5267,16 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get(
-            (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
+        _m5 = _entry(
+            _g4, (v_ss_customer_sk, v_c_current_addr_sk, v_c_first_name, v_c_last_name)
         )
         if _m5 is None:
             return None
         _g6 = self.dn_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g6 is None:
             return None
-        _m7 = _g6.get(
+        _m7 = _entry(
+            _g6,
             (
                 v_ss_ticket_number,
                 v_ss_customer_sk,
@@ -4920,14 +5284,14 @@ class View:
                 v_extended_price,
                 v_list_price,
                 v_extended_tax,
-            )
+            ),
         )
         if _m7 is None:
             return None
         _g8 = self.current_addr_by_c_current_addr_sk.get(v_c_current_addr_sk)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_c_current_addr_sk, v_ca_city))
+        _m9 = _entry(_g8, (v_c_current_addr_sk, v_ca_city))
         if _m9 is None:
             return None
         return _m5 * _m7 * _m9

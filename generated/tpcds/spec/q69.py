@@ -67,6 +67,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -199,6 +213,18 @@ def _make_exists_1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -286,7 +312,7 @@ def _make_exists_1():
         COLUMNS = ("k1",)
         QUERY_ID = "e08c135305fda09d"
         LAYOUT_ID = (
-            "0935e815511c737f"  # the state's layout: snapshots restore only here
+            "c988c9543d38fa0f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -448,9 +474,27 @@ def _make_exists_1():
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
-                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_customer_sk: _p
-                    }
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_customer_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -461,10 +505,10 @@ def _make_exists_1():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -531,7 +575,9 @@ def _make_exists_1():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
@@ -596,14 +642,12 @@ def _make_exists_1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ss_customer_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_customer_sk_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
+                        v_ss_customer_sk,
+                        _ZERO,
                     )
                 ):
                     continue
@@ -611,9 +655,27 @@ def _make_exists_1():
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
-                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                        v_ss_customer_sk: _p
-                    }
+                    store_sales_ss_customer_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                        v_ss_customer_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ss_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ss_customer_sk)
                     if _o is None:
@@ -624,10 +686,10 @@ def _make_exists_1():
                             _grp[v_ss_customer_sk] = _n
                         else:
                             del _grp[v_ss_customer_sk]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_by_ss_sold_date_sk[
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -721,7 +783,9 @@ def _make_exists_1():
                     v_ss_sold_date_sk
                 )
                 if _g3:
-                    for v_ss_customer_sk, _w1 in _g3.items():
+                    for v_ss_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ss_customer_sk)
                         if _o is None:
@@ -890,6 +954,18 @@ def _make_exists_2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -988,7 +1064,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "bb78fa799ef439b4"
         LAYOUT_ID = (
-            "c4cd70ab14a54a86"  # the state's layout: snapshots restore only here
+            "2e9b9e0a7651e8b5"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1152,7 +1228,24 @@ def _make_exists_2():
                 if _grp is None:
                     web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                         v_ws_sold_date_sk
-                    ] = {v_ws_bill_customer_sk: _p}
+                    ] = (v_ws_bill_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_customer_sk)
                     if _o is None:
@@ -1163,10 +1256,10 @@ def _make_exists_2():
                             _grp[v_ws_bill_customer_sk] = _n
                         else:
                             del _grp[v_ws_bill_customer_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1233,7 +1326,9 @@ def _make_exists_2():
                     v_ws_sold_date_sk
                 )
                 if _g3:
-                    for v_ws_bill_customer_sk, _w1 in _g3.items():
+                    for v_ws_bill_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ws_bill_customer_sk)
                         if _o is None:
@@ -1298,14 +1393,12 @@ def _make_exists_2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
-                                v_ws_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ws_bill_customer_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk.get(
+                            v_ws_sold_date_sk
+                        ),
+                        v_ws_bill_customer_sk,
+                        _ZERO,
                     )
                 ):
                     continue
@@ -1315,7 +1408,24 @@ def _make_exists_2():
                 if _grp is None:
                     web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                         v_ws_sold_date_sk
-                    ] = {v_ws_bill_customer_sk: _p}
+                    ] = (v_ws_bill_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ws_bill_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_ws_bill_customer_sk)
                     if _o is None:
@@ -1326,10 +1436,10 @@ def _make_exists_2():
                             _grp[v_ws_bill_customer_sk] = _n
                         else:
                             del _grp[v_ws_bill_customer_sk]
-                            if not _grp:
-                                del web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_bill_customer_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1423,7 +1533,9 @@ def _make_exists_2():
                     v_ws_sold_date_sk
                 )
                 if _g3:
-                    for v_ws_bill_customer_sk, _w1 in _g3.items():
+                    for v_ws_bill_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ws_bill_customer_sk)
                         if _o is None:
@@ -1592,6 +1704,18 @@ def _make_exists_3():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -1690,7 +1814,7 @@ def _make_exists_3():
         COLUMNS = ("k1",)
         QUERY_ID = "fa256c11fc006927"
         LAYOUT_ID = (
-            "f2495929bd3e50d3"  # the state's layout: snapshots restore only here
+            "72d15e6c24083f28"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1854,7 +1978,24 @@ def _make_exists_3():
                 if _grp is None:
                     catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                         v_cs_sold_date_sk
-                    ] = {v_cs_ship_customer_sk: _p}
+                    ] = (v_cs_ship_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_cs_ship_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+                    else:
+                        catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cs_ship_customer_sk)
                     if _o is None:
@@ -1865,10 +2006,10 @@ def _make_exists_3():
                             _grp[v_cs_ship_customer_sk] = _n
                         else:
                             del _grp[v_cs_ship_customer_sk]
-                            if not _grp:
-                                del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1935,7 +2076,9 @@ def _make_exists_3():
                     v_cs_sold_date_sk
                 )
                 if _g3:
-                    for v_cs_ship_customer_sk, _w1 in _g3.items():
+                    for v_cs_ship_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_cs_ship_customer_sk)
                         if _o is None:
@@ -2000,14 +2143,12 @@ def _make_exists_3():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
-                                v_cs_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_cs_ship_customer_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk.get(
+                            v_cs_sold_date_sk
+                        ),
+                        v_cs_ship_customer_sk,
+                        _ZERO,
                     )
                 ):
                     continue
@@ -2017,7 +2158,24 @@ def _make_exists_3():
                 if _grp is None:
                     catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                         v_cs_sold_date_sk
-                    ] = {v_cs_ship_customer_sk: _p}
+                    ] = (v_cs_ship_customer_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_cs_ship_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ]
+                    else:
+                        catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                            v_cs_sold_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cs_ship_customer_sk)
                     if _o is None:
@@ -2028,10 +2186,10 @@ def _make_exists_3():
                             _grp[v_cs_ship_customer_sk] = _n
                         else:
                             del _grp[v_cs_ship_customer_sk]
-                            if not _grp:
-                                del catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
+                            if len(_grp) == 1:
+                                catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -2125,7 +2283,9 @@ def _make_exists_3():
                     v_cs_sold_date_sk
                 )
                 if _g3:
-                    for v_cs_ship_customer_sk, _w1 in _g3.items():
+                    for v_cs_ship_customer_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_cs_ship_customer_sk)
                         if _o is None:
@@ -2462,7 +2622,7 @@ class View:
         "cnt3",
     )
     QUERY_ID = "8a8fcc9938f7f4ee"
-    LAYOUT_ID = "31fd3fc214bf4fe3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0eaf34774e23e005"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2679,7 +2839,9 @@ class View:
                 v_c_customer_sk
             )
             if _g3:
-                for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w1 in _g3.items():
+                for (v_c_current_cdemo_sk, v_c_current_addr_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _grp = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
@@ -2687,7 +2849,24 @@ class View:
                     if _grp is None:
                         n4_c_current_cdemo_sk_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = {v_c_current_cdemo_sk: _d2}
+                        ] = (v_c_current_cdemo_sk, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v_c_current_cdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v_c_current_cdemo_sk)
                         if _o is None:
@@ -2698,10 +2877,10 @@ class View:
                                 _grp[v_c_current_cdemo_sk] = _n
                             else:
                                 del _grp[v_c_current_cdemo_sk]
-                                if not _grp:
-                                    del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                if len(_grp) == 1:
+                                    n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w4 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
                     if _w4 is not None:
                         _d5 = _d2 * _w4
@@ -2726,49 +2905,24 @@ class View:
                                 v_cd_education_status,
                                 v_cd_purchase_estimate,
                                 v_cd_credit_rating,
-                            ), _w6 in _g8.items():
+                            ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
                                 _d7 = _d5 * _w6
-                                _o = n0_root.get(
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                    )
+                                _t9 = (
+                                    v_cd_gender,
+                                    v_cd_marital_status,
+                                    v_cd_education_status,
+                                    v_cd_purchase_estimate,
+                                    v_cd_credit_rating,
                                 )
+                                _o = n0_root.get(_t9)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                        )
-                                    ] = _d7
+                                    n0_root[_t9] = _d7
                                 else:
                                     _n = _o + _d7
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_cd_gender,
-                                                v_cd_marital_status,
-                                                v_cd_education_status,
-                                                v_cd_purchase_estimate,
-                                                v_cd_credit_rating,
-                                            )
-                                        ] = _n
+                                        n0_root[_t9] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_cd_gender,
-                                                v_cd_marital_status,
-                                                v_cd_education_status,
-                                                v_cd_purchase_estimate,
-                                                v_cd_credit_rating,
-                                            )
-                                        ]
+                                        del n0_root[_t9]
                                 if pending is not None:
                                     _k = (
                                         v_cd_gender,
@@ -2852,116 +3006,127 @@ class View:
         # atom c
         if keep_c:
             _p = d
+            _t1 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
             _grp = c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
                 v_c_customer_sk
             )
             if _grp is None:
                 c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                     v_c_customer_sk
-                ] = {(v_c_current_cdemo_sk, v_c_current_addr_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                            v_c_customer_sk
+                        ]
+                else:
+                    c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        v_c_customer_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                        if not _grp:
-                            del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                                 v_c_customer_sk
-                            ]
-            _w1 = exists1_count_by_c_customer_sk.get(v_c_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w2 = exists1_count_by_c_customer_sk.get(v_c_customer_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
                 if _grp is None:
-                    n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                        v_c_current_cdemo_sk: _d2
-                    }
+                    n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                        v_c_current_cdemo_sk,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_c_current_cdemo_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_c_current_cdemo_sk)
                     if _o is None:
-                        _grp[v_c_current_cdemo_sk] = _d2
+                        _grp[v_c_current_cdemo_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_c_current_cdemo_sk] = _n
                         else:
                             del _grp[v_c_current_cdemo_sk]
-                            if not _grp:
-                                del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            if len(_grp) == 1:
+                                n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
-                _w3 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                                ] = next(iter(_grp.items()))
+                _w4 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                     if _o is None:
-                        n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d4
+                        n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _n
                         else:
                             del n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk]
-                    _g7 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
+                    _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _g7:
+                    if _g8:
                         for (
                             v_cd_gender,
                             v_cd_marital_status,
                             v_cd_education_status,
                             v_cd_purchase_estimate,
                             v_cd_credit_rating,
-                        ), _w5 in _g7.items():
-                            _d6 = _d4 * _w5
-                            _o = n0_root.get(
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                )
+                        ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                            _d7 = _d5 * _w6
+                            _t9 = (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
                             )
+                            _o = n0_root.get(_t9)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                    )
-                                ] = _d6
+                                n0_root[_t9] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                        )
-                                    ] = _n
+                                    n0_root[_t9] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                        )
-                                    ]
+                                    del n0_root[_t9]
                             if pending is not None:
                                 _k = (
                                     v_cd_gender,
@@ -2970,7 +3135,7 @@ class View:
                                     v_cd_purchase_estimate,
                                     v_cd_credit_rating,
                                 )
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3017,7 +3182,9 @@ class View:
                     del ca_count_by_c_current_addr_sk[v_c_current_addr_sk]
             _g3 = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _g3:
-                for v_c_current_cdemo_sk, _w1 in _g3.items():
+                for v_c_current_cdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                     if _o is None:
@@ -3038,49 +3205,24 @@ class View:
                             v_cd_education_status,
                             v_cd_purchase_estimate,
                             v_cd_credit_rating,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = _d2 * _w4
-                            _o = n0_root.get(
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                )
+                            _t7 = (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
                             )
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                    )
-                                ] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = _o + _d5
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                        )
-                                    ] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                        )
-                                    ]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (
                                     v_cd_gender,
@@ -3128,111 +3270,74 @@ class View:
             del store[row]
         # atom customer_demographics
         _p = d
+        _t1 = (
+            v_cd_gender,
+            v_cd_marital_status,
+            v_cd_education_status,
+            v_cd_purchase_estimate,
+            v_cd_credit_rating,
+        )
         _grp = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
             v_c_current_cdemo_sk
         )
         if _grp is None:
             customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                 v_c_current_cdemo_sk
-            ] = {
-                (
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_education_status,
-                    v_cd_purchase_estimate,
-                    v_cd_credit_rating,
-                ): _p
-            }
-        else:
-            _o = _grp.get(
-                (
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_education_status,
-                    v_cd_purchase_estimate,
-                    v_cd_credit_rating,
-                )
+            ] = (
+                _t1,
+                _p,
             )
-            if _o is None:
-                _grp[
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = (
+                        _grp[0],
+                        _n,
                     )
-                ] = _p
+                else:
+                    del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ]
+            else:
+                customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                    v_c_current_cdemo_sk
+                ] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
+        else:
+            _o = _grp.get(_t1)
+            if _o is None:
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                        )
-                    ]
-                    if not _grp:
-                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ]
-        _w1 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
-            _o = n0_root.get(
-                (
-                    v_cd_gender,
-                    v_cd_marital_status,
-                    v_cd_education_status,
-                    v_cd_purchase_estimate,
-                    v_cd_credit_rating,
-                )
-            )
+                        ] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
+            _o = n0_root.get(_t1)
             if _o is None:
-                n0_root[
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                    )
-                ] = _d2
+                n0_root[_t1] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
-                    n0_root[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                        )
-                    ] = _n
+                    n0_root[_t1] = _n
                 else:
-                    del n0_root[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                        )
-                    ]
+                    del n0_root[_t1]
             if pending is not None:
                 _k = (
                     v_cd_gender,
@@ -3241,7 +3346,7 @@ class View:
                     v_cd_purchase_estimate,
                     v_cd_credit_rating,
                 )
-                _v = _d2
+                _v = _d3
                 _o = pending.get(_k)
                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3387,7 +3492,9 @@ class View:
                     del ca_count_by_c_current_addr_sk[v_c_current_addr_sk]
             _g3 = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _g3:
-                for v_c_current_cdemo_sk, _w1 in _g3.items():
+                for v_c_current_cdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                     if _o is None:
@@ -3408,49 +3515,24 @@ class View:
                             v_cd_education_status,
                             v_cd_purchase_estimate,
                             v_cd_credit_rating,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = _d2 * _w4
-                            _o = n0_root.get(
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                )
+                            _t7 = (
+                                v_cd_gender,
+                                v_cd_marital_status,
+                                v_cd_education_status,
+                                v_cd_purchase_estimate,
+                                v_cd_credit_rating,
                             )
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                    )
-                                ] = _d5
+                                n0_root[_t7] = _d5
                             else:
                                 _n = _o + _d5
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                        )
-                                    ] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cd_gender,
-                                            v_cd_marital_status,
-                                            v_cd_education_status,
-                                            v_cd_purchase_estimate,
-                                            v_cd_credit_rating,
-                                        )
-                                    ]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (
                                     v_cd_gender,
@@ -3534,130 +3616,89 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    ),
                     (
-                        self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
-                            v_c_current_cdemo_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                        )
-                    )
-                    or _ZERO
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                        v_cd_purchase_estimate,
+                        v_cd_credit_rating,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (
+                v_cd_gender,
+                v_cd_marital_status,
+                v_cd_education_status,
+                v_cd_purchase_estimate,
+                v_cd_credit_rating,
+            )
             _grp = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
             if _grp is None:
                 customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                     v_c_current_cdemo_sk
-                ] = {
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ]
+                else:
+                    customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ]
-            _w1 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get(
-                    (
-                        v_cd_gender,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                        v_cd_purchase_estimate,
-                        v_cd_credit_rating,
-                    )
-                )
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[
-                        (
-                            v_cd_gender,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                            v_cd_purchase_estimate,
-                            v_cd_credit_rating,
-                        )
-                    ] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                            )
-                        ] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                            )
-                        ]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (
                         v_cd_gender,
@@ -3666,7 +3707,7 @@ class View:
                         v_cd_purchase_estimate,
                         v_cd_credit_rating,
                     )
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -3704,114 +3745,127 @@ class View:
         n4_c_current_cdemo_sk_by_c_current_addr_sk = (
             self.n4_c_current_cdemo_sk_by_c_current_addr_sk
         )
+        _t1 = (v_c_current_cdemo_sk, v_c_current_addr_sk)
         _grp = c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk.get(
             v_c_customer_sk
         )
         if _grp is None:
-            c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[v_c_customer_sk] = {
-                (v_c_current_cdemo_sk, v_c_current_addr_sk): _p
-            }
+            c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[v_c_customer_sk] = (
+                _t1,
+                _p,
+            )
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        v_c_customer_sk
+                    ] = (_grp[0], _n)
+                else:
+                    del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                        v_c_customer_sk
+                    ]
+            else:
+                c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                    v_c_customer_sk
+                ] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_c_current_cdemo_sk, v_c_current_addr_sk))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_current_cdemo_sk, v_c_current_addr_sk)]
-                    if not _grp:
-                        del c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk[
                             v_c_customer_sk
-                        ]
-        _w1 = exists1_count_by_c_customer_sk.get(v_c_customer_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                        ] = next(iter(_grp.items()))
+        _w2 = exists1_count_by_c_customer_sk.get(v_c_customer_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n4_c_current_cdemo_sk_by_c_current_addr_sk.get(v_c_current_addr_sk)
             if _grp is None:
-                n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
-                    v_c_current_cdemo_sk: _d2
-                }
+                n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = (
+                    v_c_current_cdemo_sk,
+                    _d3,
+                )
+            elif type(_grp) is tuple:
+                _e = v_c_current_cdemo_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
+                    if _n:
+                        n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ]
+                else:
+                    n4_c_current_cdemo_sk_by_c_current_addr_sk[v_c_current_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _d3,
+                    }
             else:
                 _o = _grp.get(v_c_current_cdemo_sk)
                 if _o is None:
-                    _grp[v_c_current_cdemo_sk] = _d2
+                    _grp[v_c_current_cdemo_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         _grp[v_c_current_cdemo_sk] = _n
                     else:
                         del _grp[v_c_current_cdemo_sk]
-                        if not _grp:
-                            del n4_c_current_cdemo_sk_by_c_current_addr_sk[
+                        if len(_grp) == 1:
+                            n4_c_current_cdemo_sk_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ]
-            _w3 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+                            ] = next(iter(_grp.items()))
+            _w4 = ca_count_by_c_current_addr_sk.get(v_c_current_addr_sk)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n3_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
                 if _o is None:
-                    n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d4
+                    n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = _n
                     else:
                         del n3_count_by_c_current_cdemo_sk[v_c_current_cdemo_sk]
-                _g7 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
+                _g8 = customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
-                if _g7:
+                if _g8:
                     for (
                         v_cd_gender,
                         v_cd_marital_status,
                         v_cd_education_status,
                         v_cd_purchase_estimate,
                         v_cd_credit_rating,
-                    ), _w5 in _g7.items():
-                        _d6 = _d4 * _w5
-                        _o = n0_root.get(
-                            (
-                                v_cd_gender,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                                v_cd_purchase_estimate,
-                                v_cd_credit_rating,
-                            )
+                    ), _w6 in ((_g8,) if type(_g8) is tuple else _g8.items()):
+                        _d7 = _d5 * _w6
+                        _t9 = (
+                            v_cd_gender,
+                            v_cd_marital_status,
+                            v_cd_education_status,
+                            v_cd_purchase_estimate,
+                            v_cd_credit_rating,
                         )
+                        _o = n0_root.get(_t9)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_cd_gender,
-                                    v_cd_marital_status,
-                                    v_cd_education_status,
-                                    v_cd_purchase_estimate,
-                                    v_cd_credit_rating,
-                                )
-                            ] = _d6
+                            n0_root[_t9] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
-                                n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                    )
-                                ] = _n
+                                n0_root[_t9] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_cd_gender,
-                                        v_cd_marital_status,
-                                        v_cd_education_status,
-                                        v_cd_purchase_estimate,
-                                        v_cd_credit_rating,
-                                    )
-                                ]
+                                del n0_root[_t9]
                         if pending is not None:
                             _k = (
                                 v_cd_gender,
@@ -3820,7 +3874,7 @@ class View:
                                 v_cd_purchase_estimate,
                                 v_cd_credit_rating,
                             )
-                            _v = _d6
+                            _v = _d7
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 

@@ -53,6 +53,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -240,6 +254,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -337,7 +365,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "d91e66fc811ae2c3"
-                LAYOUT_ID = "f861b2f34bca72f4"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "6143f12b1223716d"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -513,93 +541,74 @@ def _make_derived1():
                     # atom web_sales
                     if keep_web_sales:
                         _p = d
+                        _t1 = (v_ws_sold_time_sk, v_ws_item_sk, v_ws_ext_sales_price)
                         _grp = web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
                         if _grp is None:
                             web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {
-                                (
-                                    v_ws_sold_time_sk,
-                                    v_ws_item_sk,
-                                    v_ws_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_sold_time_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                            ] = (
+                                _t1,
+                                _p,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_sold_time_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get(
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_sold_time_sk,
-                                    v_ws_item_sk,
-                                    v_ws_ext_sales_price,
-                                )
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
+                            _t4 = (
+                                v_ws_sold_date_sk,
+                                v_ws_sold_time_sk,
+                                v_ws_item_sk,
+                                v_ws_ext_sales_price,
                             )
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_sold_time_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
-                                    )
-                                ] = _d2
+                                n0_root[_t4] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     v_ws_ext_sales_price,
@@ -607,7 +616,7 @@ def _make_derived1():
                                     v_ws_item_sk,
                                     v_ws_sold_time_sk,
                                 )
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -666,45 +675,23 @@ def _make_derived1():
                                 v_ws_sold_time_sk,
                                 v_ws_item_sk,
                                 v_ws_ext_sales_price,
-                            ), _w1 in _g3.items():
+                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                                 _d2 = _p * _w1
-                                _o = n0_root.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_sold_time_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
-                                    )
+                                _t4 = (
+                                    v_ws_sold_date_sk,
+                                    v_ws_sold_time_sk,
+                                    v_ws_item_sk,
+                                    v_ws_ext_sales_price,
                                 )
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _d2
+                                    n0_root[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_sold_time_sk,
-                                                v_ws_item_sk,
-                                                v_ws_ext_sales_price,
-                                            )
-                                        ] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_sold_time_sk,
-                                                v_ws_item_sk,
-                                                v_ws_ext_sales_price,
-                                            )
-                                        ]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (
                                         v_ws_ext_sales_price,
@@ -780,110 +767,83 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
-                                        v_ws_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_ws_sold_time_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
-                                    )
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
+                                    v_ws_sold_date_sk
+                                ),
+                                (v_ws_sold_time_sk, v_ws_item_sk, v_ws_ext_sales_price),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ws_sold_time_sk, v_ws_item_sk, v_ws_ext_sales_price)
                         _grp = web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
                         if _grp is None:
                             web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {
-                                (
-                                    v_ws_sold_time_sk,
-                                    v_ws_item_sk,
-                                    v_ws_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_sold_time_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                            ] = (
+                                _t1,
+                                _p,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_sold_time_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get(
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_sold_time_sk,
-                                    v_ws_item_sk,
-                                    v_ws_ext_sales_price,
-                                )
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
+                            _t4 = (
+                                v_ws_sold_date_sk,
+                                v_ws_sold_time_sk,
+                                v_ws_item_sk,
+                                v_ws_ext_sales_price,
                             )
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_sold_time_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
-                                    )
-                                ] = _d2
+                                n0_root[_t4] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     v_ws_ext_sales_price,
@@ -891,7 +851,7 @@ def _make_derived1():
                                     v_ws_item_sk,
                                     v_ws_sold_time_sk,
                                 )
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -977,45 +937,23 @@ def _make_derived1():
                                 v_ws_sold_time_sk,
                                 v_ws_item_sk,
                                 v_ws_ext_sales_price,
-                            ), _w1 in _g3.items():
+                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                                 _d2 = _p * _w1
-                                _o = n0_root.get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_sold_time_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
-                                    )
+                                _t4 = (
+                                    v_ws_sold_date_sk,
+                                    v_ws_sold_time_sk,
+                                    v_ws_item_sk,
+                                    v_ws_ext_sales_price,
                                 )
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_sold_time_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _d2
+                                    n0_root[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_sold_time_sk,
-                                                v_ws_item_sk,
-                                                v_ws_ext_sales_price,
-                                            )
-                                        ] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_ws_sold_date_sk,
-                                                v_ws_sold_time_sk,
-                                                v_ws_item_sk,
-                                                v_ws_ext_sales_price,
-                                            )
-                                        ]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (
                                         v_ws_ext_sales_price,
@@ -1212,6 +1150,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -1309,7 +1261,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "43cc31e0336d1f8f"
-                LAYOUT_ID = "bd954c9e02c0308e"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "ab6fc0573deeff69"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1485,93 +1437,74 @@ def _make_derived1():
                     # atom catalog_sales
                     if keep_catalog_sales:
                         _p = d
+                        _t1 = (v_cs_sold_time_sk, v_cs_item_sk, v_cs_ext_sales_price)
                         _grp = catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
                         if _grp is None:
                             catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {
-                                (
-                                    v_cs_sold_time_sk,
-                                    v_cs_item_sk,
-                                    v_cs_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cs_sold_time_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                            ] = (
+                                _t1,
+                                _p,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_cs_sold_time_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get(
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_sold_time_sk,
-                                    v_cs_item_sk,
-                                    v_cs_ext_sales_price,
-                                )
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
+                            _t4 = (
+                                v_cs_sold_date_sk,
+                                v_cs_sold_time_sk,
+                                v_cs_item_sk,
+                                v_cs_ext_sales_price,
                             )
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_sold_time_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
-                                    )
-                                ] = _d2
+                                n0_root[_t4] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     v_cs_ext_sales_price,
@@ -1579,7 +1512,7 @@ def _make_derived1():
                                     v_cs_item_sk,
                                     v_cs_sold_time_sk,
                                 )
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1638,45 +1571,23 @@ def _make_derived1():
                                 v_cs_sold_time_sk,
                                 v_cs_item_sk,
                                 v_cs_ext_sales_price,
-                            ), _w1 in _g3.items():
+                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                                 _d2 = _p * _w1
-                                _o = n0_root.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_sold_time_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
-                                    )
+                                _t4 = (
+                                    v_cs_sold_date_sk,
+                                    v_cs_sold_time_sk,
+                                    v_cs_item_sk,
+                                    v_cs_ext_sales_price,
                                 )
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ] = _d2
+                                    n0_root[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_sold_time_sk,
-                                                v_cs_item_sk,
-                                                v_cs_ext_sales_price,
-                                            )
-                                        ] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_sold_time_sk,
-                                                v_cs_item_sk,
-                                                v_cs_ext_sales_price,
-                                            )
-                                        ]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (
                                         v_cs_ext_sales_price,
@@ -1754,110 +1665,83 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
-                                        v_cs_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_cs_sold_time_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
-                                    )
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
+                                    v_cs_sold_date_sk
+                                ),
+                                (v_cs_sold_time_sk, v_cs_item_sk, v_cs_ext_sales_price),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_cs_sold_time_sk, v_cs_item_sk, v_cs_ext_sales_price)
                         _grp = catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
                         if _grp is None:
                             catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {
-                                (
-                                    v_cs_sold_time_sk,
-                                    v_cs_item_sk,
-                                    v_cs_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cs_sold_time_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                            ] = (
+                                _t1,
+                                _p,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_cs_sold_time_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get(
-                                (
-                                    v_cs_sold_date_sk,
-                                    v_cs_sold_time_sk,
-                                    v_cs_item_sk,
-                                    v_cs_ext_sales_price,
-                                )
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
+                            _t4 = (
+                                v_cs_sold_date_sk,
+                                v_cs_sold_time_sk,
+                                v_cs_item_sk,
+                                v_cs_ext_sales_price,
                             )
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_sold_time_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
-                                    )
-                                ] = _d2
+                                n0_root[_t4] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     v_cs_ext_sales_price,
@@ -1865,7 +1749,7 @@ def _make_derived1():
                                     v_cs_item_sk,
                                     v_cs_sold_time_sk,
                                 )
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1951,45 +1835,23 @@ def _make_derived1():
                                 v_cs_sold_time_sk,
                                 v_cs_item_sk,
                                 v_cs_ext_sales_price,
-                            ), _w1 in _g3.items():
+                            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                                 _d2 = _p * _w1
-                                _o = n0_root.get(
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_sold_time_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
-                                    )
+                                _t4 = (
+                                    v_cs_sold_date_sk,
+                                    v_cs_sold_time_sk,
+                                    v_cs_item_sk,
+                                    v_cs_ext_sales_price,
                                 )
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[
-                                        (
-                                            v_cs_sold_date_sk,
-                                            v_cs_sold_time_sk,
-                                            v_cs_item_sk,
-                                            v_cs_ext_sales_price,
-                                        )
-                                    ] = _d2
+                                    n0_root[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_sold_time_sk,
-                                                v_cs_item_sk,
-                                                v_cs_ext_sales_price,
-                                            )
-                                        ] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_cs_sold_date_sk,
-                                                v_cs_sold_time_sk,
-                                                v_cs_item_sk,
-                                                v_cs_ext_sales_price,
-                                            )
-                                        ]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (
                                         v_cs_ext_sales_price,
@@ -2251,6 +2113,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -2338,7 +2212,7 @@ def _make_derived1():
             COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
             QUERY_ID = "5df4cbb7ef6bee9a"
             LAYOUT_ID = (
-                "0b4cd77b35e19573"  # the state's layout: snapshots restore only here
+                "8d0d15d406643e87"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2511,85 +2385,74 @@ def _make_derived1():
                 # atom store_sales
                 if keep_store_sales:
                     _p = d
+                    _t1 = (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
                     _grp = store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {
-                            (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                        ] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
-                        _o = n0_root.get(
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_sold_time_sk,
-                                v_ss_item_sk,
-                                v_ss_ext_sales_price,
-                            )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (
+                            v_ss_sold_date_sk,
+                            v_ss_sold_time_sk,
+                            v_ss_item_sk,
+                            v_ss_ext_sales_price,
                         )
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_sold_time_sk,
-                                    v_ss_item_sk,
-                                    v_ss_ext_sales_price,
-                                )
-                            ] = _d2
+                            n0_root[_t4] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
-                                n0_root[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (
                                 v_ss_ext_sales_price,
@@ -2597,7 +2460,7 @@ def _make_derived1():
                                 v_ss_item_sk,
                                 v_ss_sold_time_sk,
                             )
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2654,45 +2517,23 @@ def _make_derived1():
                             v_ss_sold_time_sk,
                             v_ss_item_sk,
                             v_ss_ext_sales_price,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
-                            _o = n0_root.get(
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_sold_time_sk,
-                                    v_ss_item_sk,
-                                    v_ss_ext_sales_price,
-                                )
+                            _t4 = (
+                                v_ss_sold_date_sk,
+                                v_ss_sold_time_sk,
+                                v_ss_item_sk,
+                                v_ss_ext_sales_price,
                             )
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_sold_time_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_sold_time_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     v_ss_ext_sales_price,
@@ -2768,98 +2609,83 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
-                                    v_ss_sold_date_sk
-                                )
-                                or _EMPTY
-                            ).get(
-                                (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            ),
+                            (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
                     _grp = store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {
-                            (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                        ] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_ss_sold_time_sk, v_ss_item_sk, v_ss_ext_sales_price)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ]
-                                if not _grp:
-                                    del store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
-                        _o = n0_root.get(
-                            (
-                                v_ss_sold_date_sk,
-                                v_ss_sold_time_sk,
-                                v_ss_item_sk,
-                                v_ss_ext_sales_price,
-                            )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
+                        _t4 = (
+                            v_ss_sold_date_sk,
+                            v_ss_sold_time_sk,
+                            v_ss_item_sk,
+                            v_ss_ext_sales_price,
                         )
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_sold_time_sk,
-                                    v_ss_item_sk,
-                                    v_ss_ext_sales_price,
-                                )
-                            ] = _d2
+                            n0_root[_t4] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
-                                n0_root[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (
                                 v_ss_ext_sales_price,
@@ -2867,7 +2693,7 @@ def _make_derived1():
                                 v_ss_item_sk,
                                 v_ss_sold_time_sk,
                             )
-                            _v = _d2
+                            _v = _d3
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2951,45 +2777,23 @@ def _make_derived1():
                             v_ss_sold_time_sk,
                             v_ss_item_sk,
                             v_ss_ext_sales_price,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = _p * _w1
-                            _o = n0_root.get(
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_sold_time_sk,
-                                    v_ss_item_sk,
-                                    v_ss_ext_sales_price,
-                                )
+                            _t4 = (
+                                v_ss_sold_date_sk,
+                                v_ss_sold_time_sk,
+                                v_ss_item_sk,
+                                v_ss_ext_sales_price,
                             )
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_sold_time_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                ] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    n0_root[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_sold_time_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_sold_time_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (
                                     v_ss_ext_sales_price,
@@ -3398,7 +3202,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "t_hour", "t_minute", "ext_price")
     QUERY_ID = "90f811dfb2185dad"
-    LAYOUT_ID = "5f5f1be46b556055"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "39c63a64003d03d5"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3593,18 +3397,30 @@ class View:
             del store[row]
         # atom tmp
         if keep_tmp:
-            _o = tmp.get((v_i_item_sk, v_time_sk))
+            _t1 = (v_i_item_sk, v_time_sk)
+            _o = tmp.get(_t1)
             if _o is None:
-                tmp[(v_i_item_sk, v_time_sk)] = _p
+                tmp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    tmp[(v_i_item_sk, v_time_sk)] = _n
+                    tmp[_t1] = _n
                 else:
-                    del tmp[(v_i_item_sk, v_time_sk)]
+                    del tmp[_t1]
             _grp = tmp_i_item_sk_by_time_sk.get(v_time_sk)
             if _grp is None:
-                tmp_i_item_sk_by_time_sk[v_time_sk] = {v_i_item_sk: _p}
+                tmp_i_item_sk_by_time_sk[v_time_sk] = (v_i_item_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        tmp_i_item_sk_by_time_sk[v_time_sk] = (_grp[0], _n)
+                    else:
+                        del tmp_i_item_sk_by_time_sk[v_time_sk]
+                else:
+                    tmp_i_item_sk_by_time_sk[v_time_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_i_item_sk)
                 if _o is None:
@@ -3615,63 +3431,78 @@ class View:
                         _grp[v_i_item_sk] = _n
                     else:
                         del _grp[v_i_item_sk]
-                        if not _grp:
-                            del tmp_i_item_sk_by_time_sk[v_time_sk]
-            _w1 = time_dim_count_by_time_sk.get(v_time_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        if len(_grp) == 1:
+                            tmp_i_item_sk_by_time_sk[v_time_sk] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = time_dim_count_by_time_sk.get(v_time_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                 if _grp is None:
-                    n1_by_i_item_sk[v_i_item_sk] = {(v_i_item_sk, v_time_sk): _d2}
-                else:
-                    _o = _grp.get((v_i_item_sk, v_time_sk))
-                    if _o is None:
-                        _grp[(v_i_item_sk, v_time_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_i_item_sk[v_i_item_sk] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_i_item_sk, v_time_sk)] = _n
+                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_i_item_sk, v_time_sk)]
-                            if not _grp:
-                                del n1_by_i_item_sk[v_i_item_sk]
+                            del n1_by_i_item_sk[v_i_item_sk]
+                    else:
+                        n1_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                 if _o is None:
-                    n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                    n1_count_by_i_item_sk[v_i_item_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                     else:
                         del n1_count_by_i_item_sk[v_i_item_sk]
-                _w3 = item_count_by_i_item_sk.get(v_i_item_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_i_item_sk)
                     if _o is None:
-                        n0_root[v_i_item_sk] = _d4
+                        n0_root[v_i_item_sk] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_i_item_sk] = _n
                         else:
                             del n0_root[v_i_item_sk]
                     if pending is not None:
-                        for (
-                            v_time_sk,
-                            v_t_hour,
-                            v_t_minute,
-                        ), _m5 in self.time_dim_by_time_sk[v_time_sk].items():
-                            for (
-                                v_i_item_sk,
-                                v_i_brand_id,
-                                v_i_brand,
-                            ), _m6 in self.item_by_i_item_sk[v_i_item_sk].items():
+                        for (v_time_sk, v_t_hour, v_t_minute), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.time_dim_by_time_sk[v_time_sk]))
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_i_item_sk, v_i_brand_id, v_i_brand), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.item_by_i_item_sk[v_i_item_sk]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (v_i_brand, v_i_brand_id, v_t_hour, v_t_minute)
                                 _v = (
-                                    _p[0] * _m5[0] * _m6[0],
-                                    _p[1] * _m5[1] * _m6[1],
-                                    _p[2] * _m5[2] * _m6[2],
+                                    _p[0] * _m6[0] * _m8[0],
+                                    _p[1] * _m6[1] * _m8[1],
+                                    _p[2] * _m6[2] * _m8[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -3710,23 +3541,33 @@ class View:
             del store[row]
         # atom item
         if keep_item:
+            _t1 = (v_i_item_sk, v_i_brand_id, v_i_brand)
             _grp = item_by_i_item_sk.get(v_i_item_sk)
             if _grp is None:
-                item_by_i_item_sk[v_i_item_sk] = {
-                    (v_i_item_sk, v_i_brand_id, v_i_brand): _p
-                }
+                item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_i_item_sk[v_i_item_sk]
+                else:
+                    item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_i_item_sk, v_i_brand_id, v_i_brand))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)]
-                        if not _grp:
-                            del item_by_i_item_sk[v_i_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_i_item_sk.get(v_i_item_sk)
             if _o is None:
                 item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -3736,33 +3577,36 @@ class View:
                     item_count_by_i_item_sk[v_i_item_sk] = _n
                 else:
                     del item_count_by_i_item_sk[v_i_item_sk]
-            _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_i_item_sk)
                 if _o is None:
-                    n0_root[v_i_item_sk] = _d2
+                    n0_root[v_i_item_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_i_item_sk] = _n
                     else:
                         del n0_root[v_i_item_sk]
                 if pending is not None:
-                    for (v_i_item_sk, v_time_sk), _m3 in self.n1_by_i_item_sk[
-                        v_i_item_sk
-                    ].items():
-                        _m4 = self.tmp[(v_i_item_sk, v_time_sk)]
-                        for (
-                            v_time_sk,
-                            v_t_hour,
-                            v_t_minute,
-                        ), _m5 in self.time_dim_by_time_sk[v_time_sk].items():
+                    for (v_i_item_sk, v_time_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.tmp[(v_i_item_sk, v_time_sk)]
+                        for (v_time_sk, v_t_hour, v_t_minute), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.time_dim_by_time_sk[v_time_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_i_brand, v_i_brand_id, v_t_hour, v_t_minute)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -3809,21 +3653,33 @@ class View:
             del store[row]
         # atom time_dim
         if keep_time_dim:
+            _t1 = (v_time_sk, v_t_hour, v_t_minute)
             _grp = time_dim_by_time_sk.get(v_time_sk)
             if _grp is None:
-                time_dim_by_time_sk[v_time_sk] = {(v_time_sk, v_t_hour, v_t_minute): _p}
+                time_dim_by_time_sk[v_time_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        time_dim_by_time_sk[v_time_sk] = (_grp[0], _n)
+                    else:
+                        del time_dim_by_time_sk[v_time_sk]
+                else:
+                    time_dim_by_time_sk[v_time_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_time_sk, v_t_hour, v_t_minute))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_time_sk, v_t_hour, v_t_minute)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_time_sk, v_t_hour, v_t_minute)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_time_sk, v_t_hour, v_t_minute)]
-                        if not _grp:
-                            del time_dim_by_time_sk[v_time_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            time_dim_by_time_sk[v_time_sk] = next(iter(_grp.items()))
             _o = time_dim_count_by_time_sk.get(v_time_sk)
             if _o is None:
                 time_dim_count_by_time_sk[v_time_sk] = _p
@@ -3833,58 +3689,73 @@ class View:
                     time_dim_count_by_time_sk[v_time_sk] = _n
                 else:
                     del time_dim_count_by_time_sk[v_time_sk]
-            _g3 = tmp_i_item_sk_by_time_sk.get(v_time_sk)
-            if _g3:
-                for v_i_item_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = tmp_i_item_sk_by_time_sk.get(v_time_sk)
+            if _g4:
+                for v_i_item_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_i_item_sk, v_time_sk)
                     _grp = n1_by_i_item_sk.get(v_i_item_sk)
                     if _grp is None:
-                        n1_by_i_item_sk[v_i_item_sk] = {(v_i_item_sk, v_time_sk): _d2}
-                    else:
-                        _o = _grp.get((v_i_item_sk, v_time_sk))
-                        if _o is None:
-                            _grp[(v_i_item_sk, v_time_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_time_sk)] = _n
+                                n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_i_item_sk, v_time_sk)]
-                                if not _grp:
-                                    del n1_by_i_item_sk[v_i_item_sk]
+                                del n1_by_i_item_sk[v_i_item_sk]
+                        else:
+                            n1_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_i_item_sk[v_i_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
-                        n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                        n1_count_by_i_item_sk[v_i_item_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_i_item_sk[v_i_item_sk] = _n
                         else:
                             del n1_count_by_i_item_sk[v_i_item_sk]
-                    _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_i_item_sk)
                         if _o is None:
-                            n0_root[v_i_item_sk] = _d5
+                            n0_root[v_i_item_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_i_item_sk] = _n
                             else:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
-                            _m6 = self.tmp[(v_i_item_sk, v_time_sk)]
-                            for (
-                                v_i_item_sk,
-                                v_i_brand_id,
-                                v_i_brand,
-                            ), _m7 in self.item_by_i_item_sk[v_i_item_sk].items():
+                            _m8 = self.tmp[(v_i_item_sk, v_time_sk)]
+                            for (v_i_item_sk, v_i_brand_id, v_i_brand), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.item_by_i_item_sk[v_i_item_sk]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_i_brand, v_i_brand_id, v_t_hour, v_t_minute)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -4002,31 +3873,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
-                        (v_i_item_sk, v_i_brand_id, v_i_brand)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.item_by_i_item_sk.get(v_i_item_sk),
+                    (v_i_item_sk, v_i_brand_id, v_i_brand),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_i_item_sk, v_i_brand_id, v_i_brand)
             _grp = item_by_i_item_sk.get(v_i_item_sk)
             if _grp is None:
-                item_by_i_item_sk[v_i_item_sk] = {
-                    (v_i_item_sk, v_i_brand_id, v_i_brand): _p
-                }
+                item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_by_i_item_sk[v_i_item_sk]
+                else:
+                    item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_i_item_sk, v_i_brand_id, v_i_brand))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_i_item_sk, v_i_brand_id, v_i_brand)]
-                        if not _grp:
-                            del item_by_i_item_sk[v_i_item_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            item_by_i_item_sk[v_i_item_sk] = next(iter(_grp.items()))
             _o = item_count_by_i_item_sk.get(v_i_item_sk)
             if _o is None:
                 item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -4036,33 +3916,36 @@ class View:
                     item_count_by_i_item_sk[v_i_item_sk] = _n
                 else:
                     del item_count_by_i_item_sk[v_i_item_sk]
-            _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_i_item_sk)
                 if _o is None:
-                    n0_root[v_i_item_sk] = _d2
+                    n0_root[v_i_item_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_i_item_sk] = _n
                     else:
                         del n0_root[v_i_item_sk]
                 if pending is not None:
-                    for (v_i_item_sk, v_time_sk), _m3 in self.n1_by_i_item_sk[
-                        v_i_item_sk
-                    ].items():
-                        _m4 = self.tmp[(v_i_item_sk, v_time_sk)]
-                        for (
-                            v_time_sk,
-                            v_t_hour,
-                            v_t_minute,
-                        ), _m5 in self.time_dim_by_time_sk[v_time_sk].items():
+                    for (v_i_item_sk, v_time_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk])) is tuple
+                        else _g5.items()
+                    ):
+                        _m6 = self.tmp[(v_i_item_sk, v_time_sk)]
+                        for (v_time_sk, v_t_hour, v_t_minute), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.time_dim_by_time_sk[v_time_sk]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (v_i_brand, v_i_brand_id, v_t_hour, v_t_minute)
                             _v = (
-                                _p[0] * _m4[0] * _m5[0],
-                                _p[1] * _m4[1] * _m5[1],
-                                _p[2] * _m4[2] * _m5[2],
+                                _p[0] * _m6[0] * _m7[0],
+                                _p[1] * _m6[1] * _m7[1],
+                                _p[2] * _m6[2] * _m7[2],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -4133,29 +4016,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.time_dim_by_time_sk.get(v_time_sk) or _EMPTY).get(
-                        (v_time_sk, v_t_hour, v_t_minute)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.time_dim_by_time_sk.get(v_time_sk),
+                    (v_time_sk, v_t_hour, v_t_minute),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_time_sk, v_t_hour, v_t_minute)
             _grp = time_dim_by_time_sk.get(v_time_sk)
             if _grp is None:
-                time_dim_by_time_sk[v_time_sk] = {(v_time_sk, v_t_hour, v_t_minute): _p}
+                time_dim_by_time_sk[v_time_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        time_dim_by_time_sk[v_time_sk] = (_grp[0], _n)
+                    else:
+                        del time_dim_by_time_sk[v_time_sk]
+                else:
+                    time_dim_by_time_sk[v_time_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_time_sk, v_t_hour, v_t_minute))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_time_sk, v_t_hour, v_t_minute)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_time_sk, v_t_hour, v_t_minute)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_time_sk, v_t_hour, v_t_minute)]
-                        if not _grp:
-                            del time_dim_by_time_sk[v_time_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            time_dim_by_time_sk[v_time_sk] = next(iter(_grp.items()))
             _o = time_dim_count_by_time_sk.get(v_time_sk)
             if _o is None:
                 time_dim_count_by_time_sk[v_time_sk] = _p
@@ -4165,58 +4059,73 @@ class View:
                     time_dim_count_by_time_sk[v_time_sk] = _n
                 else:
                     del time_dim_count_by_time_sk[v_time_sk]
-            _g3 = tmp_i_item_sk_by_time_sk.get(v_time_sk)
-            if _g3:
-                for v_i_item_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _g4 = tmp_i_item_sk_by_time_sk.get(v_time_sk)
+            if _g4:
+                for v_i_item_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_i_item_sk, v_time_sk)
                     _grp = n1_by_i_item_sk.get(v_i_item_sk)
                     if _grp is None:
-                        n1_by_i_item_sk[v_i_item_sk] = {(v_i_item_sk, v_time_sk): _d2}
-                    else:
-                        _o = _grp.get((v_i_item_sk, v_time_sk))
-                        if _o is None:
-                            _grp[(v_i_item_sk, v_time_sk)] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_time_sk)] = _n
+                                n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_i_item_sk, v_time_sk)]
-                                if not _grp:
-                                    del n1_by_i_item_sk[v_i_item_sk]
+                                del n1_by_i_item_sk[v_i_item_sk]
+                        else:
+                            n1_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_i_item_sk[v_i_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
-                        n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                        n1_count_by_i_item_sk[v_i_item_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_i_item_sk[v_i_item_sk] = _n
                         else:
                             del n1_count_by_i_item_sk[v_i_item_sk]
-                    _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_i_item_sk)
                         if _o is None:
-                            n0_root[v_i_item_sk] = _d5
+                            n0_root[v_i_item_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_i_item_sk] = _n
                             else:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
-                            _m6 = self.tmp[(v_i_item_sk, v_time_sk)]
-                            for (
-                                v_i_item_sk,
-                                v_i_brand_id,
-                                v_i_brand,
-                            ), _m7 in self.item_by_i_item_sk[v_i_item_sk].items():
+                            _m8 = self.tmp[(v_i_item_sk, v_time_sk)]
+                            for (v_i_item_sk, v_i_brand_id, v_i_brand), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.item_by_i_item_sk[v_i_item_sk]))
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (v_i_brand, v_i_brand_id, v_t_hour, v_t_minute)
                                 _v = (
-                                    _p[0] * _m6[0] * _m7[0],
-                                    _p[1] * _m6[1] * _m7[1],
-                                    _p[2] * _m6[2] * _m7[2],
+                                    _p[0] * _m8[0] * _m9[0],
+                                    _p[1] * _m8[1] * _m9[1],
+                                    _p[2] * _m8[2] * _m9[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -4235,7 +4144,7 @@ class View:
         _g2 = self.n1_by_i_item_sk.get(v_i_item_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_i_item_sk, v_time_sk))
+        _m3 = _entry(_g2, (v_i_item_sk, v_time_sk))
         if _m3 is None:
             return None
         _m4 = self.tmp.get((v_i_item_sk, v_time_sk))
@@ -4244,13 +4153,13 @@ class View:
         _g5 = self.time_dim_by_time_sk.get(v_time_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_time_sk, v_t_hour, v_t_minute))
+        _m6 = _entry(_g5, (v_time_sk, v_t_hour, v_t_minute))
         if _m6 is None:
             return None
         _g7 = self.item_by_i_item_sk.get(v_i_item_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_i_item_sk, v_i_brand_id, v_i_brand))
+        _m8 = _entry(_g7, (v_i_item_sk, v_i_brand_id, v_i_brand))
         if _m8 is None:
             return None
         return (

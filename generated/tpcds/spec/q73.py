@@ -39,6 +39,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -200,6 +214,18 @@ def _make_derived1():
     import math
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -357,7 +383,7 @@ def _make_derived1():
         COLUMNS = ("ss_ticket_number", "ss_customer_sk", "cnt")
         QUERY_ID = "22ec8e872035e31c"
         LAYOUT_ID = (
-            "dbd68da0018d2b6c"  # the state's layout: snapshots restore only here
+            "f24f2c2944b1df1b"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -551,143 +577,172 @@ def _make_derived1():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
                     _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {(v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                        ] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
                                 ]
-                                if not _grp:
-                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                        else:
+                            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = _d3 * _w5
+                        _t7 = (v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {(v_ss_customer_sk, v_ss_ticket_number): _d4}
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d4
-                            else:
-                                _n = _o + _d4
+                            ] = (_t7, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d6
                                 if _n:
-                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
-                                    if not _grp:
-                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
-                                            v_ss_hdemo_sk
-                                        ]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
-                            v_ss_hdemo_sk
-                        )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
-                            _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                                    del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t7)
                             if _o is None:
-                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d6
+                                _grp[_t7] = _d6
                             else:
                                 _n = _o + _d6
                                 if _n:
-                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    _grp[_t7] = _n
                                 else:
-                                    del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = household_demographics_count_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _w8 is not None:
+                            _d9 = _d6 * _w8
+                            _o = n0_root.get(_t7)
+                            if _o is None:
+                                n0_root[_t7] = _d9
+                            else:
+                                _n = _o + _d9
+                                if _n:
+                                    n0_root[_t7] = _n
+                                else:
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                _v = _d6
+                                _v = _d9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -754,58 +809,62 @@ def _make_derived1():
                         v_ss_hdemo_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
+                        _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = _d2 * _w5
+                            _t7 = (v_ss_customer_sk, v_ss_ticket_number)
                             _grp = (
                                 n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                                     v_ss_hdemo_sk
@@ -814,46 +873,60 @@ def _make_derived1():
                             if _grp is None:
                                 n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                     v_ss_hdemo_sk
-                                ] = {(v_ss_customer_sk, v_ss_ticket_number): _d5}
-                            else:
-                                _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
-                                if _o is None:
-                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[(v_ss_customer_sk, v_ss_ticket_number)] = (
-                                            _n
+                                        n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
                                     else:
-                                        del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
-                                        if not _grp:
-                                            del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ]
+                                else:
+                                    n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                                 v_ss_hdemo_sk
-                                            ]
-                            _w6 = household_demographics_count_by_ss_hdemo_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = household_demographics_count_by_ss_hdemo_sk.get(
                                 v_ss_hdemo_sk
                             )
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
-                                _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
+                                _o = n0_root.get(_t7)
                                 if _o is None:
-                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = (
-                                        _d7
-                                    )
+                                    n0_root[_t7] = _d9
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d9
                                     if _n:
-                                        n0_root[
-                                            (v_ss_customer_sk, v_ss_ticket_number)
-                                        ] = _n
+                                        n0_root[_t7] = _n
                                     else:
-                                        del n0_root[
-                                            (v_ss_customer_sk, v_ss_ticket_number)
-                                        ]
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                    _v = _d7
+                                    _v = _d9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -912,50 +985,68 @@ def _make_derived1():
                     v_ss_store_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_hdemo_sk,
-                        v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
+                        _t4 = (v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {(v_ss_customer_sk, v_ss_ticket_number): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
-                                    if not _grp:
-                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
-                            _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                        if _w5 is not None:
+                            _d6 = _d2 * _w5
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d5
+                                n0_root[_t4] = _d6
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d6
                                 if _n:
-                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                _v = _d5
+                                _v = _d6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1045,17 +1136,20 @@ def _make_derived1():
                     v_ss_hdemo_sk
                 )
                 if _g3:
-                    for (v_ss_customer_sk, v_ss_ticket_number), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
-                        _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                        _t4 = (v_ss_customer_sk, v_ss_ticket_number)
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (v_ss_ticket_number, v_ss_customer_sk)
                             _v = _d2
@@ -1141,161 +1235,186 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
                         (
-                            self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        )
-                        or _ZERO
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
                     _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {(v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number): _d2}
-                    else:
-                        _o = _grp.get(
-                            (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                        ] = (_t4, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
                                 ]
-                                if not _grp:
-                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                        else:
+                            n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w5 is not None:
+                        _d6 = _d3 * _w5
+                        _t7 = (v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {(v_ss_customer_sk, v_ss_ticket_number): _d4}
-                        else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
-                            if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d4
-                            else:
-                                _n = _o + _d4
+                            ] = (_t7, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d6
                                 if _n:
-                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
-                                    if not _grp:
-                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
-                                            v_ss_hdemo_sk
-                                        ]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
-                            v_ss_hdemo_sk
-                        )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
-                            _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                                    del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t7)
                             if _o is None:
-                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d6
+                                _grp[_t7] = _d6
                             else:
                                 _n = _o + _d6
                                 if _n:
-                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    _grp[_t7] = _n
                                 else:
-                                    del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w8 = household_demographics_count_by_ss_hdemo_sk.get(
+                            v_ss_hdemo_sk
+                        )
+                        if _w8 is not None:
+                            _d9 = _d6 * _w8
+                            _o = n0_root.get(_t7)
+                            if _o is None:
+                                n0_root[_t7] = _d9
+                            else:
+                                _n = _o + _d9
+                                if _n:
+                                    n0_root[_t7] = _n
+                                else:
+                                    del n0_root[_t7]
                             if pending is not None:
                                 _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                _v = _d6
+                                _v = _d9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1389,58 +1508,62 @@ def _make_derived1():
                         v_ss_hdemo_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
+                        _t4 = (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
                         _grp = n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number)
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_hdemo_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_hdemo_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = _d2 * _w5
+                            _t7 = (v_ss_customer_sk, v_ss_ticket_number)
                             _grp = (
                                 n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                                     v_ss_hdemo_sk
@@ -1449,46 +1572,60 @@ def _make_derived1():
                             if _grp is None:
                                 n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                     v_ss_hdemo_sk
-                                ] = {(v_ss_customer_sk, v_ss_ticket_number): _d5}
-                            else:
-                                _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
-                                if _o is None:
-                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                ] = (_t7, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d6
                                     if _n:
-                                        _grp[(v_ss_customer_sk, v_ss_ticket_number)] = (
-                                            _n
+                                        n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
                                     else:
-                                        del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
-                                        if not _grp:
-                                            del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                            v_ss_hdemo_sk
+                                        ]
+                                else:
+                                    n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d6}
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d6
+                                else:
+                                    _n = _o + _d6
+                                    if _n:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                                 v_ss_hdemo_sk
-                                            ]
-                            _w6 = household_demographics_count_by_ss_hdemo_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = household_demographics_count_by_ss_hdemo_sk.get(
                                 v_ss_hdemo_sk
                             )
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
-                                _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                            if _w8 is not None:
+                                _d9 = _d6 * _w8
+                                _o = n0_root.get(_t7)
                                 if _o is None:
-                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = (
-                                        _d7
-                                    )
+                                    n0_root[_t7] = _d9
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d9
                                     if _n:
-                                        n0_root[
-                                            (v_ss_customer_sk, v_ss_ticket_number)
-                                        ] = _n
+                                        n0_root[_t7] = _n
                                     else:
-                                        del n0_root[
-                                            (v_ss_customer_sk, v_ss_ticket_number)
-                                        ]
+                                        del n0_root[_t7]
                                 if pending is not None:
                                     _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                    _v = _d7
+                                    _v = _d9
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1572,50 +1709,68 @@ def _make_derived1():
                     v_ss_store_sk
                 )
                 if _g3:
-                    for (
-                        v_ss_customer_sk,
-                        v_ss_hdemo_sk,
-                        v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_hdemo_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
+                        _t4 = (v_ss_customer_sk, v_ss_ticket_number)
                         _grp = n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {(v_ss_customer_sk, v_ss_ticket_number): _d2}
+                            ] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
-                            _o = _grp.get((v_ss_customer_sk, v_ss_ticket_number))
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[(v_ss_customer_sk, v_ss_ticket_number)]
-                                    if not _grp:
-                                        del n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
-                            _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                        if _w5 is not None:
+                            _d6 = _d2 * _w5
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d5
+                                n0_root[_t4] = _d6
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d6
                                 if _n:
-                                    n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (v_ss_ticket_number, v_ss_customer_sk)
-                                _v = _d5
+                                _v = _d6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1735,17 +1890,20 @@ def _make_derived1():
                     v_ss_hdemo_sk
                 )
                 if _g3:
-                    for (v_ss_customer_sk, v_ss_ticket_number), _w1 in _g3.items():
+                    for (v_ss_customer_sk, v_ss_ticket_number), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
-                        _o = n0_root.get((v_ss_customer_sk, v_ss_ticket_number))
+                        _t4 = (v_ss_customer_sk, v_ss_ticket_number)
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                n0_root[(v_ss_customer_sk, v_ss_ticket_number)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_ss_customer_sk, v_ss_ticket_number)]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (v_ss_ticket_number, v_ss_customer_sk)
                             _v = _d2
@@ -2043,7 +2201,7 @@ class View:
         "cnt",
     )
     QUERY_ID = "a9cd2e884e8f6880"
-    LAYOUT_ID = "53364364436646b8"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "6f3d542f4c83441b"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2218,7 +2376,18 @@ class View:
             _p = d
             _grp = dj_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                dj_by_ss_customer_sk[v_ss_customer_sk] = {row: _p}
+                dj_by_ss_customer_sk[v_ss_customer_sk] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        dj_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                    else:
+                        del dj_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    dj_by_ss_customer_sk[v_ss_customer_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -2229,8 +2398,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del dj_by_ss_customer_sk[v_ss_customer_sk]
+                        if len(_grp) == 1:
+                            dj_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = dj_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 dj_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -2259,7 +2430,14 @@ class View:
                         v_c_first_name,
                         v_c_last_name,
                         v_c_preferred_cust_flag,
-                    ), _m3 in self.customer_by_ss_customer_sk[v_ss_customer_sk].items():
+                    ), _m3 in (
+                        (_g4,)
+                        if type(
+                            (_g4 := self.customer_by_ss_customer_sk[v_ss_customer_sk])
+                        )
+                        is tuple
+                        else _g4.items()
+                    ):
                         _k = (
                             v_c_last_name,
                             v_c_first_name,
@@ -2300,61 +2478,44 @@ class View:
             del store[row]
         # atom customer
         _p = d
+        _t1 = (
+            v_ss_customer_sk,
+            v_c_salutation,
+            v_c_first_name,
+            v_c_last_name,
+            v_c_preferred_cust_flag,
+        )
         _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
         if _grp is None:
-            customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                (
-                    v_ss_customer_sk,
-                    v_c_salutation,
-                    v_c_first_name,
-                    v_c_last_name,
-                    v_c_preferred_cust_flag,
-                ): _p
-            }
+            customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                else:
+                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+            else:
+                customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get(
-                (
-                    v_ss_customer_sk,
-                    v_c_salutation,
-                    v_c_first_name,
-                    v_c_last_name,
-                    v_c_preferred_cust_flag,
-                )
-            )
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[
-                    (
-                        v_ss_customer_sk,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                        v_c_preferred_cust_flag,
-                    )
-                ] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[
-                        (
-                            v_ss_customer_sk,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_ss_customer_sk,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = next(
+                            iter(_grp.items())
                         )
-                    ]
-                    if not _grp:
-                        del customer_by_ss_customer_sk[v_ss_customer_sk]
         _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
         if _o is None:
             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -2364,24 +2525,25 @@ class View:
                 customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
             else:
                 del customer_count_by_ss_customer_sk[v_ss_customer_sk]
-        _w1 = dj_count_by_ss_customer_sk.get(v_ss_customer_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = dj_count_by_ss_customer_sk.get(v_ss_customer_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_ss_customer_sk)
             if _o is None:
-                n0_root[v_ss_customer_sk] = _d2
+                n0_root[v_ss_customer_sk] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_ss_customer_sk] = _n
                 else:
                     del n0_root[v_ss_customer_sk]
             if pending is not None:
-                for (
-                    v_ss_ticket_number,
-                    v_ss_customer_sk,
-                    v_cnt,
-                ), _m3 in self.dj_by_ss_customer_sk[v_ss_customer_sk].items():
+                for (v_ss_ticket_number, v_ss_customer_sk, v_cnt), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.dj_by_ss_customer_sk[v_ss_customer_sk]))
+                    is tuple
+                    else _g5.items()
+                ):
                     _k = (
                         v_c_last_name,
                         v_c_first_name,
@@ -2390,7 +2552,7 @@ class View:
                         v_ss_ticket_number,
                         v_cnt,
                     )
-                    _v = _p * _m3
+                    _v = _p * _m4
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2512,77 +2674,57 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_by_ss_customer_sk.get(v_ss_customer_sk),
                     (
-                        self.customer_by_ss_customer_sk.get(v_ss_customer_sk) or _EMPTY
-                    ).get(
-                        (
-                            v_ss_customer_sk,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                        )
-                    )
-                    or _ZERO
+                        v_ss_customer_sk,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                        v_c_preferred_cust_flag,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (
+                v_ss_customer_sk,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
+                v_c_preferred_cust_flag,
+            )
             _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                    (
-                        v_ss_customer_sk,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                        v_c_preferred_cust_flag,
-                    ): _p
-                }
+                customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                    else:
+                        del customer_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get(
-                    (
-                        v_ss_customer_sk,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                        v_c_preferred_cust_flag,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_ss_customer_sk,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                            v_c_preferred_cust_flag,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                                v_c_preferred_cust_flag,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_by_ss_customer_sk[v_ss_customer_sk]
             _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -2592,24 +2734,25 @@ class View:
                     customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                 else:
                     del customer_count_by_ss_customer_sk[v_ss_customer_sk]
-            _w1 = dj_count_by_ss_customer_sk.get(v_ss_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = dj_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ss_customer_sk)
                 if _o is None:
-                    n0_root[v_ss_customer_sk] = _d2
+                    n0_root[v_ss_customer_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ss_customer_sk] = _n
                     else:
                         del n0_root[v_ss_customer_sk]
                 if pending is not None:
-                    for (
-                        v_ss_ticket_number,
-                        v_ss_customer_sk,
-                        v_cnt,
-                    ), _m3 in self.dj_by_ss_customer_sk[v_ss_customer_sk].items():
+                    for (v_ss_ticket_number, v_ss_customer_sk, v_cnt), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.dj_by_ss_customer_sk[v_ss_customer_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_c_last_name,
                             v_c_first_name,
@@ -2618,7 +2761,7 @@ class View:
                             v_ss_ticket_number,
                             v_cnt,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2639,21 +2782,22 @@ class View:
         _g2 = self.customer_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get(
+        _m3 = _entry(
+            _g2,
             (
                 v_ss_customer_sk,
                 v_c_salutation,
                 v_c_first_name,
                 v_c_last_name,
                 v_c_preferred_cust_flag,
-            )
+            ),
         )
         if _m3 is None:
             return None
         _g4 = self.dj_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_ss_ticket_number, v_ss_customer_sk, v_cnt))
+        _m5 = _entry(_g4, (v_ss_ticket_number, v_ss_customer_sk, v_cnt))
         if _m5 is None:
             return None
         return _m3 * _m5

@@ -102,6 +102,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -283,6 +297,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -409,7 +435,7 @@ def _make_derived1():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
+                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -597,56 +623,38 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -656,30 +664,38 @@ def _make_derived1():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -687,9 +703,9 @@ def _make_derived1():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -746,22 +762,40 @@ def _make_derived1():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -772,66 +806,96 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -839,9 +903,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -889,23 +953,41 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -915,64 +997,88 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -980,9 +1086,18 @@ def _make_derived1():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -990,9 +1105,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1067,72 +1182,58 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -1142,32 +1243,42 @@ def _make_derived1():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -1175,9 +1286,9 @@ def _make_derived1():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1264,22 +1375,40 @@ def _make_derived1():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -1290,66 +1419,96 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -1357,9 +1516,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1432,32 +1591,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1467,64 +1642,88 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -1532,9 +1731,18 @@ def _make_derived1():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -1542,9 +1750,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1573,7 +1781,7 @@ def _make_derived1():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -1582,14 +1790,15 @@ def _make_derived1():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -1838,6 +2047,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -1975,7 +2196,7 @@ def _make_derived1():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "87fe80ec33616071"  # the state's layout: snapshots restore only here
+                "9855141038d84d58"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2163,56 +2384,38 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -2222,30 +2425,38 @@ def _make_derived1():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -2253,9 +2464,9 @@ def _make_derived1():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -2312,22 +2523,40 @@ def _make_derived1():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -2338,66 +2567,96 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -2405,9 +2664,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2455,23 +2714,41 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -2481,64 +2758,88 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -2546,9 +2847,18 @@ def _make_derived1():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -2556,9 +2866,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2633,72 +2943,58 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -2708,32 +3004,42 @@ def _make_derived1():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -2741,9 +3047,9 @@ def _make_derived1():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2830,22 +3136,40 @@ def _make_derived1():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -2856,66 +3180,96 @@ def _make_derived1():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -2923,9 +3277,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2998,32 +3352,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -3033,64 +3403,88 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -3098,9 +3492,18 @@ def _make_derived1():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -3108,9 +3511,9 @@ def _make_derived1():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -3139,7 +3542,7 @@ def _make_derived1():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -3148,14 +3551,15 @@ def _make_derived1():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -3476,6 +3880,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3602,7 +4018,7 @@ def _make_derived2():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
+                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3790,56 +4206,38 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -3849,30 +4247,38 @@ def _make_derived2():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -3880,9 +4286,9 @@ def _make_derived2():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -3939,22 +4345,40 @@ def _make_derived2():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -3965,66 +4389,96 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -4032,9 +4486,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4082,23 +4536,41 @@ def _make_derived2():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -4108,64 +4580,88 @@ def _make_derived2():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -4173,9 +4669,18 @@ def _make_derived2():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -4183,9 +4688,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4260,72 +4765,58 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -4335,32 +4826,42 @@ def _make_derived2():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -4368,9 +4869,9 @@ def _make_derived2():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -4457,22 +4958,40 @@ def _make_derived2():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -4483,66 +5002,96 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -4550,9 +5099,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4625,32 +5174,48 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -4660,64 +5225,88 @@ def _make_derived2():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -4725,9 +5314,18 @@ def _make_derived2():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -4735,9 +5333,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -4766,7 +5364,7 @@ def _make_derived2():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -4775,14 +5373,15 @@ def _make_derived2():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -5031,6 +5630,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -5168,7 +5779,7 @@ def _make_derived2():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "87fe80ec33616071"  # the state's layout: snapshots restore only here
+                "9855141038d84d58"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5356,56 +5967,38 @@ def _make_derived2():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -5415,30 +6008,38 @@ def _make_derived2():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -5446,9 +6047,9 @@ def _make_derived2():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -5505,22 +6106,40 @@ def _make_derived2():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -5531,66 +6150,96 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -5598,9 +6247,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -5648,23 +6297,41 @@ def _make_derived2():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -5674,64 +6341,88 @@ def _make_derived2():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -5739,9 +6430,18 @@ def _make_derived2():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -5749,9 +6449,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -5826,72 +6526,58 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -5901,32 +6587,42 @@ def _make_derived2():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -5934,9 +6630,9 @@ def _make_derived2():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -6023,22 +6719,40 @@ def _make_derived2():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -6049,66 +6763,96 @@ def _make_derived2():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -6116,9 +6860,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -6191,32 +6935,48 @@ def _make_derived2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -6226,64 +6986,88 @@ def _make_derived2():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -6291,9 +7075,18 @@ def _make_derived2():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -6301,9 +7094,9 @@ def _make_derived2():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -6332,7 +7125,7 @@ def _make_derived2():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -6341,14 +7134,15 @@ def _make_derived2():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -6669,6 +7463,18 @@ def _make_derived3():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -6795,7 +7601,7 @@ def _make_derived3():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
+                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -6983,56 +7789,38 @@ def _make_derived3():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -7042,30 +7830,38 @@ def _make_derived3():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -7073,9 +7869,9 @@ def _make_derived3():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -7132,22 +7928,40 @@ def _make_derived3():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -7158,66 +7972,96 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -7225,9 +8069,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -7275,23 +8119,41 @@ def _make_derived3():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -7301,64 +8163,88 @@ def _make_derived3():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -7366,9 +8252,18 @@ def _make_derived3():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -7376,9 +8271,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -7453,72 +8348,58 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -7528,32 +8409,42 @@ def _make_derived3():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -7561,9 +8452,9 @@ def _make_derived3():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -7650,22 +8541,40 @@ def _make_derived3():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -7676,66 +8585,96 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -7743,9 +8682,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -7818,32 +8757,48 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -7853,64 +8808,88 @@ def _make_derived3():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -7918,9 +8897,18 @@ def _make_derived3():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -7928,9 +8916,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -7959,7 +8947,7 @@ def _make_derived3():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -7968,14 +8956,15 @@ def _make_derived3():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -8224,6 +9213,18 @@ def _make_derived3():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -8361,7 +9362,7 @@ def _make_derived3():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "87fe80ec33616071"  # the state's layout: snapshots restore only here
+                "9855141038d84d58"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8549,56 +9550,38 @@ def _make_derived3():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -8608,30 +9591,38 @@ def _make_derived3():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -8639,9 +9630,9 @@ def _make_derived3():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -8698,22 +9689,40 @@ def _make_derived3():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -8724,66 +9733,96 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -8791,9 +9830,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -8841,23 +9880,41 @@ def _make_derived3():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -8867,64 +9924,88 @@ def _make_derived3():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -8932,9 +10013,18 @@ def _make_derived3():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -8942,9 +10032,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -9019,72 +10109,58 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -9094,32 +10170,42 @@ def _make_derived3():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -9127,9 +10213,9 @@ def _make_derived3():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -9216,22 +10302,40 @@ def _make_derived3():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -9242,66 +10346,96 @@ def _make_derived3():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -9309,9 +10443,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -9384,32 +10518,48 @@ def _make_derived3():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -9419,64 +10569,88 @@ def _make_derived3():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -9484,9 +10658,18 @@ def _make_derived3():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -9494,9 +10677,9 @@ def _make_derived3():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -9525,7 +10708,7 @@ def _make_derived3():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -9534,14 +10717,15 @@ def _make_derived3():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -9862,6 +11046,18 @@ def _make_derived4():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -9988,7 +11184,7 @@ def _make_derived4():
             )
             QUERY_ID = "e3644a7a24bdaa07"
             LAYOUT_ID = (
-                "3487eb9a3e27aa37"  # the state's layout: snapshots restore only here
+                "349b42aed65f31dd"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -10176,56 +11372,38 @@ def _make_derived4():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -10235,30 +11413,38 @@ def _make_derived4():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ss_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ss_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                v_ss_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -10266,9 +11452,9 @@ def _make_derived4():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -10325,22 +11511,40 @@ def _make_derived4():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -10351,66 +11555,96 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -10418,9 +11652,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -10468,23 +11702,41 @@ def _make_derived4():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -10494,64 +11746,88 @@ def _make_derived4():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -10559,9 +11835,18 @@ def _make_derived4():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -10569,9 +11854,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -10646,72 +11931,58 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -10721,32 +11992,42 @@ def _make_derived4():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.store_sales[
+                            for (v_c_customer_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.store_sales[
                                     (v_ss_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -10754,9 +12035,9 @@ def _make_derived4():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -10843,22 +12124,40 @@ def _make_derived4():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ss_sold_date_sk, v_c_customer_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _p
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[(v_ss_sold_date_sk, v_c_customer_sk)] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[(v_ss_sold_date_sk, v_c_customer_sk)]
+                            del store_sales[_t1]
                     _grp = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
                     if _grp is None:
                         store_sales_c_customer_sk_by_ss_sold_date_sk[
                             v_ss_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ]
+                        else:
+                            store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -10869,66 +12168,96 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del store_sales_c_customer_sk_by_ss_sold_date_sk[
+                                if len(_grp) == 1:
+                                    store_sales_c_customer_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ss_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                    v_ss_sold_date_sk
-                                ].items():
+                                for (v_ss_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -10936,9 +12265,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -11011,32 +12340,48 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -11046,64 +12391,88 @@ def _make_derived4():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_c_customer_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ss_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.store_sales[
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -11111,9 +12480,18 @@ def _make_derived4():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -11121,9 +12499,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -11152,7 +12530,7 @@ def _make_derived4():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.store_sales.get((v_ss_sold_date_sk, v_c_customer_sk))
@@ -11161,14 +12539,15 @@ def _make_derived4():
                 _g5 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ss_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ss_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -11417,6 +12796,18 @@ def _make_derived4():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -11554,7 +12945,7 @@ def _make_derived4():
             )
             QUERY_ID = "b29b923819a98976"
             LAYOUT_ID = (
-                "87fe80ec33616071"  # the state's layout: snapshots restore only here
+                "9855141038d84d58"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -11742,56 +13133,38 @@ def _make_derived4():
                 else:
                     del store[row]
                 # atom customer
+                _t1 = (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
                 _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _grp is None:
-                    customer_by_c_customer_sk[v_c_customer_sk] = {
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _p
-                    }
+                    customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_customer_sk[v_c_customer_sk]
+                    else:
+                        customer_by_c_customer_sk[v_c_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_sk,
-                            v_c_customer_id,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del customer_by_c_customer_sk[v_c_customer_sk]
                 _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                 if _o is None:
                     customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -11801,30 +13174,38 @@ def _make_derived4():
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                     else:
                         del customer_count_by_c_customer_sk[v_c_customer_sk]
-                _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_c_customer_sk)
                     if _o is None:
-                        n0_root[v_c_customer_sk] = _d2
+                        n0_root[v_c_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_c_customer_sk] = _n
                         else:
                             del n0_root[v_c_customer_sk]
                     if pending is not None:
-                        for (
-                            v_c_customer_sk,
-                            v_ws_sold_date_sk,
-                        ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                            _m4 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
-                            for (
-                                v_ws_sold_date_sk,
-                                v_d_year,
-                            ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                v_ws_sold_date_sk
-                            ].items():
+                        for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_c_customer_sk[v_c_customer_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
+                            _m6 = self.web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.date_dim_by_ws_sold_date_sk[
+                                            v_ws_sold_date_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_first_name,
@@ -11832,9 +13213,9 @@ def _make_derived4():
                                     v_d_year,
                                 )
                                 _v = (
-                                    _p[0] * _m4[0] * _m5[0],
-                                    _p[1] * _m4[1] * _m5[1],
-                                    _p[2] * _m4[2] * _m5[2],
+                                    _p[0] * _m6[0] * _m7[0],
+                                    _p[1] * _m6[1] * _m7[1],
+                                    _p[2] * _m6[2] * _m7[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -11891,22 +13272,40 @@ def _make_derived4():
                     del store[row]
                 # atom web_sales
                 if keep_web_sales:
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -11917,66 +13316,96 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -11984,9 +13413,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -12034,23 +13463,41 @@ def _make_derived4():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -12060,64 +13507,88 @@ def _make_derived4():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -12125,9 +13596,18 @@ def _make_derived4():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -12135,9 +13615,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -12212,72 +13692,58 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
+                        or not _entry(
+                            self.customer_by_c_customer_sk.get(v_c_customer_sk),
                             (
-                                self.customer_by_c_customer_sk.get(v_c_customer_sk)
-                                or _EMPTY
-                            ).get(
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            )
-                            or _ZERO
+                                v_c_customer_sk,
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                            ),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (
+                        v_c_customer_sk,
+                        v_c_customer_id,
+                        v_c_first_name,
+                        v_c_last_name,
+                    )
                     _grp = customer_by_c_customer_sk.get(v_c_customer_sk)
                     if _grp is None:
-                        customer_by_c_customer_sk[v_c_customer_sk] = {
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_c_customer_sk,
-                                v_c_customer_id,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_c_customer_sk,
-                                    v_c_customer_id,
-                                    v_c_first_name,
-                                    v_c_last_name,
+                        customer_by_c_customer_sk[v_c_customer_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_by_c_customer_sk[v_c_customer_sk] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del customer_by_c_customer_sk[v_c_customer_sk]
+                        else:
+                            customer_by_c_customer_sk[v_c_customer_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_c_customer_sk,
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_by_c_customer_sk[v_c_customer_sk] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del customer_by_c_customer_sk[v_c_customer_sk]
                     _o = customer_count_by_c_customer_sk.get(v_c_customer_sk)
                     if _o is None:
                         customer_count_by_c_customer_sk[v_c_customer_sk] = _p
@@ -12287,32 +13753,42 @@ def _make_derived4():
                             customer_count_by_c_customer_sk[v_c_customer_sk] = _n
                         else:
                             del customer_count_by_c_customer_sk[v_c_customer_sk]
-                    _w1 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_c_customer_sk.get(v_c_customer_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_c_customer_sk)
                         if _o is None:
-                            n0_root[v_c_customer_sk] = _d2
+                            n0_root[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_c_customer_sk] = _n
                             else:
                                 del n0_root[v_c_customer_sk]
                         if pending is not None:
-                            for (
-                                v_c_customer_sk,
-                                v_ws_sold_date_sk,
-                            ), _m3 in self.n1_by_c_customer_sk[v_c_customer_sk].items():
-                                _m4 = self.web_sales[
+                            for (v_c_customer_sk, v_ws_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (_g5 := self.n1_by_c_customer_sk[v_c_customer_sk])
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
+                                _m6 = self.web_sales[
                                     (v_ws_sold_date_sk, v_c_customer_sk)
                                 ]
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_first_name,
@@ -12320,9 +13796,9 @@ def _make_derived4():
                                         v_d_year,
                                     )
                                     _v = (
-                                        _p[0] * _m4[0] * _m5[0],
-                                        _p[1] * _m4[1] * _m5[1],
-                                        _p[2] * _m4[2] * _m5[2],
+                                        _p[0] * _m6[0] * _m7[0],
+                                        _p[1] * _m6[1] * _m7[1],
+                                        _p[2] * _m6[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -12409,22 +13885,40 @@ def _make_derived4():
                         )[0]
                     ):
                         continue
-                    _o = web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
+                    _t1 = (v_ws_sold_date_sk, v_c_customer_sk)
+                    _o = web_sales.get(_t1)
                     if _o is None:
-                        web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _p
+                        web_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            web_sales[(v_ws_sold_date_sk, v_c_customer_sk)] = _n
+                            web_sales[_t1] = _n
                         else:
-                            del web_sales[(v_ws_sold_date_sk, v_c_customer_sk)]
+                            del web_sales[_t1]
                     _grp = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
                     if _grp is None:
                         web_sales_c_customer_sk_by_ws_sold_date_sk[
                             v_ws_sold_date_sk
-                        ] = {v_c_customer_sk: _p}
+                        ] = (v_c_customer_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_c_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ]
+                        else:
+                            web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_c_customer_sk)
                         if _o is None:
@@ -12435,66 +13929,96 @@ def _make_derived4():
                                 _grp[v_c_customer_sk] = _n
                             else:
                                 del _grp[v_c_customer_sk]
-                                if not _grp:
-                                    del web_sales_c_customer_sk_by_ws_sold_date_sk[
+                                if len(_grp) == 1:
+                                    web_sales_c_customer_sk_by_ws_sold_date_sk[
                                         v_ws_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                    ] = next(iter(_grp.items()))
+                    _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t4 = (v_c_customer_sk, v_ws_sold_date_sk)
                         _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                         if _grp is None:
-                            n1_by_c_customer_sk[v_c_customer_sk] = {
-                                (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                            if _o is None:
-                                _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n1_by_c_customer_sk[v_c_customer_sk] = (_t4, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                    n1_by_c_customer_sk[v_c_customer_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                    if not _grp:
-                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                    del n1_by_c_customer_sk[v_c_customer_sk]
+                            else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                         if _o is None:
-                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                            n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                             else:
                                 del n1_count_by_c_customer_sk[v_c_customer_sk]
-                        _w3 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        _w5 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                        if _w5 is not None:
+                            _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
                             _o = n0_root.get(v_c_customer_sk)
                             if _o is None:
-                                n0_root[v_c_customer_sk] = _d4
+                                n0_root[v_c_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_c_customer_sk] = _n
                                 else:
                                     del n0_root[v_c_customer_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_d_year,
-                                ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                    v_ws_sold_date_sk
-                                ].items():
+                                for (v_ws_sold_date_sk, v_d_year), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                v_ws_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     for (
                                         v_c_customer_sk,
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m6 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -12502,9 +14026,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m5[0] * _m6[0],
-                                            _p[1] * _m5[1] * _m6[1],
-                                            _p[2] * _m5[2] * _m6[2],
+                                            _p[0] * _m7[0] * _m9[0],
+                                            _p[1] * _m7[1] * _m9[1],
+                                            _p[2] * _m7[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -12577,32 +14101,48 @@ def _make_derived4():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ws_sold_date_sk, v_d_year))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                            (v_ws_sold_date_sk, v_d_year),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ws_sold_date_sk, v_d_year)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ws_sold_date_sk, v_d_year)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -12612,64 +14152,88 @@ def _make_derived4():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
+                    _g4 = web_sales_c_customer_sk_by_ws_sold_date_sk.get(
                         v_ws_sold_date_sk
                     )
-                    if _g3:
-                        for v_c_customer_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _g4:
+                        for v_c_customer_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_c_customer_sk, v_ws_sold_date_sk)
                             _grp = n1_by_c_customer_sk.get(v_c_customer_sk)
                             if _grp is None:
-                                n1_by_c_customer_sk[v_c_customer_sk] = {
-                                    (v_c_customer_sk, v_ws_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_c_customer_sk, v_ws_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _d2
-                                else:
+                                n1_by_c_customer_sk[v_c_customer_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_c_customer_sk, v_ws_sold_date_sk)] = _n
+                                        n1_by_c_customer_sk[v_c_customer_sk] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[(v_c_customer_sk, v_ws_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_c_customer_sk[v_c_customer_sk]
+                                        del n1_by_c_customer_sk[v_c_customer_sk]
+                                else:
+                                    n1_by_c_customer_sk[v_c_customer_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_c_customer_sk[v_c_customer_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_c_customer_sk.get(v_c_customer_sk)
                             if _o is None:
-                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d2
+                                n1_count_by_c_customer_sk[v_c_customer_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_c_customer_sk[v_c_customer_sk] = _n
                                 else:
                                     del n1_count_by_c_customer_sk[v_c_customer_sk]
-                            _w4 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = customer_count_by_c_customer_sk.get(v_c_customer_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_c_customer_sk)
                                 if _o is None:
-                                    n0_root[v_c_customer_sk] = _d5
+                                    n0_root[v_c_customer_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_c_customer_sk] = _n
                                     else:
                                         del n0_root[v_c_customer_sk]
                                 if pending is not None:
-                                    _m6 = self.web_sales[
+                                    _m8 = self.web_sales[
                                         (v_ws_sold_date_sk, v_c_customer_sk)
                                     ]
                                     for (
@@ -12677,9 +14241,18 @@ def _make_derived4():
                                         v_c_customer_id,
                                         v_c_first_name,
                                         v_c_last_name,
-                                    ), _m7 in self.customer_by_c_customer_sk[
-                                        v_c_customer_sk
-                                    ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.customer_by_c_customer_sk[
+                                                    v_c_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_c_customer_id,
                                             v_c_first_name,
@@ -12687,9 +14260,9 @@ def _make_derived4():
                                             v_d_year,
                                         )
                                         _v = (
-                                            _p[0] * _m6[0] * _m7[0],
-                                            _p[1] * _m6[1] * _m7[1],
-                                            _p[2] * _m6[2] * _m7[2],
+                                            _p[0] * _m8[0] * _m9[0],
+                                            _p[1] * _m8[1] * _m9[1],
+                                            _p[2] * _m8[2] * _m9[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -12718,7 +14291,7 @@ def _make_derived4():
                 _g2 = self.n1_by_c_customer_sk.get(v_c_customer_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_c_customer_sk, v_ws_sold_date_sk))
+                _m3 = _entry(_g2, (v_c_customer_sk, v_ws_sold_date_sk))
                 if _m3 is None:
                     return None
                 _m4 = self.web_sales.get((v_ws_sold_date_sk, v_c_customer_sk))
@@ -12727,14 +14300,15 @@ def _make_derived4():
                 _g5 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g5 is None:
                     return None
-                _m6 = _g5.get((v_ws_sold_date_sk, v_d_year))
+                _m6 = _entry(_g5, (v_ws_sold_date_sk, v_d_year))
                 if _m6 is None:
                     return None
                 _g7 = self.customer_by_c_customer_sk.get(v_c_customer_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get(
-                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name)
+                _m8 = _entry(
+                    _g7,
+                    (v_c_customer_sk, v_c_customer_id, v_c_first_name, v_c_last_name),
                 )
                 if _m8 is None:
                     return None
@@ -13136,7 +14710,7 @@ class View:
     }
     COLUMNS = ("customer_id", "customer_first_name", "customer_last_name")
     QUERY_ID = "619fe0ecdfa8387f"
-    LAYOUT_ID = "51448044c01340a3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a7ad540ac9ffbab9"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -13348,23 +14922,38 @@ class View:
         # atom t_s_firstyear
         if keep_t_s_firstyear:
             _p = d
+            _t1 = (v_customer_id, v_year_total)
             _grp = t_s_firstyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_s_firstyear_by_customer_id[v_customer_id] = {
-                    (v_customer_id, v_year_total): _p
-                }
+                t_s_firstyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_s_firstyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_s_firstyear_by_customer_id[v_customer_id]
+                else:
+                    t_s_firstyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_customer_id, v_year_total))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_customer_id, v_year_total)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_customer_id, v_year_total)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_customer_id, v_year_total)]
-                        if not _grp:
-                            del t_s_firstyear_by_customer_id[v_customer_id]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_s_firstyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
+                            )
             _o = t_s_firstyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_s_firstyear_count_by_customer_id[v_customer_id] = _p
@@ -13374,38 +14963,38 @@ class View:
                     t_s_firstyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_s_firstyear_count_by_customer_id[v_customer_id]
-            _w1 = t_s_secyear_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = t_s_secyear_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n2_count_by_customer_id.get(v_customer_id)
                 if _o is None:
-                    n2_count_by_customer_id[v_customer_id] = _d2
+                    n2_count_by_customer_id[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n2_count_by_customer_id[v_customer_id] = _n
                     else:
                         del n2_count_by_customer_id[v_customer_id]
-                _w3 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n1_count_by_customer_id.get(v_customer_id)
                     if _o is None:
-                        n1_count_by_customer_id[v_customer_id] = _d4
+                        n1_count_by_customer_id[v_customer_id] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n1_count_by_customer_id[v_customer_id] = _n
                         else:
                             del n1_count_by_customer_id[v_customer_id]
-                    _w5 = t_w_secyear_count_by_customer_id.get(v_customer_id)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = t_w_secyear_count_by_customer_id.get(v_customer_id)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(v_customer_id)
                         if _o is None:
-                            n0_root[v_customer_id] = _d6
+                            n0_root[v_customer_id] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_customer_id] = _n
                             else:
@@ -13416,21 +15005,48 @@ class View:
                                 v_customer_first_name,
                                 v_customer_last_name,
                                 v_t_s_secyear_year_total,
-                            ), _m7 in self.t_s_secyear_by_customer_id[
-                                v_customer_id
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_s_secyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_customer_id,
                                     v_t_w_firstyear_year_total,
-                                ), _m8 in self.t_w_firstyear_by_customer_id[
-                                    v_customer_id
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.t_w_firstyear_by_customer_id[
+                                                v_customer_id
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_customer_id,
                                         v_t_w_secyear_year_total,
-                                    ), _m9 in self.t_w_secyear_by_customer_id[
-                                        v_customer_id
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.t_w_secyear_by_customer_id[
+                                                    v_customer_id
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         if (
                                             (
                                                 v_t_w_secyear_year_total is not None
@@ -13490,7 +15106,7 @@ class View:
                                                 v_customer_first_name,
                                                 v_customer_last_name,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9
+                                            _v = _p * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -13534,56 +15150,43 @@ class View:
         # atom t_s_secyear
         if keep_t_s_secyear:
             _p = d
+            _t1 = (
+                v_customer_id,
+                v_customer_first_name,
+                v_customer_last_name,
+                v_t_s_secyear_year_total,
+            )
             _grp = t_s_secyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_s_secyear_by_customer_id[v_customer_id] = {
-                    (
-                        v_customer_id,
-                        v_customer_first_name,
-                        v_customer_last_name,
-                        v_t_s_secyear_year_total,
-                    ): _p
-                }
+                t_s_secyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_s_secyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_s_secyear_by_customer_id[v_customer_id]
+                else:
+                    t_s_secyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get(
-                    (
-                        v_customer_id,
-                        v_customer_first_name,
-                        v_customer_last_name,
-                        v_t_s_secyear_year_total,
-                    )
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_customer_id,
-                            v_customer_first_name,
-                            v_customer_last_name,
-                            v_t_s_secyear_year_total,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_customer_id,
-                                v_customer_first_name,
-                                v_customer_last_name,
-                                v_t_s_secyear_year_total,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_customer_id,
-                                v_customer_first_name,
-                                v_customer_last_name,
-                                v_t_s_secyear_year_total,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_s_secyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del t_s_secyear_by_customer_id[v_customer_id]
             _o = t_s_secyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_s_secyear_count_by_customer_id[v_customer_id] = _p
@@ -13593,61 +15196,85 @@ class View:
                     t_s_secyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_s_secyear_count_by_customer_id[v_customer_id]
-            _w1 = t_s_firstyear_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = t_s_firstyear_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n2_count_by_customer_id.get(v_customer_id)
                 if _o is None:
-                    n2_count_by_customer_id[v_customer_id] = _d2
+                    n2_count_by_customer_id[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n2_count_by_customer_id[v_customer_id] = _n
                     else:
                         del n2_count_by_customer_id[v_customer_id]
-                _w3 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = t_w_firstyear_count_by_customer_id.get(v_customer_id)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n1_count_by_customer_id.get(v_customer_id)
                     if _o is None:
-                        n1_count_by_customer_id[v_customer_id] = _d4
+                        n1_count_by_customer_id[v_customer_id] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n1_count_by_customer_id[v_customer_id] = _n
                         else:
                             del n1_count_by_customer_id[v_customer_id]
-                    _w5 = t_w_secyear_count_by_customer_id.get(v_customer_id)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = t_w_secyear_count_by_customer_id.get(v_customer_id)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(v_customer_id)
                         if _o is None:
-                            n0_root[v_customer_id] = _d6
+                            n0_root[v_customer_id] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_customer_id] = _n
                             else:
                                 del n0_root[v_customer_id]
                         if pending is not None:
-                            for (
-                                v_customer_id,
-                                v_year_total,
-                            ), _m7 in self.t_s_firstyear_by_customer_id[
-                                v_customer_id
-                            ].items():
+                            for (v_customer_id, v_year_total), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_s_firstyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_customer_id,
                                     v_t_w_firstyear_year_total,
-                                ), _m8 in self.t_w_firstyear_by_customer_id[
-                                    v_customer_id
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.t_w_firstyear_by_customer_id[
+                                                v_customer_id
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_customer_id,
                                         v_t_w_secyear_year_total,
-                                    ), _m9 in self.t_w_secyear_by_customer_id[
-                                        v_customer_id
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.t_w_secyear_by_customer_id[
+                                                    v_customer_id
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         if (
                                             (
                                                 v_t_w_secyear_year_total is not None
@@ -13707,7 +15334,7 @@ class View:
                                                 v_customer_first_name,
                                                 v_customer_last_name,
                                             )
-                                            _v = _p * _m7 * _m8 * _m9
+                                            _v = _p * _m8 * _m10 * _m12
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -13751,23 +15378,38 @@ class View:
         # atom t_w_firstyear
         if keep_t_w_firstyear:
             _p = d
+            _t1 = (v_customer_id, v_t_w_firstyear_year_total)
             _grp = t_w_firstyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_w_firstyear_by_customer_id[v_customer_id] = {
-                    (v_customer_id, v_t_w_firstyear_year_total): _p
-                }
+                t_w_firstyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_w_firstyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_w_firstyear_by_customer_id[v_customer_id]
+                else:
+                    t_w_firstyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_customer_id, v_t_w_firstyear_year_total))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_customer_id, v_t_w_firstyear_year_total)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_customer_id, v_t_w_firstyear_year_total)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_customer_id, v_t_w_firstyear_year_total)]
-                        if not _grp:
-                            del t_w_firstyear_by_customer_id[v_customer_id]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_w_firstyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
+                            )
             _o = t_w_firstyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_w_firstyear_count_by_customer_id[v_customer_id] = _p
@@ -13777,51 +15419,72 @@ class View:
                     t_w_firstyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_w_firstyear_count_by_customer_id[v_customer_id]
-            _w1 = n2_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n2_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n1_count_by_customer_id.get(v_customer_id)
                 if _o is None:
-                    n1_count_by_customer_id[v_customer_id] = _d2
+                    n1_count_by_customer_id[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_customer_id[v_customer_id] = _n
                     else:
                         del n1_count_by_customer_id[v_customer_id]
-                _w3 = t_w_secyear_count_by_customer_id.get(v_customer_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = t_w_secyear_count_by_customer_id.get(v_customer_id)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_customer_id)
                     if _o is None:
-                        n0_root[v_customer_id] = _d4
+                        n0_root[v_customer_id] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_customer_id] = _n
                         else:
                             del n0_root[v_customer_id]
                     if pending is not None:
-                        for (
-                            v_customer_id,
-                            v_year_total,
-                        ), _m5 in self.t_s_firstyear_by_customer_id[
-                            v_customer_id
-                        ].items():
+                        for (v_customer_id, v_year_total), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.t_s_firstyear_by_customer_id[
+                                        v_customer_id
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
                             for (
                                 v_customer_id,
                                 v_customer_first_name,
                                 v_customer_last_name,
                                 v_t_s_secyear_year_total,
-                            ), _m6 in self.t_s_secyear_by_customer_id[
-                                v_customer_id
-                            ].items():
-                                for (
-                                    v_customer_id,
-                                    v_t_w_secyear_year_total,
-                                ), _m7 in self.t_w_secyear_by_customer_id[
-                                    v_customer_id
-                                ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_s_secyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_customer_id, v_t_w_secyear_year_total), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.t_w_secyear_by_customer_id[
+                                                v_customer_id
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     if (
                                         (
                                             v_t_w_secyear_year_total is not None
@@ -13879,7 +15542,7 @@ class View:
                                             v_customer_first_name,
                                             v_customer_last_name,
                                         )
-                                        _v = _p * _m5 * _m6 * _m7
+                                        _v = _p * _m6 * _m8 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -13919,23 +15582,38 @@ class View:
         # atom t_w_secyear
         if keep_t_w_secyear:
             _p = d
+            _t1 = (v_customer_id, v_t_w_secyear_year_total)
             _grp = t_w_secyear_by_customer_id.get(v_customer_id)
             if _grp is None:
-                t_w_secyear_by_customer_id[v_customer_id] = {
-                    (v_customer_id, v_t_w_secyear_year_total): _p
-                }
+                t_w_secyear_by_customer_id[v_customer_id] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        t_w_secyear_by_customer_id[v_customer_id] = (_grp[0], _n)
+                    else:
+                        del t_w_secyear_by_customer_id[v_customer_id]
+                else:
+                    t_w_secyear_by_customer_id[v_customer_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_customer_id, v_t_w_secyear_year_total))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_customer_id, v_t_w_secyear_year_total)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_customer_id, v_t_w_secyear_year_total)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_customer_id, v_t_w_secyear_year_total)]
-                        if not _grp:
-                            del t_w_secyear_by_customer_id[v_customer_id]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            t_w_secyear_by_customer_id[v_customer_id] = next(
+                                iter(_grp.items())
+                            )
             _o = t_w_secyear_count_by_customer_id.get(v_customer_id)
             if _o is None:
                 t_w_secyear_count_by_customer_id[v_customer_id] = _p
@@ -13945,37 +15623,52 @@ class View:
                     t_w_secyear_count_by_customer_id[v_customer_id] = _n
                 else:
                     del t_w_secyear_count_by_customer_id[v_customer_id]
-            _w1 = n1_count_by_customer_id.get(v_customer_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_customer_id.get(v_customer_id)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_customer_id)
                 if _o is None:
-                    n0_root[v_customer_id] = _d2
+                    n0_root[v_customer_id] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_customer_id] = _n
                     else:
                         del n0_root[v_customer_id]
                 if pending is not None:
-                    for (
-                        v_customer_id,
-                        v_year_total,
-                    ), _m3 in self.t_s_firstyear_by_customer_id[v_customer_id].items():
+                    for (v_customer_id, v_year_total), _m4 in (
+                        (_g5,)
+                        if type(
+                            (_g5 := self.t_s_firstyear_by_customer_id[v_customer_id])
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_customer_id,
                             v_customer_first_name,
                             v_customer_last_name,
                             v_t_s_secyear_year_total,
-                        ), _m4 in self.t_s_secyear_by_customer_id[
-                            v_customer_id
-                        ].items():
-                            for (
-                                v_customer_id,
-                                v_t_w_firstyear_year_total,
-                            ), _m5 in self.t_w_firstyear_by_customer_id[
-                                v_customer_id
-                            ].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type(
+                                (_g7 := self.t_s_secyear_by_customer_id[v_customer_id])
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_customer_id, v_t_w_firstyear_year_total), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.t_w_firstyear_by_customer_id[
+                                            v_customer_id
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 if (
                                     (
                                         v_t_w_secyear_year_total is not None
@@ -14030,7 +15723,7 @@ class View:
                                         v_customer_first_name,
                                         v_customer_last_name,
                                     )
-                                    _v = _p * _m3 * _m4 * _m5
+                                    _v = _p * _m4 * _m6 * _m8
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -14185,32 +15878,33 @@ class View:
         _g2 = self.t_s_firstyear_by_customer_id.get(v_customer_id)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_customer_id, v_year_total))
+        _m3 = _entry(_g2, (v_customer_id, v_year_total))
         if _m3 is None:
             return None
         _g4 = self.t_s_secyear_by_customer_id.get(v_customer_id)
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_customer_id,
                 v_customer_first_name,
                 v_customer_last_name,
                 v_t_s_secyear_year_total,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.t_w_firstyear_by_customer_id.get(v_customer_id)
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_customer_id, v_t_w_firstyear_year_total))
+        _m7 = _entry(_g6, (v_customer_id, v_t_w_firstyear_year_total))
         if _m7 is None:
             return None
         _g8 = self.t_w_secyear_by_customer_id.get(v_customer_id)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_customer_id, v_t_w_secyear_year_total))
+        _m9 = _entry(_g8, (v_customer_id, v_t_w_secyear_year_total))
         if _m9 is None:
             return None
         return _m3 * _m5 * _m7 * _m9

@@ -212,6 +212,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -329,7 +343,7 @@ def _make_derived1():
                     "ext_sales_price",
                 )
                 QUERY_ID = "96cbd733444d9fe8"
-                LAYOUT_ID = "0d93568f346331cf"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "13f4c1dae4849fd7"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -530,60 +544,66 @@ def _make_derived1():
                     # atom store_sales
                     if keep_store_sales:
                         _p = d
-                        _grp = store_sales_by_ss_sold_date_sk_ss_item_sk.get(
-                            (v_ss_sold_date_sk, v_ss_item_sk)
-                        )
+                        _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                        _t2 = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                        _grp = store_sales_by_ss_sold_date_sk_ss_item_sk.get(_t1)
                         if _grp is None:
-                            store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                (v_ss_sold_date_sk, v_ss_item_sk)
-                            ] = {
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
+                            store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (_t2, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del store_sales_by_ss_sold_date_sk_ss_item_sk[_t1]
+                            else:
+                                store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t2)
+                            if _o is None:
+                                _grp[_t2] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                            (v_ss_sold_date_sk, v_ss_item_sk)
-                                        ]
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                            _t1
+                                        ] = next(iter(_grp.items()))
                         _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {v_ss_item_sk: _p}
+                            ] = (v_ss_item_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
@@ -594,65 +614,90 @@ def _make_derived1():
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(iter(_grp.items()))
+                        _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w3 is not None:
+                            _d4 = _p * _w3
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d4)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d4
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d4,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d4
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d4
                                 if _n:
                                     n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w5 is not None:
+                                _d6 = _d4 * _w5
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d4
+                                    n0_root[v_ss_item_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
-                                        for (
-                                            v_ss_item_sk,
-                                            v_i_category,
-                                        ), _m6 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                    for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
+                                        for (v_ss_item_sk, v_i_category), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 "store",
                                                 "ss_store_sk",
@@ -661,7 +706,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ss_ext_sales_price,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m7 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -690,23 +735,38 @@ def _make_derived1():
                         del store[row]
                     # atom item
                     _p = d
+                    _t1 = (v_ss_item_sk, v_i_category)
                     _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                     if _grp is None:
-                        item_by_ss_item_sk[v_ss_item_sk] = {
-                            (v_ss_item_sk, v_i_category): _p
-                        }
+                        item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_ss_item_sk[v_ss_item_sk]
+                        else:
+                            item_by_ss_item_sk[v_ss_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_item_sk, v_i_category))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_item_sk, v_i_category)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ss_item_sk, v_i_category)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_item_sk, v_i_category)]
-                                if not _grp:
-                                    del item_by_ss_item_sk[v_ss_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_ss_item_sk[v_ss_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                     if _o is None:
                         item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -716,37 +776,53 @@ def _make_derived1():
                             item_count_by_ss_item_sk[v_ss_item_sk] = _n
                         else:
                             del item_count_by_ss_item_sk[v_ss_item_sk]
-                    _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ss_item_sk)
                         if _o is None:
-                            n0_root[v_ss_item_sk] = _d2
+                            n0_root[v_ss_item_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ss_item_sk] = _n
                             else:
                                 del n0_root[v_ss_item_sk]
                         if pending is not None:
-                            for (
-                                v_ss_sold_date_sk,
-                                v_ss_item_sk,
-                            ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
+                            for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_ss_item_sk[v_ss_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_ss_sold_date_sk,
                                     v_ss_item_sk,
                                     v_ss_ext_sales_price,
-                                ), _m4 in self.store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                    (v_ss_sold_date_sk, v_ss_item_sk)
-                                ].items():
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                (v_ss_sold_date_sk, v_ss_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
+                                    for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             "store",
                                             "ss_store_sk",
@@ -755,7 +831,7 @@ def _make_derived1():
                                             v_i_category,
                                             v_ss_ext_sales_price,
                                         )
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -792,23 +868,41 @@ def _make_derived1():
                         del store[row]
                     # atom date_dim
                     _p = d
+                    _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -818,46 +912,63 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                    _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                         v_ss_sold_date_sk
                     )
-                    if _g3:
-                        for v_ss_item_sk, _w1 in _g3.items():
-                            _d2 = _p * _w1
+                    if _g4:
+                        for v_ss_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = _p * _w2
+                            _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w6 is not None:
+                                _d7 = _d3 * _w6
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d5
+                                    n0_root[v_ss_item_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
@@ -867,15 +978,30 @@ def _make_derived1():
                                         v_ss_sold_date_sk,
                                         v_ss_item_sk,
                                         v_ss_ext_sales_price,
-                                    ), _m6 in self.store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                        (v_ss_sold_date_sk, v_ss_item_sk)
-                                    ].items():
-                                        for (
-                                            v_ss_item_sk,
-                                            v_i_category,
-                                        ), _m7 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                    (v_ss_sold_date_sk, v_ss_item_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_ss_item_sk, v_i_category), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 "store",
                                                 "ss_store_sk",
@@ -884,7 +1010,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ss_ext_sales_price,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m10
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -950,77 +1076,75 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_sales_by_ss_sold_date_sk_ss_item_sk.get(
-                                        (v_ss_sold_date_sk, v_ss_item_sk)
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
-                                    )
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.store_sales_by_ss_sold_date_sk_ss_item_sk.get(
+                                    (v_ss_sold_date_sk, v_ss_item_sk)
+                                ),
+                                (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price),
+                                _ZERO,
                             )
                         ):
                             continue
-                        _grp = store_sales_by_ss_sold_date_sk_ss_item_sk.get(
-                            (v_ss_sold_date_sk, v_ss_item_sk)
-                        )
+                        _t1 = (v_ss_sold_date_sk, v_ss_item_sk)
+                        _t2 = (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                        _grp = store_sales_by_ss_sold_date_sk_ss_item_sk.get(_t1)
                         if _grp is None:
-                            store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                (v_ss_sold_date_sk, v_ss_item_sk)
-                            ] = {
-                                (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                    v_ss_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_sold_date_sk,
-                                        v_ss_item_sk,
-                                        v_ss_ext_sales_price,
+                            store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (_t2, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del store_sales_by_ss_sold_date_sk_ss_item_sk[_t1]
+                            else:
+                                store_sales_by_ss_sold_date_sk_ss_item_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t2)
+                            if _o is None:
+                                _grp[_t2] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_sold_date_sk,
-                                            v_ss_item_sk,
-                                            v_ss_ext_sales_price,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                            (v_ss_sold_date_sk, v_ss_item_sk)
-                                        ]
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                            _t1
+                                        ] = next(iter(_grp.items()))
                         _grp = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
                         if _grp is None:
                             store_sales_ss_item_sk_by_ss_sold_date_sk[
                                 v_ss_sold_date_sk
-                            ] = {v_ss_item_sk: _p}
+                            ] = (v_ss_item_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ss_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                    v_ss_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ss_item_sk)
                             if _o is None:
@@ -1031,65 +1155,90 @@ def _make_derived1():
                                     _grp[v_ss_item_sk] = _n
                                 else:
                                     del _grp[v_ss_item_sk]
-                                    if not _grp:
-                                        del store_sales_ss_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        store_sales_ss_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(iter(_grp.items()))
+                        _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w3 is not None:
+                            _d4 = _p * _w3
                             _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                             if _grp is None:
-                                n1_by_ss_item_sk[v_ss_item_sk] = {
-                                    (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                if _o is None:
-                                    _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ss_item_sk[v_ss_item_sk] = (_t1, _d4)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d4
                                     if _n:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                        n1_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                        if not _grp:
-                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                        del n1_by_ss_item_sk[v_ss_item_sk]
+                                else:
+                                    n1_by_ss_item_sk[v_ss_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d4,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                             if _o is None:
-                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                n1_count_by_ss_item_sk[v_ss_item_sk] = _d4
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d4
                                 if _n:
                                     n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                 else:
                                     del n1_count_by_ss_item_sk[v_ss_item_sk]
-                            _w3 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            _w5 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                            if _w5 is not None:
+                                _d6 = _d4 * _w5
                                 _o = n0_root.get(v_ss_item_sk)
                                 if _o is None:
-                                    n0_root[v_ss_item_sk] = _d4
+                                    n0_root[v_ss_item_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         n0_root[v_ss_item_sk] = _n
                                     else:
                                         del n0_root[v_ss_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
-                                        for (
-                                            v_ss_item_sk,
-                                            v_i_category,
-                                        ), _m6 in self.item_by_ss_item_sk[
-                                            v_ss_item_sk
-                                        ].items():
+                                    for (v_ss_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
+                                        for (v_ss_item_sk, v_i_category), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_ss_item_sk[
+                                                        v_ss_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 "store",
                                                 "ss_store_sk",
@@ -1098,7 +1247,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ss_ext_sales_price,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m7 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1149,31 +1298,45 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.item_by_ss_item_sk.get(v_ss_item_sk) or _EMPTY
-                                ).get((v_ss_item_sk, v_i_category))
-                                or _ZERO
+                            or not _entry(
+                                self.item_by_ss_item_sk.get(v_ss_item_sk),
+                                (v_ss_item_sk, v_i_category),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ss_item_sk, v_i_category)
                         _grp = item_by_ss_item_sk.get(v_ss_item_sk)
                         if _grp is None:
-                            item_by_ss_item_sk[v_ss_item_sk] = {
-                                (v_ss_item_sk, v_i_category): _p
-                            }
+                            item_by_ss_item_sk[v_ss_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    item_by_ss_item_sk[v_ss_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_ss_item_sk[v_ss_item_sk]
+                            else:
+                                item_by_ss_item_sk[v_ss_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_item_sk, v_i_category))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_item_sk, v_i_category)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_item_sk, v_i_category)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_item_sk, v_i_category)]
-                                    if not _grp:
-                                        del item_by_ss_item_sk[v_ss_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_ss_item_sk[v_ss_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_ss_item_sk.get(v_ss_item_sk)
                         if _o is None:
                             item_count_by_ss_item_sk[v_ss_item_sk] = _p
@@ -1183,37 +1346,59 @@ def _make_derived1():
                                 item_count_by_ss_item_sk[v_ss_item_sk] = _n
                             else:
                                 del item_count_by_ss_item_sk[v_ss_item_sk]
-                        _w1 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_ss_item_sk.get(v_ss_item_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ss_item_sk)
                             if _o is None:
-                                n0_root[v_ss_item_sk] = _d2
+                                n0_root[v_ss_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ss_item_sk] = _n
                                 else:
                                     del n0_root[v_ss_item_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_sold_date_sk,
-                                    v_ss_item_sk,
-                                ), _m3 in self.n1_by_ss_item_sk[v_ss_item_sk].items():
+                                for (v_ss_sold_date_sk, v_ss_item_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (_g5 := self.n1_by_ss_item_sk[v_ss_item_sk])
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     for (
                                         v_ss_sold_date_sk,
                                         v_ss_item_sk,
                                         v_ss_ext_sales_price,
-                                    ), _m4 in self.store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                        (v_ss_sold_date_sk, v_ss_item_sk)
-                                    ].items():
+                                    ), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                    (v_ss_sold_date_sk, v_ss_item_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
                                         for (
                                             v_ss_sold_date_sk,
                                             v_d_year,
                                             v_d_qoy,
-                                        ), _m5 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             _k = (
                                                 "store",
                                                 "ss_store_sk",
@@ -1222,7 +1407,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ss_ext_sales_price,
                                             )
-                                            _v = _p * _m4 * _m5
+                                            _v = _p * _m6 * _m8
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1281,36 +1466,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.date_dim_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
-                                or _ZERO
+                            or not _entry(
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                                (v_ss_sold_date_sk, v_d_year, v_d_qoy),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ss_sold_date_sk, v_d_year, v_d_qoy)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                (v_ss_sold_date_sk, v_d_year, v_d_qoy): _p
-                            }
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_d_year, v_d_qoy)]
-                                    if not _grp:
-                                        del date_dim_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1322,46 +1519,66 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        _g3 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
+                        _g4 = store_sales_ss_item_sk_by_ss_sold_date_sk.get(
                             v_ss_sold_date_sk
                         )
-                        if _g3:
-                            for v_ss_item_sk, _w1 in _g3.items():
-                                _d2 = _p * _w1
+                        if _g4:
+                            for v_ss_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = _p * _w2
+                                _t5 = (v_ss_sold_date_sk, v_ss_item_sk)
                                 _grp = n1_by_ss_item_sk.get(v_ss_item_sk)
                                 if _grp is None:
-                                    n1_by_ss_item_sk[v_ss_item_sk] = {
-                                        (v_ss_sold_date_sk, v_ss_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ss_sold_date_sk, v_ss_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ss_item_sk[v_ss_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ss_sold_date_sk, v_ss_item_sk)] = _n
+                                            n1_by_ss_item_sk[v_ss_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ss_sold_date_sk, v_ss_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ss_item_sk[v_ss_item_sk]
+                                            del n1_by_ss_item_sk[v_ss_item_sk]
+                                    else:
+                                        n1_by_ss_item_sk[v_ss_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_ss_item_sk[v_ss_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ss_item_sk.get(v_ss_item_sk)
                                 if _o is None:
-                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d2
+                                    n1_count_by_ss_item_sk[v_ss_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ss_item_sk[v_ss_item_sk] = _n
                                     else:
                                         del n1_count_by_ss_item_sk[v_ss_item_sk]
-                                _w4 = item_count_by_ss_item_sk.get(v_ss_item_sk)
-                                if _w4 is not None:
-                                    _d5 = _d2 * _w4
+                                _w6 = item_count_by_ss_item_sk.get(v_ss_item_sk)
+                                if _w6 is not None:
+                                    _d7 = _d3 * _w6
                                     _o = n0_root.get(v_ss_item_sk)
                                     if _o is None:
-                                        n0_root[v_ss_item_sk] = _d5
+                                        n0_root[v_ss_item_sk] = _d7
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d7
                                         if _n:
                                             n0_root[v_ss_item_sk] = _n
                                         else:
@@ -1371,15 +1588,33 @@ def _make_derived1():
                                             v_ss_sold_date_sk,
                                             v_ss_item_sk,
                                             v_ss_ext_sales_price,
-                                        ), _m6 in self.store_sales_by_ss_sold_date_sk_ss_item_sk[
-                                            (v_ss_sold_date_sk, v_ss_item_sk)
-                                        ].items():
-                                            for (
-                                                v_ss_item_sk,
-                                                v_i_category,
-                                            ), _m7 in self.item_by_ss_item_sk[
-                                                v_ss_item_sk
-                                            ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.store_sales_by_ss_sold_date_sk_ss_item_sk[
+                                                        (
+                                                            v_ss_sold_date_sk,
+                                                            v_ss_item_sk,
+                                                        )
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
+                                            for (v_ss_item_sk, v_i_category), _m10 in (
+                                                (_g11,)
+                                                if type(
+                                                    (
+                                                        _g11 := self.item_by_ss_item_sk[
+                                                            v_ss_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g11.items()
+                                            ):
                                                 _k = (
                                                     "store",
                                                     "ss_store_sk",
@@ -1388,7 +1623,7 @@ def _make_derived1():
                                                     v_i_category,
                                                     v_ss_ext_sales_price,
                                                 )
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1410,7 +1645,7 @@ def _make_derived1():
                     _g2 = self.n1_by_ss_item_sk.get(v_ss_item_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_ss_sold_date_sk, v_ss_item_sk))
+                    _m3 = _entry(_g2, (v_ss_sold_date_sk, v_ss_item_sk))
                     if _m3 is None:
                         return None
                     _g4 = self.store_sales_by_ss_sold_date_sk_ss_item_sk.get(
@@ -1418,21 +1653,21 @@ def _make_derived1():
                     )
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get(
-                        (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
+                    _m5 = _entry(
+                        _g4, (v_ss_sold_date_sk, v_ss_item_sk, v_ss_ext_sales_price)
                     )
                     if _m5 is None:
                         return None
                     _g6 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _g6 is None:
                         return None
-                    _m7 = _g6.get((v_ss_sold_date_sk, v_d_year, v_d_qoy))
+                    _m7 = _entry(_g6, (v_ss_sold_date_sk, v_d_year, v_d_qoy))
                     if _m7 is None:
                         return None
                     _g8 = self.item_by_ss_item_sk.get(v_ss_item_sk)
                     if _g8 is None:
                         return None
-                    _m9 = _g8.get((v_ss_item_sk, v_i_category))
+                    _m9 = _entry(_g8, (v_ss_item_sk, v_i_category))
                     if _m9 is None:
                         return None
                     return _m5 * _m7 * _m9
@@ -1604,6 +1839,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -1732,7 +1981,7 @@ def _make_derived1():
                     "ext_sales_price",
                 )
                 QUERY_ID = "b105493ebbbc3f8d"
-                LAYOUT_ID = "d910e7a978490f9f"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "fcb5ee46d9d04d00"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1933,60 +2182,66 @@ def _make_derived1():
                     # atom web_sales
                     if keep_web_sales:
                         _p = d
-                        _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(
-                            (v_ws_sold_date_sk, v_ws_item_sk)
-                        )
+                        _t1 = (v_ws_sold_date_sk, v_ws_item_sk)
+                        _t2 = (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                        _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                         if _grp is None:
-                            web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                (v_ws_sold_date_sk, v_ws_item_sk)
-                            ] = {
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
+                            web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (_t2, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
+                            else:
+                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t2)
+                            if _o is None:
+                                _grp[_t2] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                            (v_ws_sold_date_sk, v_ws_item_sk)
-                                        ]
                         _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
                         if _grp is None:
                             web_sales_ws_item_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {v_ws_item_sk: _p}
+                            ] = (v_ws_item_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ws_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ws_item_sk)
                             if _o is None:
@@ -1997,65 +2252,90 @@ def _make_derived1():
                                     _grp[v_ws_item_sk] = _n
                                 else:
                                     del _grp[v_ws_item_sk]
-                                    if not _grp:
-                                        del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(iter(_grp.items()))
+                        _w3 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w3 is not None:
+                            _d4 = _p * _w3
                             _grp = n1_by_ws_item_sk.get(v_ws_item_sk)
                             if _grp is None:
-                                n1_by_ws_item_sk[v_ws_item_sk] = {
-                                    (v_ws_sold_date_sk, v_ws_item_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ws_sold_date_sk, v_ws_item_sk))
-                                if _o is None:
-                                    _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ws_item_sk[v_ws_item_sk] = (_t1, _d4)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d4
                                     if _n:
-                                        _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _n
+                                        n1_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ws_sold_date_sk, v_ws_item_sk)]
-                                        if not _grp:
-                                            del n1_by_ws_item_sk[v_ws_item_sk]
+                                        del n1_by_ws_item_sk[v_ws_item_sk]
+                                else:
+                                    n1_by_ws_item_sk[v_ws_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d4,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_item_sk[v_ws_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
-                                n1_count_by_ws_item_sk[v_ws_item_sk] = _d2
+                                n1_count_by_ws_item_sk[v_ws_item_sk] = _d4
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d4
                                 if _n:
                                     n1_count_by_ws_item_sk[v_ws_item_sk] = _n
                                 else:
                                     del n1_count_by_ws_item_sk[v_ws_item_sk]
-                            _w3 = item_count_by_ws_item_sk.get(v_ws_item_sk)
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            _w5 = item_count_by_ws_item_sk.get(v_ws_item_sk)
+                            if _w5 is not None:
+                                _d6 = _d4 * _w5
                                 _o = n0_root.get(v_ws_item_sk)
                                 if _o is None:
-                                    n0_root[v_ws_item_sk] = _d4
+                                    n0_root[v_ws_item_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         n0_root[v_ws_item_sk] = _n
                                     else:
                                         del n0_root[v_ws_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ws_sold_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ].items():
-                                        for (
-                                            v_ws_item_sk,
-                                            v_i_category,
-                                        ), _m6 in self.item_by_ws_item_sk[
-                                            v_ws_item_sk
-                                        ].items():
+                                    for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
+                                        for (v_ws_item_sk, v_i_category), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_ws_item_sk[
+                                                        v_ws_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 "web",
                                                 "ws_ship_customer_sk",
@@ -2064,7 +2344,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ws_ext_sales_price,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m7 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2093,23 +2373,38 @@ def _make_derived1():
                         del store[row]
                     # atom item
                     _p = d
+                    _t1 = (v_ws_item_sk, v_i_category)
                     _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                     if _grp is None:
-                        item_by_ws_item_sk[v_ws_item_sk] = {
-                            (v_ws_item_sk, v_i_category): _p
-                        }
+                        item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                item_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_ws_item_sk[v_ws_item_sk]
+                        else:
+                            item_by_ws_item_sk[v_ws_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_item_sk, v_i_category))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_item_sk, v_i_category)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ws_item_sk, v_i_category)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_item_sk, v_i_category)]
-                                if not _grp:
-                                    del item_by_ws_item_sk[v_ws_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_ws_item_sk[v_ws_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                     if _o is None:
                         item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -2119,37 +2414,53 @@ def _make_derived1():
                             item_count_by_ws_item_sk[v_ws_item_sk] = _n
                         else:
                             del item_count_by_ws_item_sk[v_ws_item_sk]
-                    _w1 = n1_count_by_ws_item_sk.get(v_ws_item_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_ws_item_sk.get(v_ws_item_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_ws_item_sk)
                         if _o is None:
-                            n0_root[v_ws_item_sk] = _d2
+                            n0_root[v_ws_item_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_ws_item_sk] = _n
                             else:
                                 del n0_root[v_ws_item_sk]
                         if pending is not None:
-                            for (
-                                v_ws_sold_date_sk,
-                                v_ws_item_sk,
-                            ), _m3 in self.n1_by_ws_item_sk[v_ws_item_sk].items():
+                            for (v_ws_sold_date_sk, v_ws_item_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_ws_item_sk[v_ws_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_ws_sold_date_sk,
                                     v_ws_item_sk,
                                     v_ws_ext_sales_price,
-                                ), _m4 in self.web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                    (v_ws_sold_date_sk, v_ws_item_sk)
-                                ].items():
-                                    for (
-                                        v_ws_sold_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                (v_ws_sold_date_sk, v_ws_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
+                                    for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.date_dim_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             "web",
                                             "ws_ship_customer_sk",
@@ -2158,7 +2469,7 @@ def _make_derived1():
                                             v_i_category,
                                             v_ws_ext_sales_price,
                                         )
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2195,23 +2506,41 @@ def _make_derived1():
                         del store[row]
                     # atom date_dim
                     _p = d
+                    _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                            (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                        }
+                        date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                        else:
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                                if not _grp:
-                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -2221,44 +2550,61 @@ def _make_derived1():
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                    _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                    if _g3:
-                        for v_ws_item_sk, _w1 in _g3.items():
-                            _d2 = _p * _w1
+                    _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                    if _g4:
+                        for v_ws_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
                             _grp = n1_by_ws_item_sk.get(v_ws_item_sk)
                             if _grp is None:
-                                n1_by_ws_item_sk[v_ws_item_sk] = {
-                                    (v_ws_sold_date_sk, v_ws_item_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ws_sold_date_sk, v_ws_item_sk))
-                                if _o is None:
-                                    _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ws_item_sk[v_ws_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _n
+                                        n1_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ws_sold_date_sk, v_ws_item_sk)]
-                                        if not _grp:
-                                            del n1_by_ws_item_sk[v_ws_item_sk]
+                                        del n1_by_ws_item_sk[v_ws_item_sk]
+                                else:
+                                    n1_by_ws_item_sk[v_ws_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_item_sk[v_ws_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
-                                n1_count_by_ws_item_sk[v_ws_item_sk] = _d2
+                                n1_count_by_ws_item_sk[v_ws_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_ws_item_sk[v_ws_item_sk] = _n
                                 else:
                                     del n1_count_by_ws_item_sk[v_ws_item_sk]
-                            _w4 = item_count_by_ws_item_sk.get(v_ws_item_sk)
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            _w6 = item_count_by_ws_item_sk.get(v_ws_item_sk)
+                            if _w6 is not None:
+                                _d7 = _d3 * _w6
                                 _o = n0_root.get(v_ws_item_sk)
                                 if _o is None:
-                                    n0_root[v_ws_item_sk] = _d5
+                                    n0_root[v_ws_item_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[v_ws_item_sk] = _n
                                     else:
@@ -2268,15 +2614,30 @@ def _make_derived1():
                                         v_ws_sold_date_sk,
                                         v_ws_item_sk,
                                         v_ws_ext_sales_price,
-                                    ), _m6 in self.web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                        (v_ws_sold_date_sk, v_ws_item_sk)
-                                    ].items():
-                                        for (
-                                            v_ws_item_sk,
-                                            v_i_category,
-                                        ), _m7 in self.item_by_ws_item_sk[
-                                            v_ws_item_sk
-                                        ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                    (v_ws_sold_date_sk, v_ws_item_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_ws_item_sk, v_i_category), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.item_by_ws_item_sk[
+                                                        v_ws_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 "web",
                                                 "ws_ship_customer_sk",
@@ -2285,7 +2646,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ws_ext_sales_price,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m10
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2351,77 +2712,75 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.web_sales_by_ws_sold_date_sk_ws_item_sk.get(
-                                        (v_ws_sold_date_sk, v_ws_item_sk)
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
-                                    )
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.web_sales_by_ws_sold_date_sk_ws_item_sk.get(
+                                    (v_ws_sold_date_sk, v_ws_item_sk)
+                                ),
+                                (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price),
+                                _ZERO,
                             )
                         ):
                             continue
-                        _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(
-                            (v_ws_sold_date_sk, v_ws_item_sk)
-                        )
+                        _t1 = (v_ws_sold_date_sk, v_ws_item_sk)
+                        _t2 = (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                        _grp = web_sales_by_ws_sold_date_sk_ws_item_sk.get(_t1)
                         if _grp is None:
-                            web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                (v_ws_sold_date_sk, v_ws_item_sk)
-                            ] = {
-                                (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                    v_ws_ext_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_sold_date_sk,
-                                        v_ws_item_sk,
-                                        v_ws_ext_sales_price,
+                            web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (_t2, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del web_sales_by_ws_sold_date_sk_ws_item_sk[_t1]
+                            else:
+                                web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t2)
+                            if _o is None:
+                                _grp[_t2] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_sold_date_sk,
-                                            v_ws_item_sk,
-                                            v_ws_ext_sales_price,
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        web_sales_by_ws_sold_date_sk_ws_item_sk[_t1] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                            (v_ws_sold_date_sk, v_ws_item_sk)
-                                        ]
                         _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
                         if _grp is None:
                             web_sales_ws_item_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ] = {v_ws_item_sk: _p}
+                            ] = (v_ws_item_sk, _p)
+                        elif type(_grp) is tuple:
+                            _e = v_ws_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                        v_ws_sold_date_sk
+                                    ]
+                            else:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    v_ws_sold_date_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
                             _o = _grp.get(v_ws_item_sk)
                             if _o is None:
@@ -2432,65 +2791,90 @@ def _make_derived1():
                                     _grp[v_ws_item_sk] = _n
                                 else:
                                     del _grp[v_ws_item_sk]
-                                    if not _grp:
-                                        del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        web_sales_ws_item_sk_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                                        ] = next(iter(_grp.items()))
+                        _w3 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+                        if _w3 is not None:
+                            _d4 = _p * _w3
                             _grp = n1_by_ws_item_sk.get(v_ws_item_sk)
                             if _grp is None:
-                                n1_by_ws_item_sk[v_ws_item_sk] = {
-                                    (v_ws_sold_date_sk, v_ws_item_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_ws_sold_date_sk, v_ws_item_sk))
-                                if _o is None:
-                                    _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_ws_item_sk[v_ws_item_sk] = (_t1, _d4)
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d4
                                     if _n:
-                                        _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _n
+                                        n1_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ws_sold_date_sk, v_ws_item_sk)]
-                                        if not _grp:
-                                            del n1_by_ws_item_sk[v_ws_item_sk]
+                                        del n1_by_ws_item_sk[v_ws_item_sk]
+                                else:
+                                    n1_by_ws_item_sk[v_ws_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d4,
+                                    }
+                            else:
+                                _o = _grp.get(_t1)
+                                if _o is None:
+                                    _grp[_t1] = _d4
+                                else:
+                                    _n = _o + _d4
+                                    if _n:
+                                        _grp[_t1] = _n
+                                    else:
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_item_sk[v_ws_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_ws_item_sk.get(v_ws_item_sk)
                             if _o is None:
-                                n1_count_by_ws_item_sk[v_ws_item_sk] = _d2
+                                n1_count_by_ws_item_sk[v_ws_item_sk] = _d4
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d4
                                 if _n:
                                     n1_count_by_ws_item_sk[v_ws_item_sk] = _n
                                 else:
                                     del n1_count_by_ws_item_sk[v_ws_item_sk]
-                            _w3 = item_count_by_ws_item_sk.get(v_ws_item_sk)
-                            if _w3 is not None:
-                                _d4 = _d2 * _w3
+                            _w5 = item_count_by_ws_item_sk.get(v_ws_item_sk)
+                            if _w5 is not None:
+                                _d6 = _d4 * _w5
                                 _o = n0_root.get(v_ws_item_sk)
                                 if _o is None:
-                                    n0_root[v_ws_item_sk] = _d4
+                                    n0_root[v_ws_item_sk] = _d6
                                 else:
-                                    _n = _o + _d4
+                                    _n = _o + _d6
                                     if _n:
                                         n0_root[v_ws_item_sk] = _n
                                     else:
                                         del n0_root[v_ws_item_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ws_sold_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                        v_ws_sold_date_sk
-                                    ].items():
-                                        for (
-                                            v_ws_item_sk,
-                                            v_i_category,
-                                        ), _m6 in self.item_by_ws_item_sk[
-                                            v_ws_item_sk
-                                        ].items():
+                                    for (v_ws_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.date_dim_by_ws_sold_date_sk[
+                                                    v_ws_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
+                                        for (v_ws_item_sk, v_i_category), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.item_by_ws_item_sk[
+                                                        v_ws_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
                                             _k = (
                                                 "web",
                                                 "ws_ship_customer_sk",
@@ -2499,7 +2883,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ws_ext_sales_price,
                                             )
-                                            _v = _p * _m5 * _m6
+                                            _v = _p * _m7 * _m9
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2550,31 +2934,45 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.item_by_ws_item_sk.get(v_ws_item_sk) or _EMPTY
-                                ).get((v_ws_item_sk, v_i_category))
-                                or _ZERO
+                            or not _entry(
+                                self.item_by_ws_item_sk.get(v_ws_item_sk),
+                                (v_ws_item_sk, v_i_category),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ws_item_sk, v_i_category)
                         _grp = item_by_ws_item_sk.get(v_ws_item_sk)
                         if _grp is None:
-                            item_by_ws_item_sk[v_ws_item_sk] = {
-                                (v_ws_item_sk, v_i_category): _p
-                            }
+                            item_by_ws_item_sk[v_ws_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    item_by_ws_item_sk[v_ws_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_ws_item_sk[v_ws_item_sk]
+                            else:
+                                item_by_ws_item_sk[v_ws_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ws_item_sk, v_i_category))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ws_item_sk, v_i_category)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ws_item_sk, v_i_category)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ws_item_sk, v_i_category)]
-                                    if not _grp:
-                                        del item_by_ws_item_sk[v_ws_item_sk]
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_ws_item_sk[v_ws_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = item_count_by_ws_item_sk.get(v_ws_item_sk)
                         if _o is None:
                             item_count_by_ws_item_sk[v_ws_item_sk] = _p
@@ -2584,37 +2982,59 @@ def _make_derived1():
                                 item_count_by_ws_item_sk[v_ws_item_sk] = _n
                             else:
                                 del item_count_by_ws_item_sk[v_ws_item_sk]
-                        _w1 = n1_count_by_ws_item_sk.get(v_ws_item_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
+                        _w2 = n1_count_by_ws_item_sk.get(v_ws_item_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
                             _o = n0_root.get(v_ws_item_sk)
                             if _o is None:
-                                n0_root[v_ws_item_sk] = _d2
+                                n0_root[v_ws_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_ws_item_sk] = _n
                                 else:
                                     del n0_root[v_ws_item_sk]
                             if pending is not None:
-                                for (
-                                    v_ws_sold_date_sk,
-                                    v_ws_item_sk,
-                                ), _m3 in self.n1_by_ws_item_sk[v_ws_item_sk].items():
+                                for (v_ws_sold_date_sk, v_ws_item_sk), _m4 in (
+                                    (_g5,)
+                                    if type(
+                                        (_g5 := self.n1_by_ws_item_sk[v_ws_item_sk])
+                                    )
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     for (
                                         v_ws_sold_date_sk,
                                         v_ws_item_sk,
                                         v_ws_ext_sales_price,
-                                    ), _m4 in self.web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                        (v_ws_sold_date_sk, v_ws_item_sk)
-                                    ].items():
+                                    ), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                    (v_ws_sold_date_sk, v_ws_item_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
                                         for (
                                             v_ws_sold_date_sk,
                                             v_d_year,
                                             v_d_qoy,
-                                        ), _m5 in self.date_dim_by_ws_sold_date_sk[
-                                            v_ws_sold_date_sk
-                                        ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.date_dim_by_ws_sold_date_sk[
+                                                        v_ws_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
                                             _k = (
                                                 "web",
                                                 "ws_ship_customer_sk",
@@ -2623,7 +3043,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_ws_ext_sales_price,
                                             )
-                                            _v = _p * _m4 * _m5
+                                            _v = _p * _m6 * _m8
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2682,36 +3102,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.date_dim_by_ws_sold_date_sk.get(
-                                        v_ws_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
-                                or _ZERO
+                            or not _entry(
+                                self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk),
+                                (v_ws_sold_date_sk, v_d_year, v_d_qoy),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_ws_sold_date_sk, v_d_year, v_d_qoy)
                         _grp = date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                                (v_ws_sold_date_sk, v_d_year, v_d_qoy): _p
-                            }
+                            date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                            else:
+                                date_dim_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ws_sold_date_sk, v_d_year, v_d_qoy)]
-                                    if not _grp:
-                                        del date_dim_by_ws_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ws_sold_date_sk[
                                             v_ws_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk] = _p
@@ -2723,46 +3155,66 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
-                        _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
+                        _g4 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(
                             v_ws_sold_date_sk
                         )
-                        if _g3:
-                            for v_ws_item_sk, _w1 in _g3.items():
-                                _d2 = _p * _w1
+                        if _g4:
+                            for v_ws_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = _p * _w2
+                                _t5 = (v_ws_sold_date_sk, v_ws_item_sk)
                                 _grp = n1_by_ws_item_sk.get(v_ws_item_sk)
                                 if _grp is None:
-                                    n1_by_ws_item_sk[v_ws_item_sk] = {
-                                        (v_ws_sold_date_sk, v_ws_item_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_ws_sold_date_sk, v_ws_item_sk))
-                                    if _o is None:
-                                        _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _d2
-                                    else:
-                                        _n = _o + _d2
+                                    n1_by_ws_item_sk[v_ws_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d3
                                         if _n:
-                                            _grp[(v_ws_sold_date_sk, v_ws_item_sk)] = _n
+                                            n1_by_ws_item_sk[v_ws_item_sk] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_ws_sold_date_sk, v_ws_item_sk)]
-                                            if not _grp:
-                                                del n1_by_ws_item_sk[v_ws_item_sk]
+                                            del n1_by_ws_item_sk[v_ws_item_sk]
+                                    else:
+                                        n1_by_ws_item_sk[v_ws_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = _o + _d3
+                                        if _n:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_ws_item_sk[v_ws_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_ws_item_sk.get(v_ws_item_sk)
                                 if _o is None:
-                                    n1_count_by_ws_item_sk[v_ws_item_sk] = _d2
+                                    n1_count_by_ws_item_sk[v_ws_item_sk] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
                                         n1_count_by_ws_item_sk[v_ws_item_sk] = _n
                                     else:
                                         del n1_count_by_ws_item_sk[v_ws_item_sk]
-                                _w4 = item_count_by_ws_item_sk.get(v_ws_item_sk)
-                                if _w4 is not None:
-                                    _d5 = _d2 * _w4
+                                _w6 = item_count_by_ws_item_sk.get(v_ws_item_sk)
+                                if _w6 is not None:
+                                    _d7 = _d3 * _w6
                                     _o = n0_root.get(v_ws_item_sk)
                                     if _o is None:
-                                        n0_root[v_ws_item_sk] = _d5
+                                        n0_root[v_ws_item_sk] = _d7
                                     else:
-                                        _n = _o + _d5
+                                        _n = _o + _d7
                                         if _n:
                                             n0_root[v_ws_item_sk] = _n
                                         else:
@@ -2772,15 +3224,33 @@ def _make_derived1():
                                             v_ws_sold_date_sk,
                                             v_ws_item_sk,
                                             v_ws_ext_sales_price,
-                                        ), _m6 in self.web_sales_by_ws_sold_date_sk_ws_item_sk[
-                                            (v_ws_sold_date_sk, v_ws_item_sk)
-                                        ].items():
-                                            for (
-                                                v_ws_item_sk,
-                                                v_i_category,
-                                            ), _m7 in self.item_by_ws_item_sk[
-                                                v_ws_item_sk
-                                            ].items():
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.web_sales_by_ws_sold_date_sk_ws_item_sk[
+                                                        (
+                                                            v_ws_sold_date_sk,
+                                                            v_ws_item_sk,
+                                                        )
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
+                                            for (v_ws_item_sk, v_i_category), _m10 in (
+                                                (_g11,)
+                                                if type(
+                                                    (
+                                                        _g11 := self.item_by_ws_item_sk[
+                                                            v_ws_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g11.items()
+                                            ):
                                                 _k = (
                                                     "web",
                                                     "ws_ship_customer_sk",
@@ -2789,7 +3259,7 @@ def _make_derived1():
                                                     v_i_category,
                                                     v_ws_ext_sales_price,
                                                 )
-                                                _v = _p * _m6 * _m7
+                                                _v = _p * _m8 * _m10
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2811,7 +3281,7 @@ def _make_derived1():
                     _g2 = self.n1_by_ws_item_sk.get(v_ws_item_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_ws_sold_date_sk, v_ws_item_sk))
+                    _m3 = _entry(_g2, (v_ws_sold_date_sk, v_ws_item_sk))
                     if _m3 is None:
                         return None
                     _g4 = self.web_sales_by_ws_sold_date_sk_ws_item_sk.get(
@@ -2819,21 +3289,21 @@ def _make_derived1():
                     )
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get(
-                        (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
+                    _m5 = _entry(
+                        _g4, (v_ws_sold_date_sk, v_ws_item_sk, v_ws_ext_sales_price)
                     )
                     if _m5 is None:
                         return None
                     _g6 = self.date_dim_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                     if _g6 is None:
                         return None
-                    _m7 = _g6.get((v_ws_sold_date_sk, v_d_year, v_d_qoy))
+                    _m7 = _entry(_g6, (v_ws_sold_date_sk, v_d_year, v_d_qoy))
                     if _m7 is None:
                         return None
                     _g8 = self.item_by_ws_item_sk.get(v_ws_item_sk)
                     if _g8 is None:
                         return None
-                    _m9 = _g8.get((v_ws_item_sk, v_i_category))
+                    _m9 = _entry(_g8, (v_ws_item_sk, v_i_category))
                     if _m9 is None:
                         return None
                     return _m5 * _m7 * _m9
@@ -3075,6 +3545,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -3204,7 +3686,7 @@ def _make_derived1():
             )
             QUERY_ID = "f08c585fea72674f"
             LAYOUT_ID = (
-                "a5b32b48f54d320d"  # the state's layout: snapshots restore only here
+                "8cb473e973ba973c"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -3402,52 +3884,66 @@ def _make_derived1():
                 # atom catalog_sales
                 if keep_catalog_sales:
                     _p = d
-                    _grp = catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(
-                        (v_cs_sold_date_sk, v_cs_item_sk)
-                    )
+                    _t1 = (v_cs_sold_date_sk, v_cs_item_sk)
+                    _t2 = (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                    _grp = catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(_t1)
                     if _grp is None:
-                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                            (v_cs_sold_date_sk, v_cs_item_sk)
-                        ] = {
-                            (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price): _p
-                        }
+                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1]
+                        else:
+                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
-                        )
+                        _o = _grp.get(_t2)
                         if _o is None:
-                            _grp[
-                                (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
-                            ] = _p
+                            _grp[_t2] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                                        next(iter(_grp.items()))
                                     )
-                                ]
-                                if not _grp:
-                                    del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                        (v_cs_sold_date_sk, v_cs_item_sk)
-                                    ]
                     _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {v_cs_item_sk: _p}
+                        ] = (v_cs_item_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_cs_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_cs_item_sk)
                         if _o is None:
@@ -3458,65 +3954,90 @@ def _make_derived1():
                                 _grp[v_cs_item_sk] = _n
                             else:
                                 del _grp[v_cs_item_sk]
-                                if not _grp:
-                                    del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(iter(_grp.items()))
+                    _w3 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w3 is not None:
+                        _d4 = _p * _w3
                         _grp = n1_by_cs_item_sk.get(v_cs_item_sk)
                         if _grp is None:
-                            n1_by_cs_item_sk[v_cs_item_sk] = {
-                                (v_cs_sold_date_sk, v_cs_item_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_cs_sold_date_sk, v_cs_item_sk))
-                            if _o is None:
-                                _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_cs_item_sk[v_cs_item_sk] = (_t1, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
                                 if _n:
-                                    _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _n
+                                    n1_by_cs_item_sk[v_cs_item_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_cs_sold_date_sk, v_cs_item_sk)]
-                                    if not _grp:
-                                        del n1_by_cs_item_sk[v_cs_item_sk]
+                                    del n1_by_cs_item_sk[v_cs_item_sk]
+                            else:
+                                n1_by_cs_item_sk[v_cs_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_cs_item_sk[v_cs_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _o is None:
-                            n1_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                            n1_count_by_cs_item_sk[v_cs_item_sk] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
                                 n1_count_by_cs_item_sk[v_cs_item_sk] = _n
                             else:
                                 del n1_count_by_cs_item_sk[v_cs_item_sk]
-                        _w3 = item_count_by_cs_item_sk.get(v_cs_item_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w5 = item_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w5 is not None:
+                            _d6 = _d4 * _w5
                             _o = n0_root.get(v_cs_item_sk)
                             if _o is None:
-                                n0_root[v_cs_item_sk] = _d4
+                                n0_root[v_cs_item_sk] = _d6
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d6
                                 if _n:
                                     n0_root[v_cs_item_sk] = _n
                                 else:
                                     del n0_root[v_cs_item_sk]
                             if pending is not None:
-                                for (
-                                    v_cs_sold_date_sk,
-                                    v_d_year,
-                                    v_d_qoy,
-                                ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ].items():
-                                    for (
-                                        v_cs_item_sk,
-                                        v_i_category,
-                                    ), _m6 in self.item_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ].items():
+                                for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
+                                    for (v_cs_item_sk, v_i_category), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.item_by_cs_item_sk[
+                                                    v_cs_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             "catalog",
                                             "cs_ship_addr_sk",
@@ -3525,7 +4046,7 @@ def _make_derived1():
                                             v_i_category,
                                             v_cs_ext_sales_price,
                                         )
-                                        _v = _p * _m5 * _m6
+                                        _v = _p * _m7 * _m9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3554,23 +4075,35 @@ def _make_derived1():
                     del store[row]
                 # atom item
                 _p = d
+                _t1 = (v_cs_item_sk, v_i_category)
                 _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                 if _grp is None:
-                    item_by_cs_item_sk[v_cs_item_sk] = {
-                        (v_cs_item_sk, v_i_category): _p
-                    }
+                    item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            item_by_cs_item_sk[v_cs_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_by_cs_item_sk[v_cs_item_sk]
+                    else:
+                        item_by_cs_item_sk[v_cs_item_sk] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_cs_item_sk, v_i_category))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_cs_item_sk, v_i_category)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_cs_item_sk, v_i_category)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_cs_item_sk, v_i_category)]
-                            if not _grp:
-                                del item_by_cs_item_sk[v_cs_item_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                item_by_cs_item_sk[v_cs_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                 if _o is None:
                     item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -3580,37 +4113,53 @@ def _make_derived1():
                         item_count_by_cs_item_sk[v_cs_item_sk] = _n
                     else:
                         del item_count_by_cs_item_sk[v_cs_item_sk]
-                _w1 = n1_count_by_cs_item_sk.get(v_cs_item_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = n1_count_by_cs_item_sk.get(v_cs_item_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_cs_item_sk)
                     if _o is None:
-                        n0_root[v_cs_item_sk] = _d2
+                        n0_root[v_cs_item_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_cs_item_sk] = _n
                         else:
                             del n0_root[v_cs_item_sk]
                     if pending is not None:
-                        for (
-                            v_cs_sold_date_sk,
-                            v_cs_item_sk,
-                        ), _m3 in self.n1_by_cs_item_sk[v_cs_item_sk].items():
+                        for (v_cs_sold_date_sk, v_cs_item_sk), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_cs_item_sk[v_cs_item_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             for (
                                 v_cs_sold_date_sk,
                                 v_cs_item_sk,
                                 v_cs_ext_sales_price,
-                            ), _m4 in self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                (v_cs_sold_date_sk, v_cs_item_sk)
-                            ].items():
-                                for (
-                                    v_cs_sold_date_sk,
-                                    v_d_year,
-                                    v_d_qoy,
-                                ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ].items():
+                            ), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                            (v_cs_sold_date_sk, v_cs_item_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.date_dim_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     _k = (
                                         "catalog",
                                         "cs_ship_addr_sk",
@@ -3619,7 +4168,7 @@ def _make_derived1():
                                         v_i_category,
                                         v_cs_ext_sales_price,
                                     )
-                                    _v = _p * _m4 * _m5
+                                    _v = _p * _m6 * _m8
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -3656,23 +4205,41 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 _p = d
+                _t1 = (v_cs_sold_date_sk, v_d_year, v_d_qoy)
                 _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _grp is None:
-                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                        (v_cs_sold_date_sk, v_d_year, v_d_qoy): _p
-                    }
+                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                    else:
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_cs_sold_date_sk, v_d_year, v_d_qoy))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)]
-                            if not _grp:
-                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _o is None:
                     date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -3682,44 +4249,61 @@ def _make_derived1():
                         date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
                     else:
                         del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                if _g3:
-                    for v_cs_item_sk, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                if _g4:
+                    for v_cs_item_sk, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
                         _grp = n1_by_cs_item_sk.get(v_cs_item_sk)
                         if _grp is None:
-                            n1_by_cs_item_sk[v_cs_item_sk] = {
-                                (v_cs_sold_date_sk, v_cs_item_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_cs_sold_date_sk, v_cs_item_sk))
-                            if _o is None:
-                                _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_cs_item_sk[v_cs_item_sk] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _n
+                                    n1_by_cs_item_sk[v_cs_item_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_cs_sold_date_sk, v_cs_item_sk)]
-                                    if not _grp:
-                                        del n1_by_cs_item_sk[v_cs_item_sk]
+                                    del n1_by_cs_item_sk[v_cs_item_sk]
+                            else:
+                                n1_by_cs_item_sk[v_cs_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_cs_item_sk[v_cs_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _o is None:
-                            n1_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                            n1_count_by_cs_item_sk[v_cs_item_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n1_count_by_cs_item_sk[v_cs_item_sk] = _n
                             else:
                                 del n1_count_by_cs_item_sk[v_cs_item_sk]
-                        _w4 = item_count_by_cs_item_sk.get(v_cs_item_sk)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w6 = item_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w6 is not None:
+                            _d7 = _d3 * _w6
                             _o = n0_root.get(v_cs_item_sk)
                             if _o is None:
-                                n0_root[v_cs_item_sk] = _d5
+                                n0_root[v_cs_item_sk] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[v_cs_item_sk] = _n
                                 else:
@@ -3729,15 +4313,30 @@ def _make_derived1():
                                     v_cs_sold_date_sk,
                                     v_cs_item_sk,
                                     v_cs_ext_sales_price,
-                                ), _m6 in self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                    (v_cs_sold_date_sk, v_cs_item_sk)
-                                ].items():
-                                    for (
-                                        v_cs_item_sk,
-                                        v_i_category,
-                                    ), _m7 in self.item_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ].items():
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                (v_cs_sold_date_sk, v_cs_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
+                                    for (v_cs_item_sk, v_i_category), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.item_by_cs_item_sk[
+                                                    v_cs_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             "catalog",
                                             "cs_ship_addr_sk",
@@ -3746,7 +4345,7 @@ def _make_derived1():
                                             v_i_category,
                                             v_cs_ext_sales_price,
                                         )
-                                        _v = _p * _m6 * _m7
+                                        _v = _p * _m8 * _m10
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3812,65 +4411,75 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(
-                                    (v_cs_sold_date_sk, v_cs_item_sk)
-                                )
-                                or _EMPTY
-                            ).get(
-                                (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(
+                                (v_cs_sold_date_sk, v_cs_item_sk)
+                            ),
+                            (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price),
+                            _ZERO,
                         )
                     ):
                         continue
-                    _grp = catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(
-                        (v_cs_sold_date_sk, v_cs_item_sk)
-                    )
+                    _t1 = (v_cs_sold_date_sk, v_cs_item_sk)
+                    _t2 = (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                    _grp = catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(_t1)
                     if _grp is None:
-                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                            (v_cs_sold_date_sk, v_cs_item_sk)
-                        ] = {
-                            (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price): _p
-                        }
+                        catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1]
+                        else:
+                            catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get(
-                            (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
-                        )
+                        _o = _grp.get(_t2)
                         if _o is None:
-                            _grp[
-                                (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
-                            ] = _p
+                            _grp[_t2] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_cs_sold_date_sk,
-                                        v_cs_item_sk,
-                                        v_cs_ext_sales_price,
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    catalog_sales_by_cs_sold_date_sk_cs_item_sk[_t1] = (
+                                        next(iter(_grp.items()))
                                     )
-                                ]
-                                if not _grp:
-                                    del catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                        (v_cs_sold_date_sk, v_cs_item_sk)
-                                    ]
                     _grp = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
                     if _grp is None:
                         catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                             v_cs_sold_date_sk
-                        ] = {v_cs_item_sk: _p}
+                        ] = (v_cs_item_sk, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_cs_item_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ]
+                        else:
+                            catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                v_cs_sold_date_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
                         _o = _grp.get(v_cs_item_sk)
                         if _o is None:
@@ -3881,65 +4490,90 @@ def _make_derived1():
                                 _grp[v_cs_item_sk] = _n
                             else:
                                 del _grp[v_cs_item_sk]
-                                if not _grp:
-                                    del catalog_sales_cs_item_sk_by_cs_sold_date_sk[
+                                if len(_grp) == 1:
+                                    catalog_sales_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                                    ] = next(iter(_grp.items()))
+                    _w3 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                    if _w3 is not None:
+                        _d4 = _p * _w3
                         _grp = n1_by_cs_item_sk.get(v_cs_item_sk)
                         if _grp is None:
-                            n1_by_cs_item_sk[v_cs_item_sk] = {
-                                (v_cs_sold_date_sk, v_cs_item_sk): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_cs_sold_date_sk, v_cs_item_sk))
-                            if _o is None:
-                                _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n1_by_cs_item_sk[v_cs_item_sk] = (_t1, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
                                 if _n:
-                                    _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _n
+                                    n1_by_cs_item_sk[v_cs_item_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_cs_sold_date_sk, v_cs_item_sk)]
-                                    if not _grp:
-                                        del n1_by_cs_item_sk[v_cs_item_sk]
+                                    del n1_by_cs_item_sk[v_cs_item_sk]
+                            else:
+                                n1_by_cs_item_sk[v_cs_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d4
+                            else:
+                                _n = _o + _d4
+                                if _n:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_cs_item_sk[v_cs_item_sk] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_cs_item_sk.get(v_cs_item_sk)
                         if _o is None:
-                            n1_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                            n1_count_by_cs_item_sk[v_cs_item_sk] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
                                 n1_count_by_cs_item_sk[v_cs_item_sk] = _n
                             else:
                                 del n1_count_by_cs_item_sk[v_cs_item_sk]
-                        _w3 = item_count_by_cs_item_sk.get(v_cs_item_sk)
-                        if _w3 is not None:
-                            _d4 = _d2 * _w3
+                        _w5 = item_count_by_cs_item_sk.get(v_cs_item_sk)
+                        if _w5 is not None:
+                            _d6 = _d4 * _w5
                             _o = n0_root.get(v_cs_item_sk)
                             if _o is None:
-                                n0_root[v_cs_item_sk] = _d4
+                                n0_root[v_cs_item_sk] = _d6
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d6
                                 if _n:
                                     n0_root[v_cs_item_sk] = _n
                                 else:
                                     del n0_root[v_cs_item_sk]
                             if pending is not None:
-                                for (
-                                    v_cs_sold_date_sk,
-                                    v_d_year,
-                                    v_d_qoy,
-                                ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                    v_cs_sold_date_sk
-                                ].items():
-                                    for (
-                                        v_cs_item_sk,
-                                        v_i_category,
-                                    ), _m6 in self.item_by_cs_item_sk[
-                                        v_cs_item_sk
-                                    ].items():
+                                for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.date_dim_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
+                                    for (v_cs_item_sk, v_i_category), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.item_by_cs_item_sk[
+                                                    v_cs_item_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             "catalog",
                                             "cs_ship_addr_sk",
@@ -3948,7 +4582,7 @@ def _make_derived1():
                                             v_i_category,
                                             v_cs_ext_sales_price,
                                         )
-                                        _v = _p * _m5 * _m6
+                                        _v = _p * _m7 * _m9
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3999,31 +4633,45 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (self.item_by_cs_item_sk.get(v_cs_item_sk) or _EMPTY).get(
-                                (v_cs_item_sk, v_i_category)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.item_by_cs_item_sk.get(v_cs_item_sk),
+                            (v_cs_item_sk, v_i_category),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_cs_item_sk, v_i_category)
                     _grp = item_by_cs_item_sk.get(v_cs_item_sk)
                     if _grp is None:
-                        item_by_cs_item_sk[v_cs_item_sk] = {
-                            (v_cs_item_sk, v_i_category): _p
-                        }
+                        item_by_cs_item_sk[v_cs_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                item_by_cs_item_sk[v_cs_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_cs_item_sk[v_cs_item_sk]
+                        else:
+                            item_by_cs_item_sk[v_cs_item_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_cs_item_sk, v_i_category))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_cs_item_sk, v_i_category)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_cs_item_sk, v_i_category)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_cs_item_sk, v_i_category)]
-                                if not _grp:
-                                    del item_by_cs_item_sk[v_cs_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_cs_item_sk[v_cs_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_cs_item_sk.get(v_cs_item_sk)
                     if _o is None:
                         item_count_by_cs_item_sk[v_cs_item_sk] = _p
@@ -4033,37 +4681,53 @@ def _make_derived1():
                             item_count_by_cs_item_sk[v_cs_item_sk] = _n
                         else:
                             del item_count_by_cs_item_sk[v_cs_item_sk]
-                    _w1 = n1_count_by_cs_item_sk.get(v_cs_item_sk)
-                    if _w1 is not None:
-                        _d2 = _p * _w1
+                    _w2 = n1_count_by_cs_item_sk.get(v_cs_item_sk)
+                    if _w2 is not None:
+                        _d3 = _p * _w2
                         _o = n0_root.get(v_cs_item_sk)
                         if _o is None:
-                            n0_root[v_cs_item_sk] = _d2
+                            n0_root[v_cs_item_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n0_root[v_cs_item_sk] = _n
                             else:
                                 del n0_root[v_cs_item_sk]
                         if pending is not None:
-                            for (
-                                v_cs_sold_date_sk,
-                                v_cs_item_sk,
-                            ), _m3 in self.n1_by_cs_item_sk[v_cs_item_sk].items():
+                            for (v_cs_sold_date_sk, v_cs_item_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_cs_item_sk[v_cs_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_cs_sold_date_sk,
                                     v_cs_item_sk,
                                     v_cs_ext_sales_price,
-                                ), _m4 in self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                    (v_cs_sold_date_sk, v_cs_item_sk)
-                                ].items():
-                                    for (
-                                        v_cs_sold_date_sk,
-                                        v_d_year,
-                                        v_d_qoy,
-                                    ), _m5 in self.date_dim_by_cs_sold_date_sk[
-                                        v_cs_sold_date_sk
-                                    ].items():
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                (v_cs_sold_date_sk, v_cs_item_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
+                                    for (v_cs_sold_date_sk, v_d_year, v_d_qoy), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.date_dim_by_cs_sold_date_sk[
+                                                    v_cs_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
                                         _k = (
                                             "catalog",
                                             "cs_ship_addr_sk",
@@ -4072,7 +4736,7 @@ def _make_derived1():
                                             v_i_category,
                                             v_cs_ext_sales_price,
                                         )
-                                        _v = _p * _m4 * _m5
+                                        _v = _p * _m6 * _m8
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4131,32 +4795,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_cs_sold_date_sk, v_d_year, v_d_qoy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk),
+                            (v_cs_sold_date_sk, v_d_year, v_d_qoy),
+                            _ZERO,
                         )
                     ):
                         continue
+                    _t1 = (v_cs_sold_date_sk, v_d_year, v_d_qoy)
                     _grp = date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
-                            (v_cs_sold_date_sk, v_d_year, v_d_qoy): _p
-                        }
+                        date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                        else:
+                            date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_cs_sold_date_sk, v_d_year, v_d_qoy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_cs_sold_date_sk, v_d_year, v_d_qoy)]
-                                if not _grp:
-                                    del date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_cs_sold_date_sk[v_cs_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _p
@@ -4166,46 +4846,63 @@ def _make_derived1():
                             date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_cs_sold_date_sk[v_cs_sold_date_sk]
-                    _g3 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
+                    _g4 = catalog_sales_cs_item_sk_by_cs_sold_date_sk.get(
                         v_cs_sold_date_sk
                     )
-                    if _g3:
-                        for v_cs_item_sk, _w1 in _g3.items():
-                            _d2 = _p * _w1
+                    if _g4:
+                        for v_cs_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = _p * _w2
+                            _t5 = (v_cs_sold_date_sk, v_cs_item_sk)
                             _grp = n1_by_cs_item_sk.get(v_cs_item_sk)
                             if _grp is None:
-                                n1_by_cs_item_sk[v_cs_item_sk] = {
-                                    (v_cs_sold_date_sk, v_cs_item_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_cs_sold_date_sk, v_cs_item_sk))
-                                if _o is None:
-                                    _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _d2
-                                else:
-                                    _n = _o + _d2
+                                n1_by_cs_item_sk[v_cs_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d3
                                     if _n:
-                                        _grp[(v_cs_sold_date_sk, v_cs_item_sk)] = _n
+                                        n1_by_cs_item_sk[v_cs_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_cs_sold_date_sk, v_cs_item_sk)]
-                                        if not _grp:
-                                            del n1_by_cs_item_sk[v_cs_item_sk]
+                                        del n1_by_cs_item_sk[v_cs_item_sk]
+                                else:
+                                    n1_by_cs_item_sk[v_cs_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = _o + _d3
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_cs_item_sk[v_cs_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_cs_item_sk.get(v_cs_item_sk)
                             if _o is None:
-                                n1_count_by_cs_item_sk[v_cs_item_sk] = _d2
+                                n1_count_by_cs_item_sk[v_cs_item_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n1_count_by_cs_item_sk[v_cs_item_sk] = _n
                                 else:
                                     del n1_count_by_cs_item_sk[v_cs_item_sk]
-                            _w4 = item_count_by_cs_item_sk.get(v_cs_item_sk)
-                            if _w4 is not None:
-                                _d5 = _d2 * _w4
+                            _w6 = item_count_by_cs_item_sk.get(v_cs_item_sk)
+                            if _w6 is not None:
+                                _d7 = _d3 * _w6
                                 _o = n0_root.get(v_cs_item_sk)
                                 if _o is None:
-                                    n0_root[v_cs_item_sk] = _d5
+                                    n0_root[v_cs_item_sk] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n0_root[v_cs_item_sk] = _n
                                     else:
@@ -4215,15 +4912,30 @@ def _make_derived1():
                                         v_cs_sold_date_sk,
                                         v_cs_item_sk,
                                         v_cs_ext_sales_price,
-                                    ), _m6 in self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
-                                        (v_cs_sold_date_sk, v_cs_item_sk)
-                                    ].items():
-                                        for (
-                                            v_cs_item_sk,
-                                            v_i_category,
-                                        ), _m7 in self.item_by_cs_item_sk[
-                                            v_cs_item_sk
-                                        ].items():
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.catalog_sales_by_cs_sold_date_sk_cs_item_sk[
+                                                    (v_cs_sold_date_sk, v_cs_item_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        for (v_cs_item_sk, v_i_category), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.item_by_cs_item_sk[
+                                                        v_cs_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
                                             _k = (
                                                 "catalog",
                                                 "cs_ship_addr_sk",
@@ -4232,7 +4944,7 @@ def _make_derived1():
                                                 v_i_category,
                                                 v_cs_ext_sales_price,
                                             )
-                                            _v = _p * _m6 * _m7
+                                            _v = _p * _m8 * _m10
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -4252,7 +4964,7 @@ def _make_derived1():
                 _g2 = self.n1_by_cs_item_sk.get(v_cs_item_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_cs_sold_date_sk, v_cs_item_sk))
+                _m3 = _entry(_g2, (v_cs_sold_date_sk, v_cs_item_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.catalog_sales_by_cs_sold_date_sk_cs_item_sk.get(
@@ -4260,19 +4972,21 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price))
+                _m5 = _entry(
+                    _g4, (v_cs_sold_date_sk, v_cs_item_sk, v_cs_ext_sales_price)
+                )
                 if _m5 is None:
                     return None
                 _g6 = self.date_dim_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
                 if _g6 is None:
                     return None
-                _m7 = _g6.get((v_cs_sold_date_sk, v_d_year, v_d_qoy))
+                _m7 = _entry(_g6, (v_cs_sold_date_sk, v_d_year, v_d_qoy))
                 if _m7 is None:
                     return None
                 _g8 = self.item_by_cs_item_sk.get(v_cs_item_sk)
                 if _g8 is None:
                     return None
-                _m9 = _g8.get((v_cs_item_sk, v_i_category))
+                _m9 = _entry(_g8, (v_cs_item_sk, v_i_category))
                 if _m9 is None:
                     return None
                 return _m5 * _m7 * _m9
@@ -4653,7 +5367,7 @@ class View:
         "sales_amt",
     )
     QUERY_ID = "ca637b3e7ea827a7"
-    LAYOUT_ID = "0b4b2af8bf87be21"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ccd1938abb29dbd5"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -4820,15 +5534,16 @@ class View:
         else:
             del store[row]
         # atom foo
-        _o = foo_root.get((v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category))
+        _t1 = (v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category)
+        _o = foo_root.get(_t1)
         if _o is None:
-            foo_root[(v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category)] = _p
+            foo_root[_t1] = _p
         else:
             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
             if _n[0]:
-                foo_root[(v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category)] = _n
+                foo_root[_t1] = _n
             else:
-                del foo_root[(v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category)]
+                del foo_root[_t1]
         if pending is not None:
             _k = (v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category)
             _v = _p

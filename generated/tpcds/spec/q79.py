@@ -39,6 +39,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -202,6 +216,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -339,7 +365,7 @@ def _make_derived1():
         COLUMNS = ("ss_ticket_number", "ss_customer_sk", "s_city", "amt", "profit")
         QUERY_ID = "42ac32601ef704b6"
         LAYOUT_ID = (
-            "11ede8305c246abd"  # the state's layout: snapshots restore only here
+            "aeeac5cd009d4ede"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -564,41 +590,56 @@ def _make_derived1():
                 del store[row]
             # atom store_sales
             if keep_store_sales:
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -608,37 +649,29 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                    )
+                    _t4 = (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
                     )
                     _grp = n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                         v_ss_hdemo_sk
@@ -646,154 +679,97 @@ def _make_derived1():
                     if _grp is None:
                         n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                             v_ss_hdemo_sk
-                        ] = {
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
+                        ] = (
+                            _t4,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
                                 ]
-                                if not _grp:
-                                    del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                        else:
+                            n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                         v_ss_hdemo_sk
-                                    ]
-                    _w3 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _d4
-                            else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_store_sk[v_ss_store_sk]
-                        _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _o is None:
-                            n1_count_by_ss_store_sk[v_ss_store_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                n1_count_by_ss_store_sk[v_ss_store_sk] = _n
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
                             else:
-                                del n1_count_by_ss_store_sk[v_ss_store_sk]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _o = n0_root.get(v_ss_store_sk)
+                                n1_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d6
+                                _grp[_t4] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -803,16 +779,65 @@ def _make_derived1():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _o is None:
+                            n1_count_by_ss_store_sk[v_ss_store_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n1_count_by_ss_store_sk[v_ss_store_sk] = _n
+                            else:
+                                del n1_count_by_ss_store_sk[v_ss_store_sk]
+                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                            )
+                            _o = n0_root.get(v_ss_store_sk)
+                            if _o is None:
+                                n0_root[v_ss_store_sk] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                )
+                                if _n[0]:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
                                     del n0_root[v_ss_store_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_store_sk,
-                                    v_s_city,
-                                ), _m7 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                for (v_ss_store_sk, v_s_city), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -820,11 +845,11 @@ def _make_derived1():
                                         v_s_city,
                                     )
                                     _v = (
-                                        _d4[0] * _m7[0],
-                                        _d4[1] * _m7[1],
-                                        _d4[2] * _m7[2],
-                                        _d4[3] * _m7[3],
-                                        _d4[4] * _m7[4],
+                                        _d6[0] * _m9[0],
+                                        _d6[1] * _m9[1],
+                                        _d6[2] * _m9[2],
+                                        _d6[3] * _m9[3],
+                                        _d6[4] * _m9[4],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -908,7 +933,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -916,38 +941,55 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -957,140 +999,121 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n1_by_ss_store_sk[v_ss_store_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_store_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_store_sk,
-                                                v_ss_ticket_number,
+                                        del n1_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_store_sk[v_ss_store_sk]
                             _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                             if _o is None:
-                                n1_count_by_ss_store_sk[v_ss_store_sk] = _d5
+                                n1_count_by_ss_store_sk[v_ss_store_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                                 else:
                                     del n1_count_by_ss_store_sk[v_ss_store_sk]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
+                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
                                 )
                                 _o = n0_root.get(v_ss_store_sk)
                                 if _o is None:
-                                    n0_root[v_ss_store_sk] = _d7
+                                    n0_root[v_ss_store_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_store_sk] = _n
                                     else:
                                         del n0_root[v_ss_store_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_city,
-                                    ), _m8 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    for (v_ss_store_sk, v_s_city), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -1098,11 +1121,11 @@ def _make_derived1():
                                             v_s_city,
                                         )
                                         _v = (
-                                            _d5[0] * _m8[0],
-                                            _d5[1] * _m8[1],
-                                            _d5[2] * _m8[2],
-                                            _d5[3] * _m8[3],
-                                            _d5[4] * _m8[4],
+                                            _d6[0] * _m9[0],
+                                            _d6[1] * _m9[1],
+                                            _d6[2] * _m9[2],
+                                            _d6[3] * _m9[3],
+                                            _d6[4] * _m9[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -1150,15 +1173,34 @@ def _make_derived1():
                 del store[row]
             # atom store_2
             if keep_store_2:
+                _t1 = (v_ss_store_sk, v_s_city)
                 _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {
-                        (v_ss_store_sk, v_s_city): _p
-                    }
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                        else:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_store_sk, v_s_city))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_store_sk, v_s_city)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -1168,11 +1210,13 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_ss_store_sk, v_s_city)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_store_sk, v_s_city)]
-                            if not _grp:
-                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _o is None:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1188,25 +1232,25 @@ def _make_derived1():
                         store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                     else:
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                _w2 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
                     )
                     _o = n0_root.get(v_ss_store_sk)
                     if _o is None:
-                        n0_root[v_ss_store_sk] = _d2
+                        n0_root[v_ss_store_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
                         )
                         if _n[0]:
                             n0_root[v_ss_store_sk] = _n
@@ -1218,7 +1262,12 @@ def _make_derived1():
                             v_ss_addr_sk,
                             v_ss_store_sk,
                             v_ss_ticket_number,
-                        ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_ss_ticket_number,
                                 v_ss_customer_sk,
@@ -1226,11 +1275,11 @@ def _make_derived1():
                                 v_s_city,
                             )
                             _v = (
-                                _p[0] * _m3[0],
-                                _p[1] * _m3[1],
-                                _p[2] * _m3[2],
-                                _p[3] * _m3[3],
-                                _p[4] * _m3[4],
+                                _p[0] * _m4[0],
+                                _p[1] * _m4[1],
+                                _p[2] * _m4[2],
+                                _p[3] * _m4[3],
+                                _p[4] * _m4[4],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -1314,7 +1363,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1322,34 +1371,39 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
                                 )
-                            )
+                                if _n[0]:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -1359,25 +1413,13 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_store_sk[v_ss_store_sk]
                         _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
@@ -1393,37 +1435,43 @@ def _make_derived1():
                                 n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del n1_count_by_ss_store_sk[v_ss_store_sk]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d5
+                                n0_root[v_ss_store_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
                                     del n0_root[v_ss_store_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_store_sk,
-                                    v_s_city,
-                                ), _m6 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                for (v_ss_store_sk, v_s_city), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -1431,11 +1479,11 @@ def _make_derived1():
                                         v_s_city,
                                     )
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
-                                        _d2[3] * _m6[3],
-                                        _d2[4] * _m6[4],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
+                                        _d2[3] * _m7[3],
+                                        _d2[4] * _m7[4],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1557,60 +1605,71 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
+                            v_ss_sold_date_sk
+                        ),
                         (
-                            self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
-                        )
-                        or _ZERO
+                            v_ss_customer_sk,
+                            v_ss_hdemo_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        ),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (
+                    v_ss_customer_sk,
+                    v_ss_hdemo_sk,
+                    v_ss_addr_sk,
+                    v_ss_store_sk,
+                    v_ss_ticket_number,
+                )
                 _grp = store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk.get(
                     v_ss_sold_date_sk
                 )
                 if _grp is None:
                     store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                         v_ss_sold_date_sk
-                    ] = {
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ss_customer_sk,
-                            v_ss_hdemo_sk,
-                            v_ss_addr_sk,
-                            v_ss_store_sk,
-                            v_ss_ticket_number,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ss_customer_sk,
-                                v_ss_hdemo_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                                v_ss_sold_date_sk
+                            ]
+                    else:
+                        store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            v_ss_sold_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -1620,37 +1679,29 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_hdemo_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ]
-                            if not _grp:
-                                del store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ]
-                _w1 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                    )
+                    _t4 = (
+                        v_ss_customer_sk,
+                        v_ss_addr_sk,
+                        v_ss_store_sk,
+                        v_ss_ticket_number,
                     )
                     _grp = n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                         v_ss_hdemo_sk
@@ -1658,154 +1709,97 @@ def _make_derived1():
                     if _grp is None:
                         n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                             v_ss_hdemo_sk
-                        ] = {
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_customer_sk,
-                                v_ss_addr_sk,
-                                v_ss_store_sk,
-                                v_ss_ticket_number,
-                            )
+                        ] = (
+                            _t4,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _n
+                                n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
+                                del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
                                 ]
-                                if not _grp:
-                                    del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                        else:
+                            n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                v_ss_hdemo_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                            )
+                            if _n[0]:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                         v_ss_hdemo_sk
-                                    ]
-                    _w3 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w3 is not None:
-                        _d4 = (
-                            _d2[0] * _w3[0],
-                            _d2[1] * _w3[1],
-                            _d2[2] * _w3[2],
-                            _d2[3] * _w3[3],
-                            _d2[4] * _w3[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d3[0] * _w5[0],
+                            _d3[1] * _w5[1],
+                            _d3[2] * _w5[2],
+                            _d3[3] * _w5[3],
+                            _d3[4] * _w5[4],
                         )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _d4
-                            else:
+                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d4[0],
-                                    _o[1] + _d4[1],
-                                    _o[2] + _d4[2],
-                                    _o[3] + _d4[3],
-                                    _o[4] + _d4[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_store_sk[v_ss_store_sk]
-                        _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _o is None:
-                            n1_count_by_ss_store_sk[v_ss_store_sk] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                n1_count_by_ss_store_sk[v_ss_store_sk] = _n
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
                             else:
-                                del n1_count_by_ss_store_sk[v_ss_store_sk]
-                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w5 is not None:
-                            _d6 = (
-                                _d4[0] * _w5[0],
-                                _d4[1] * _w5[1],
-                                _d4[2] * _w5[2],
-                                _d4[3] * _w5[3],
-                                _d4[4] * _w5[4],
-                            )
-                            _o = n0_root.get(v_ss_store_sk)
+                                n1_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d6
+                                _grp[_t4] = _d6
                             else:
                                 _n = (
                                     _o[0] + _d6[0],
@@ -1815,16 +1809,65 @@ def _make_derived1():
                                     _o[4] + _d6[4],
                                 )
                                 if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _o is None:
+                            n1_count_by_ss_store_sk[v_ss_store_sk] = _d6
+                        else:
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n1_count_by_ss_store_sk[v_ss_store_sk] = _n
+                            else:
+                                del n1_count_by_ss_store_sk[v_ss_store_sk]
+                        _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
+                            )
+                            _o = n0_root.get(v_ss_store_sk)
+                            if _o is None:
+                                n0_root[v_ss_store_sk] = _d8
+                            else:
+                                _n = (
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
+                                )
+                                if _n[0]:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
                                     del n0_root[v_ss_store_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_store_sk,
-                                    v_s_city,
-                                ), _m7 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                for (v_ss_store_sk, v_s_city), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -1832,11 +1875,11 @@ def _make_derived1():
                                         v_s_city,
                                     )
                                     _v = (
-                                        _d4[0] * _m7[0],
-                                        _d4[1] * _m7[1],
-                                        _d4[2] * _m7[2],
-                                        _d4[3] * _m7[3],
-                                        _d4[4] * _m7[4],
+                                        _d6[0] * _m9[0],
+                                        _d6[1] * _m9[1],
+                                        _d6[2] * _m9[2],
+                                        _d6[3] * _m9[3],
+                                        _d6[4] * _m9[4],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1956,7 +1999,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -1964,38 +2007,55 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
                         if _grp is None:
                             n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                 v_ss_hdemo_sk
-                            ] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                )
+                            ] = (
+                                _t4,
+                                _d2,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
+                                )
+                                if _n[0]:
+                                    n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                        v_ss_hdemo_sk
+                                    ]
+                            else:
+                                n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    v_ss_hdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -2005,140 +2065,121 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk[
                                             v_ss_hdemo_sk
-                                        ]
-                        _w4 = household_demographics_count_by_ss_hdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                             if _grp is None:
-                                n1_by_ss_store_sk[v_ss_store_sk] = {
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _d5
-                                else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d6)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
-                                        _o[3] + _d5[3],
-                                        _o[4] + _d5[4],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_store_sk,
-                                                v_ss_ticket_number,
-                                            )
-                                        ] = _n
+                                        n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ss_customer_sk,
-                                                v_ss_addr_sk,
-                                                v_ss_store_sk,
-                                                v_ss_ticket_number,
+                                        del n1_by_ss_store_sk[v_ss_store_sk]
+                                else:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d6,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d6
+                                else:
+                                    _n = (
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
+                                        _o[3] + _d6[3],
+                                        _o[4] + _d6[4],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ss_store_sk[v_ss_store_sk]
                             _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                             if _o is None:
-                                n1_count_by_ss_store_sk[v_ss_store_sk] = _d5
+                                n1_count_by_ss_store_sk[v_ss_store_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                                 else:
                                     del n1_count_by_ss_store_sk[v_ss_store_sk]
-                            _w6 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
-                                    _d5[3] * _w6[3],
-                                    _d5[4] * _w6[4],
+                            _w7 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d6[0] * _w7[0],
+                                    _d6[1] * _w7[1],
+                                    _d6[2] * _w7[2],
+                                    _d6[3] * _w7[3],
+                                    _d6[4] * _w7[4],
                                 )
                                 _o = n0_root.get(v_ss_store_sk)
                                 if _o is None:
-                                    n0_root[v_ss_store_sk] = _d7
+                                    n0_root[v_ss_store_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                        _o[3] + _d8[3],
+                                        _o[4] + _d8[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_ss_store_sk] = _n
                                     else:
                                         del n0_root[v_ss_store_sk]
                                 if pending is not None:
-                                    for (
-                                        v_ss_store_sk,
-                                        v_s_city,
-                                    ), _m8 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
+                                    for (v_ss_store_sk, v_s_city), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         _k = (
                                             v_ss_ticket_number,
                                             v_ss_customer_sk,
@@ -2146,11 +2187,11 @@ def _make_derived1():
                                             v_s_city,
                                         )
                                         _v = (
-                                            _d5[0] * _m8[0],
-                                            _d5[1] * _m8[1],
-                                            _d5[2] * _m8[2],
-                                            _d5[3] * _m8[3],
-                                            _d5[4] * _m8[4],
+                                            _d6[0] * _m9[0],
+                                            _d6[1] * _m9[1],
+                                            _d6[2] * _m9[2],
+                                            _d6[3] * _m9[3],
+                                            _d6[4] * _m9[4],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2229,23 +2270,41 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY).get(
-                            (v_ss_store_sk, v_s_city)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                        (v_ss_store_sk, v_s_city),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_ss_store_sk, v_s_city)
                 _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {
-                        (v_ss_store_sk, v_s_city): _p
-                    }
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _p[0],
+                            _o[1] + _p[1],
+                            _o[2] + _p[2],
+                            _o[3] + _p[3],
+                            _o[4] + _p[4],
+                        )
+                        if _n[0]:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                        else:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_store_sk, v_s_city))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_store_sk, v_s_city)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (
                             _o[0] + _p[0],
@@ -2255,11 +2314,13 @@ def _make_derived1():
                             _o[4] + _p[4],
                         )
                         if _n[0]:
-                            _grp[(v_ss_store_sk, v_s_city)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_store_sk, v_s_city)]
-                            if not _grp:
-                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _o is None:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2275,25 +2336,25 @@ def _make_derived1():
                         store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                     else:
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                _w1 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w1 is not None:
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
+                _w2 = n1_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w2 is not None:
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
                     )
                     _o = n0_root.get(v_ss_store_sk)
                     if _o is None:
-                        n0_root[v_ss_store_sk] = _d2
+                        n0_root[v_ss_store_sk] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
                         )
                         if _n[0]:
                             n0_root[v_ss_store_sk] = _n
@@ -2305,7 +2366,12 @@ def _make_derived1():
                             v_ss_addr_sk,
                             v_ss_store_sk,
                             v_ss_ticket_number,
-                        ), _m3 in self.n1_by_ss_store_sk[v_ss_store_sk].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.n1_by_ss_store_sk[v_ss_store_sk]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_ss_ticket_number,
                                 v_ss_customer_sk,
@@ -2313,11 +2379,11 @@ def _make_derived1():
                                 v_s_city,
                             )
                             _v = (
-                                _p[0] * _m3[0],
-                                _p[1] * _m3[1],
-                                _p[2] * _m3[2],
-                                _p[3] * _m3[3],
-                                _p[4] * _m3[4],
+                                _p[0] * _m4[0],
+                                _p[1] * _m4[1],
+                                _p[2] * _m4[2],
+                                _p[3] * _m4[3],
+                                _p[4] * _m4[4],
                             )
                             _o = pending.get(_k)
                             pending[_k] = (
@@ -2439,7 +2505,7 @@ def _make_derived1():
                         v_ss_addr_sk,
                         v_ss_store_sk,
                         v_ss_ticket_number,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = (
                             _p[0] * _w1[0],
                             _p[1] * _w1[1],
@@ -2447,34 +2513,39 @@ def _make_derived1():
                             _p[3] * _w1[3],
                             _p[4] * _w1[4],
                         )
+                        _t4 = (
+                            v_ss_customer_sk,
+                            v_ss_addr_sk,
+                            v_ss_store_sk,
+                            v_ss_ticket_number,
+                        )
                         _grp = n1_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n1_by_ss_store_sk[v_ss_store_sk] = {
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_customer_sk,
-                                    v_ss_addr_sk,
-                                    v_ss_store_sk,
-                                    v_ss_ticket_number,
+                            n1_by_ss_store_sk[v_ss_store_sk] = (_t4, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d2[0],
+                                    _o[1] + _d2[1],
+                                    _o[2] + _d2[2],
+                                    _o[3] + _d2[3],
+                                    _o[4] + _d2[4],
                                 )
-                            )
+                                if _n[0]:
+                                    n1_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                                else:
+                                    del n1_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n1_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_customer_sk,
-                                        v_ss_addr_sk,
-                                        v_ss_store_sk,
-                                        v_ss_ticket_number,
-                                    )
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (
                                     _o[0] + _d2[0],
@@ -2484,25 +2555,13 @@ def _make_derived1():
                                     _o[4] + _d2[4],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_customer_sk,
-                                            v_ss_addr_sk,
-                                            v_ss_store_sk,
-                                            v_ss_ticket_number,
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ss_store_sk[v_ss_store_sk]
                         _o = n1_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             n1_count_by_ss_store_sk[v_ss_store_sk] = _d2
@@ -2518,37 +2577,43 @@ def _make_derived1():
                                 n1_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del n1_count_by_ss_store_sk[v_ss_store_sk]
-                        _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w4 is not None:
-                            _d5 = (
-                                _d2[0] * _w4[0],
-                                _d2[1] * _w4[1],
-                                _d2[2] * _w4[2],
-                                _d2[3] * _w4[3],
-                                _d2[4] * _w4[4],
+                        _w5 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w5 is not None:
+                            _d6 = (
+                                _d2[0] * _w5[0],
+                                _d2[1] * _w5[1],
+                                _d2[2] * _w5[2],
+                                _d2[3] * _w5[3],
+                                _d2[4] * _w5[4],
                             )
                             _o = n0_root.get(v_ss_store_sk)
                             if _o is None:
-                                n0_root[v_ss_store_sk] = _d5
+                                n0_root[v_ss_store_sk] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_ss_store_sk] = _n
                                 else:
                                     del n0_root[v_ss_store_sk]
                             if pending is not None:
-                                for (
-                                    v_ss_store_sk,
-                                    v_s_city,
-                                ), _m6 in self.store_2_by_ss_store_sk[
-                                    v_ss_store_sk
-                                ].items():
+                                for (v_ss_store_sk, v_s_city), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.store_2_by_ss_store_sk[
+                                                v_ss_store_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (
                                         v_ss_ticket_number,
                                         v_ss_customer_sk,
@@ -2556,11 +2621,11 @@ def _make_derived1():
                                         v_s_city,
                                     )
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
-                                        _d2[3] * _m6[3],
-                                        _d2[4] * _m6[4],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
+                                        _d2[3] * _m7[3],
+                                        _d2[4] * _m7[4],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2590,15 +2655,15 @@ def _make_derived1():
             _g2 = self.n1_by_ss_store_sk.get(v_ss_store_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get(
-                (v_ss_customer_sk, v_ss_addr_sk, v_ss_store_sk, v_ss_ticket_number)
+            _m3 = _entry(
+                _g2, (v_ss_customer_sk, v_ss_addr_sk, v_ss_store_sk, v_ss_ticket_number)
             )
             if _m3 is None:
                 return None
             _g4 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_ss_store_sk, v_s_city))
+            _m5 = _entry(_g4, (v_ss_store_sk, v_s_city))
             if _m5 is None:
                 return None
             return (
@@ -2924,7 +2989,7 @@ class View:
         "profit",
     )
     QUERY_ID = "5a0c672a5e8265b9"
-    LAYOUT_ID = "5d49566e9f57b53a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "0b43245edb106d7a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3097,7 +3162,18 @@ class View:
             _p = d
             _grp = ms_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                ms_by_ss_customer_sk[v_ss_customer_sk] = {row: _p}
+                ms_by_ss_customer_sk[v_ss_customer_sk] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ms_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                    else:
+                        del ms_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    ms_by_ss_customer_sk[v_ss_customer_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -3108,8 +3184,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del ms_by_ss_customer_sk[v_ss_customer_sk]
+                        if len(_grp) == 1:
+                            ms_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = ms_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 ms_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -3132,11 +3210,14 @@ class View:
                     else:
                         del n0_root[v_ss_customer_sk]
                 if pending is not None:
-                    for (
-                        v_ss_customer_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ), _m3 in self.customer_by_ss_customer_sk[v_ss_customer_sk].items():
+                    for (v_ss_customer_sk, v_c_first_name, v_c_last_name), _m3 in (
+                        (_g4,)
+                        if type(
+                            (_g4 := self.customer_by_ss_customer_sk[v_ss_customer_sk])
+                        )
+                        is tuple
+                        else _g4.items()
+                    ):
                         _k = (
                             v_c_last_name,
                             v_c_first_name,
@@ -3175,23 +3256,38 @@ class View:
             del store[row]
         # atom customer
         _p = d
+        _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
         _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
         if _grp is None:
-            customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                (v_ss_customer_sk, v_c_first_name, v_c_last_name): _p
-            }
+            customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                else:
+                    del customer_by_ss_customer_sk[v_ss_customer_sk]
+            else:
+                customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ss_customer_sk, v_c_first_name, v_c_last_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_ss_customer_sk, v_c_first_name, v_c_last_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ss_customer_sk, v_c_first_name, v_c_last_name)]
-                    if not _grp:
-                        del customer_by_ss_customer_sk[v_ss_customer_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
         if _o is None:
             customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -3201,14 +3297,14 @@ class View:
                 customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
             else:
                 del customer_count_by_ss_customer_sk[v_ss_customer_sk]
-        _w1 = ms_count_by_ss_customer_sk.get(v_ss_customer_sk)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = ms_count_by_ss_customer_sk.get(v_ss_customer_sk)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_ss_customer_sk)
             if _o is None:
-                n0_root[v_ss_customer_sk] = _d2
+                n0_root[v_ss_customer_sk] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_ss_customer_sk] = _n
                 else:
@@ -3220,7 +3316,12 @@ class View:
                     v_s_city,
                     v_amt,
                     v_profit,
-                ), _m3 in self.ms_by_ss_customer_sk[v_ss_customer_sk].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.ms_by_ss_customer_sk[v_ss_customer_sk]))
+                    is tuple
+                    else _g5.items()
+                ):
                     _k = (
                         v_c_last_name,
                         v_c_first_name,
@@ -3229,7 +3330,7 @@ class View:
                         v_amt,
                         v_profit,
                     )
-                    _v = _p * _m3
+                    _v = _p * _m4
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -3337,31 +3438,45 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.customer_by_ss_customer_sk.get(v_ss_customer_sk) or _EMPTY
-                    ).get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
-                    or _ZERO
+                or not _entry(
+                    self.customer_by_ss_customer_sk.get(v_ss_customer_sk),
+                    (v_ss_customer_sk, v_c_first_name, v_c_last_name),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_ss_customer_sk, v_c_first_name, v_c_last_name)
             _grp = customer_by_ss_customer_sk.get(v_ss_customer_sk)
             if _grp is None:
-                customer_by_ss_customer_sk[v_ss_customer_sk] = {
-                    (v_ss_customer_sk, v_c_first_name, v_c_last_name): _p
-                }
+                customer_by_ss_customer_sk[v_ss_customer_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ss_customer_sk[v_ss_customer_sk] = (_grp[0], _n)
+                    else:
+                        del customer_by_ss_customer_sk[v_ss_customer_sk]
+                else:
+                    customer_by_ss_customer_sk[v_ss_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_customer_sk, v_c_first_name, v_c_last_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_customer_sk, v_c_first_name, v_c_last_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_customer_sk, v_c_first_name, v_c_last_name)]
-                        if not _grp:
-                            del customer_by_ss_customer_sk[v_ss_customer_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_by_ss_customer_sk[v_ss_customer_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_count_by_ss_customer_sk.get(v_ss_customer_sk)
             if _o is None:
                 customer_count_by_ss_customer_sk[v_ss_customer_sk] = _p
@@ -3371,14 +3486,14 @@ class View:
                     customer_count_by_ss_customer_sk[v_ss_customer_sk] = _n
                 else:
                     del customer_count_by_ss_customer_sk[v_ss_customer_sk]
-            _w1 = ms_count_by_ss_customer_sk.get(v_ss_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = ms_count_by_ss_customer_sk.get(v_ss_customer_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ss_customer_sk)
                 if _o is None:
-                    n0_root[v_ss_customer_sk] = _d2
+                    n0_root[v_ss_customer_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ss_customer_sk] = _n
                     else:
@@ -3390,7 +3505,12 @@ class View:
                         v_s_city,
                         v_amt,
                         v_profit,
-                    ), _m3 in self.ms_by_ss_customer_sk[v_ss_customer_sk].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.ms_by_ss_customer_sk[v_ss_customer_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_c_last_name,
                             v_c_first_name,
@@ -3399,7 +3519,7 @@ class View:
                             v_amt,
                             v_profit,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3420,13 +3540,15 @@ class View:
         _g2 = self.customer_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ss_customer_sk, v_c_first_name, v_c_last_name))
+        _m3 = _entry(_g2, (v_ss_customer_sk, v_c_first_name, v_c_last_name))
         if _m3 is None:
             return None
         _g4 = self.ms_by_ss_customer_sk.get(v_ss_customer_sk)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_ss_ticket_number, v_ss_customer_sk, v_s_city, v_amt, v_profit))
+        _m5 = _entry(
+            _g4, (v_ss_ticket_number, v_ss_customer_sk, v_s_city, v_amt, v_profit)
+        )
         if _m5 is None:
             return None
         return _m3 * _m5

@@ -59,6 +59,20 @@ class _Gone:
 
 _GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -226,6 +240,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -344,7 +370,7 @@ def _make_derived1():
         COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
         QUERY_ID = "a06c037b6bd979cf"
         LAYOUT_ID = (
-            "df1cbcb2bc2bbf1e"  # the state's layout: snapshots restore only here
+            "687e22f6220c7e15"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -544,97 +570,133 @@ def _make_derived1():
                 del store[row]
             # atom catalog_returns
             if keep_catalog_returns:
+                _t1 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                 _grp = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
                     v_cr_returned_date_sk
                 )
                 if _grp is None:
                     catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                         v_cr_returned_date_sk
-                    ] = {
-                        (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _p
-                    }
+                    ] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ]
+                    else:
+                        catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_cr_returning_customer_sk, v_cr_returning_addr_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ]
-                            if not _grp:
-                                del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                                     v_cr_returned_date_sk
-                                ]
-                _w1 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                     if _grp is None:
-                        n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _n
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del n1_by_cr_returning_addr_sk[
+                                del n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk]
+                        else:
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_cr_returning_addr_sk[
                                         v_cr_returning_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                     if _o is None:
-                        n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = _d2
+                        n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
                                 _n
                             )
                         else:
                             del n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk]
-                    _w3 = customer_address_count_by_cr_returning_addr_sk.get(
+                    _w4 = customer_address_count_by_cr_returning_addr_sk.get(
                         v_cr_returning_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_cr_returning_addr_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_addr_sk] = _d4
+                            n0_root[v_cr_returning_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_addr_sk] = _n
                             else:
                                 del n0_root[v_cr_returning_addr_sk]
                         if pending is not None:
-                            for (
-                                v_cr_returning_addr_sk,
-                                v_ca_state,
-                            ), _m5 in self.customer_address_by_cr_returning_addr_sk[
-                                v_cr_returning_addr_sk
-                            ].items():
+                            for (v_cr_returning_addr_sk, v_ca_state), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.customer_address_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
                                 _k = (v_cr_returning_customer_sk, v_ca_state)
-                                _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                                _v = (_d3[0] * _m6[0], _d3[1] * _m6[1], _d3[2] * _m6[2])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -695,47 +757,49 @@ def _make_derived1():
                     v_cr_returned_date_sk
                 )
                 if _g3:
-                    for (
-                        v_cr_returning_customer_sk,
-                        v_cr_returning_addr_sk,
-                    ), _w1 in _g3.items():
+                    for (v_cr_returning_customer_sk, v_cr_returning_addr_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                         _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                                (
-                                    v_cr_returning_customer_sk,
-                                    v_cr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ]
+                            else:
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_cr_returning_addr_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_cr_returning_addr_sk[
                                             v_cr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
@@ -753,32 +817,38 @@ def _make_derived1():
                                 del n1_count_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
                                 ]
-                        _w4 = customer_address_count_by_cr_returning_addr_sk.get(
+                        _w5 = customer_address_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _o = n0_root.get(v_cr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_addr_sk] = _d5
+                                n0_root[v_cr_returning_addr_sk] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_cr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_cr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m6 in self.customer_address_by_cr_returning_addr_sk[
-                                    v_cr_returning_addr_sk
-                                ].items():
+                                for (v_cr_returning_addr_sk, v_ca_state), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_cr_returning_addr_sk[
+                                                v_cr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_cr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -820,25 +890,45 @@ def _make_derived1():
             else:
                 del store[row]
             # atom customer_address
+            _t1 = (v_cr_returning_addr_sk, v_ca_state)
             _grp = customer_address_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
             if _grp is None:
-                customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                    (v_cr_returning_addr_sk, v_ca_state): _p
-                }
+                customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_address_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ]
+                else:
+                    customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_cr_returning_addr_sk, v_ca_state))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_cr_returning_addr_sk, v_ca_state)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_cr_returning_addr_sk, v_ca_state)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_cr_returning_addr_sk, v_ca_state)]
-                        if not _grp:
-                            del customer_address_by_cr_returning_addr_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_cr_returning_addr_sk[
                                 v_cr_returning_addr_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_address_count_by_cr_returning_addr_sk.get(
                 v_cr_returning_addr_sk
             )
@@ -856,27 +946,33 @@ def _make_derived1():
                     del customer_address_count_by_cr_returning_addr_sk[
                         v_cr_returning_addr_sk
                     ]
-            _w1 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            _w2 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n0_root.get(v_cr_returning_addr_sk)
                 if _o is None:
-                    n0_root[v_cr_returning_addr_sk] = _d2
+                    n0_root[v_cr_returning_addr_sk] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n0_root[v_cr_returning_addr_sk] = _n
                     else:
                         del n0_root[v_cr_returning_addr_sk]
                 if pending is not None:
-                    for (
-                        v_cr_returning_customer_sk,
-                        v_cr_returning_addr_sk,
-                    ), _m3 in self.n1_by_cr_returning_addr_sk[
-                        v_cr_returning_addr_sk
-                    ].items():
+                    for (v_cr_returning_customer_sk, v_cr_returning_addr_sk), _m4 in (
+                        (_g5,)
+                        if type(
+                            (
+                                _g5 := self.n1_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_cr_returning_customer_sk, v_ca_state)
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -968,108 +1064,142 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
-                                v_cr_returned_date_sk
-                            )
-                            or _EMPTY
-                        ).get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                            v_cr_returned_date_sk
+                        ),
+                        (v_cr_returning_customer_sk, v_cr_returning_addr_sk),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                 _grp = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
                     v_cr_returned_date_sk
                 )
                 if _grp is None:
                     catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                         v_cr_returned_date_sk
-                    ] = {
-                        (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _p
-                    }
+                    ] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ]
+                    else:
+                        catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_cr_returning_customer_sk, v_cr_returning_addr_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ]
-                            if not _grp:
-                                del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                                     v_cr_returned_date_sk
-                                ]
-                _w1 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                     if _grp is None:
-                        n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                        )
-                        if _o is None:
-                            _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ] = _d2
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _n
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del n1_by_cr_returning_addr_sk[
+                                del n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk]
+                        else:
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_cr_returning_addr_sk[
                                         v_cr_returning_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                     if _o is None:
-                        n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = _d2
+                        n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
                                 _n
                             )
                         else:
                             del n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk]
-                    _w3 = customer_address_count_by_cr_returning_addr_sk.get(
+                    _w4 = customer_address_count_by_cr_returning_addr_sk.get(
                         v_cr_returning_addr_sk
                     )
-                    if _w3 is not None:
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                    if _w4 is not None:
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _o = n0_root.get(v_cr_returning_addr_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_addr_sk] = _d4
+                            n0_root[v_cr_returning_addr_sk] = _d5
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_addr_sk] = _n
                             else:
                                 del n0_root[v_cr_returning_addr_sk]
                         if pending is not None:
-                            for (
-                                v_cr_returning_addr_sk,
-                                v_ca_state,
-                            ), _m5 in self.customer_address_by_cr_returning_addr_sk[
-                                v_cr_returning_addr_sk
-                            ].items():
+                            for (v_cr_returning_addr_sk, v_ca_state), _m6 in (
+                                (_g7,)
+                                if type(
+                                    (
+                                        _g7 := self.customer_address_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g7.items()
+                            ):
                                 _k = (v_cr_returning_customer_sk, v_ca_state)
-                                _v = (_d2[0] * _m5[0], _d2[1] * _m5[1], _d2[2] * _m5[2])
+                                _v = (_d3[0] * _m6[0], _d3[1] * _m6[1], _d3[2] * _m6[2])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -1160,47 +1290,49 @@ def _make_derived1():
                     v_cr_returned_date_sk
                 )
                 if _g3:
-                    for (
-                        v_cr_returning_customer_sk,
-                        v_cr_returning_addr_sk,
-                    ), _w1 in _g3.items():
+                    for (v_cr_returning_customer_sk, v_cr_returning_addr_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _t4 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                         _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                                (
-                                    v_cr_returning_customer_sk,
-                                    v_cr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                _t4,
+                                _d2,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                if _n[0]:
+                                    n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ]
+                            else:
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
                             if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _d2
+                                _grp[_t4] = _d2
                             else:
                                 _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    _grp[_t4] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_cr_returning_addr_sk[
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_cr_returning_addr_sk[
                                             v_cr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
@@ -1218,32 +1350,38 @@ def _make_derived1():
                                 del n1_count_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
                                 ]
-                        _w4 = customer_address_count_by_cr_returning_addr_sk.get(
+                        _w5 = customer_address_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                        if _w5 is not None:
+                            _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                             _o = n0_root.get(v_cr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_addr_sk] = _d5
+                                n0_root[v_cr_returning_addr_sk] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_cr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_cr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m6 in self.customer_address_by_cr_returning_addr_sk[
-                                    v_cr_returning_addr_sk
-                                ].items():
+                                for (v_cr_returning_addr_sk, v_ca_state), _m7 in (
+                                    (_g8,)
+                                    if type(
+                                        (
+                                            _g8 := self.customer_address_by_cr_returning_addr_sk[
+                                                v_cr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g8.items()
+                                ):
                                     _k = (v_cr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m6[0],
-                                        _d2[1] * _m6[1],
-                                        _d2[2] * _m6[2],
+                                        _d2[0] * _m7[0],
+                                        _d2[1] * _m7[1],
+                                        _d2[2] * _m7[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1309,38 +1447,55 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_address_by_cr_returning_addr_sk.get(
-                                v_cr_returning_addr_sk
-                            )
-                            or _EMPTY
-                        ).get((v_cr_returning_addr_sk, v_ca_state))
-                        or _ZERO
+                    or not _entry(
+                        self.customer_address_by_cr_returning_addr_sk.get(
+                            v_cr_returning_addr_sk
+                        ),
+                        (v_cr_returning_addr_sk, v_ca_state),
+                        _ZERO,
                     )[0]
                 ):
                     continue
+                _t1 = (v_cr_returning_addr_sk, v_ca_state)
                 _grp = customer_address_by_cr_returning_addr_sk.get(
                     v_cr_returning_addr_sk
                 )
                 if _grp is None:
-                    customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                        (v_cr_returning_addr_sk, v_ca_state): _p
-                    }
+                    customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ]
+                    else:
+                        customer_address_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_cr_returning_addr_sk, v_ca_state))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_cr_returning_addr_sk, v_ca_state)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_cr_returning_addr_sk, v_ca_state)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_cr_returning_addr_sk, v_ca_state)]
-                            if not _grp:
-                                del customer_address_by_cr_returning_addr_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_address_count_by_cr_returning_addr_sk.get(
                     v_cr_returning_addr_sk
                 )
@@ -1358,14 +1513,14 @@ def _make_derived1():
                         del customer_address_count_by_cr_returning_addr_sk[
                             v_cr_returning_addr_sk
                         ]
-                _w1 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_cr_returning_addr_sk)
                     if _o is None:
-                        n0_root[v_cr_returning_addr_sk] = _d2
+                        n0_root[v_cr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_cr_returning_addr_sk] = _n
                         else:
@@ -1374,11 +1529,20 @@ def _make_derived1():
                         for (
                             v_cr_returning_customer_sk,
                             v_cr_returning_addr_sk,
-                        ), _m3 in self.n1_by_cr_returning_addr_sk[
-                            v_cr_returning_addr_sk
-                        ].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type(
+                                (
+                                    _g5 := self.n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_cr_returning_customer_sk, v_ca_state)
-                            _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                            _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -1396,7 +1560,7 @@ def _make_derived1():
             _g2 = self.n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
+            _m3 = _entry(_g2, (v_cr_returning_customer_sk, v_cr_returning_addr_sk))
             if _m3 is None:
                 return None
             _g4 = self.customer_address_by_cr_returning_addr_sk.get(
@@ -1404,7 +1568,7 @@ def _make_derived1():
             )
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_cr_returning_addr_sk, v_ca_state))
+            _m5 = _entry(_g4, (v_cr_returning_addr_sk, v_ca_state))
             if _m5 is None:
                 return None
             return (_m3[0] * _m5[0], _m3[1] * _m5[1], _m3[2] * _m5[2])
@@ -1662,6 +1826,18 @@ def _make_scalar_2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -1780,7 +1956,7 @@ def _make_scalar_2():
             COLUMNS = ("ctr_customer_sk", "ctr_state", "ctr_total_return")
             QUERY_ID = "a06c037b6bd979cf"
             LAYOUT_ID = (
-                "df1cbcb2bc2bbf1e"  # the state's layout: snapshots restore only here
+                "687e22f6220c7e15"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1992,87 +2168,108 @@ def _make_scalar_2():
                     del store[row]
                 # atom catalog_returns
                 if keep_catalog_returns:
+                    _t1 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                     _grp = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
                         v_cr_returned_date_sk
                     )
                     if _grp is None:
                         catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                             v_cr_returned_date_sk
-                        ] = {
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                        ] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                    v_cr_returned_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                    v_cr_returned_date_sk
+                                ]
+                        else:
+                            catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                                         v_cr_returned_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cr_returned_date_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_cr_returned_date_sk.get(
                         v_cr_returned_date_sk
                     )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                                (
-                                    v_cr_returning_customer_sk,
-                                    v_cr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                _t1,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
+                                    del n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
                                     ]
-                                    if not _grp:
-                                        del n1_by_cr_returning_addr_sk[
+                            else:
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_cr_returning_addr_sk[
                                             v_cr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
                         if _o is None:
                             n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
-                                _d2
+                                _d3
                             )
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
@@ -2081,32 +2278,38 @@ def _make_scalar_2():
                                 del n1_count_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
                                 ]
-                        _w3 = customer_address_count_by_cr_returning_addr_sk.get(
+                        _w4 = customer_address_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n0_root.get(v_cr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_addr_sk] = _d4
+                                n0_root[v_cr_returning_addr_sk] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_cr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_cr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m5 in self.customer_address_by_cr_returning_addr_sk[
-                                    v_cr_returning_addr_sk
-                                ].items():
+                                for (v_cr_returning_addr_sk, v_ca_state), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.customer_address_by_cr_returning_addr_sk[
+                                                v_cr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     _k = (v_cr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m5[0],
-                                        _d2[1] * _m5[1],
-                                        _d2[2] * _m5[2],
+                                        _d3[0] * _m6[0],
+                                        _d3[1] * _m6[1],
+                                        _d3[2] * _m6[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2181,29 +2384,42 @@ def _make_scalar_2():
                         for (
                             v_cr_returning_customer_sk,
                             v_cr_returning_addr_sk,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _t4 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                             _grp = n1_by_cr_returning_addr_sk.get(
                                 v_cr_returning_addr_sk
                             )
                             if _grp is None:
-                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                                    (
-                                        v_cr_returning_customer_sk,
-                                        v_cr_returning_addr_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                    _t4,
+                                    _d2,
                                 )
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ]
+                                else:
+                                    n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -2211,23 +2427,13 @@ def _make_scalar_2():
                                         _o[2] + _d2[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_cr_returning_addr_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_cr_returning_addr_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_cr_returning_addr_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_cr_returning_addr_sk[
                                                 v_cr_returning_addr_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_cr_returning_addr_sk.get(
                                 v_cr_returning_addr_sk
                             )
@@ -2245,40 +2451,46 @@ def _make_scalar_2():
                                     del n1_count_by_cr_returning_addr_sk[
                                         v_cr_returning_addr_sk
                                     ]
-                            _w4 = customer_address_count_by_cr_returning_addr_sk.get(
+                            _w5 = customer_address_count_by_cr_returning_addr_sk.get(
                                 v_cr_returning_addr_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
                                 )
                                 _o = n0_root.get(v_cr_returning_addr_sk)
                                 if _o is None:
-                                    n0_root[v_cr_returning_addr_sk] = _d5
+                                    n0_root[v_cr_returning_addr_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_cr_returning_addr_sk] = _n
                                     else:
                                         del n0_root[v_cr_returning_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_cr_returning_addr_sk,
-                                        v_ca_state,
-                                    ), _m6 in self.customer_address_by_cr_returning_addr_sk[
-                                        v_cr_returning_addr_sk
-                                    ].items():
+                                    for (v_cr_returning_addr_sk, v_ca_state), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.customer_address_by_cr_returning_addr_sk[
+                                                    v_cr_returning_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_cr_returning_customer_sk, v_ca_state)
                                         _v = (
-                                            _d2[0] * _m6[0],
-                                            _d2[1] * _m6[1],
-                                            _d2[2] * _m6[2],
+                                            _d2[0] * _m7[0],
+                                            _d2[1] * _m7[1],
+                                            _d2[2] * _m7[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2320,27 +2532,46 @@ def _make_scalar_2():
                 else:
                     del store[row]
                 # atom customer_address
+                _t1 = (v_cr_returning_addr_sk, v_ca_state)
                 _grp = customer_address_by_cr_returning_addr_sk.get(
                     v_cr_returning_addr_sk
                 )
                 if _grp is None:
-                    customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                        (v_cr_returning_addr_sk, v_ca_state): _p
-                    }
+                    customer_address_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            customer_address_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del customer_address_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ]
+                    else:
+                        customer_address_by_cr_returning_addr_sk[
+                            v_cr_returning_addr_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_cr_returning_addr_sk, v_ca_state))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_cr_returning_addr_sk, v_ca_state)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_cr_returning_addr_sk, v_ca_state)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_cr_returning_addr_sk, v_ca_state)]
-                            if not _grp:
-                                del customer_address_by_cr_returning_addr_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_address_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = customer_address_count_by_cr_returning_addr_sk.get(
                     v_cr_returning_addr_sk
                 )
@@ -2358,14 +2589,14 @@ def _make_scalar_2():
                         del customer_address_count_by_cr_returning_addr_sk[
                             v_cr_returning_addr_sk
                         ]
-                _w1 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
-                if _w1 is not None:
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                _w2 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                if _w2 is not None:
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                     _o = n0_root.get(v_cr_returning_addr_sk)
                     if _o is None:
-                        n0_root[v_cr_returning_addr_sk] = _d2
+                        n0_root[v_cr_returning_addr_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n0_root[v_cr_returning_addr_sk] = _n
                         else:
@@ -2374,11 +2605,20 @@ def _make_scalar_2():
                         for (
                             v_cr_returning_customer_sk,
                             v_cr_returning_addr_sk,
-                        ), _m3 in self.n1_by_cr_returning_addr_sk[
-                            v_cr_returning_addr_sk
-                        ].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type(
+                                (
+                                    _g5 := self.n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_cr_returning_customer_sk, v_ca_state)
-                            _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                            _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -2470,98 +2710,117 @@ def _make_scalar_2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
-                                    v_cr_returned_date_sk
-                                )
-                                or _EMPTY
-                            ).get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
-                            or _ZERO
+                        or not _entry(
+                            self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
+                                v_cr_returned_date_sk
+                            ),
+                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                     _grp = catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk.get(
                         v_cr_returned_date_sk
                     )
                     if _grp is None:
                         catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                             v_cr_returned_date_sk
-                        ] = {
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                        ] = (
+                            _t1,
+                            _p,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                    v_cr_returned_date_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                    v_cr_returned_date_sk
+                                ]
+                        else:
+                            catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                            ] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ]
-                                if not _grp:
-                                    del catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk[
                                         v_cr_returned_date_sk
-                                    ]
-                    _w1 = date_dim_count_by_cr_returned_date_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w2 = date_dim_count_by_cr_returned_date_sk.get(
                         v_cr_returned_date_sk
                     )
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _grp = n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                         if _grp is None:
-                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                                (
-                                    v_cr_returning_customer_sk,
-                                    v_cr_returning_addr_sk,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                            n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                _t1,
+                                _d3,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ] = _n
+                                    n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
+                                    del n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
                                     ]
-                                    if not _grp:
-                                        del n1_by_cr_returning_addr_sk[
+                            else:
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t1)
+                            if _o is None:
+                                _grp[_t1] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t1] = _n
+                                else:
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        n1_by_cr_returning_addr_sk[
                                             v_cr_returning_addr_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
                         if _o is None:
                             n1_count_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
-                                _d2
+                                _d3
                             )
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n1_count_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
@@ -2570,32 +2829,38 @@ def _make_scalar_2():
                                 del n1_count_by_cr_returning_addr_sk[
                                     v_cr_returning_addr_sk
                                 ]
-                        _w3 = customer_address_count_by_cr_returning_addr_sk.get(
+                        _w4 = customer_address_count_by_cr_returning_addr_sk.get(
                             v_cr_returning_addr_sk
                         )
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if _w4 is not None:
+                            _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                             _o = n0_root.get(v_cr_returning_addr_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_addr_sk] = _d4
+                                n0_root[v_cr_returning_addr_sk] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_addr_sk] = _n
                                 else:
                                     del n0_root[v_cr_returning_addr_sk]
                             if pending is not None:
-                                for (
-                                    v_cr_returning_addr_sk,
-                                    v_ca_state,
-                                ), _m5 in self.customer_address_by_cr_returning_addr_sk[
-                                    v_cr_returning_addr_sk
-                                ].items():
+                                for (v_cr_returning_addr_sk, v_ca_state), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.customer_address_by_cr_returning_addr_sk[
+                                                v_cr_returning_addr_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
                                     _k = (v_cr_returning_customer_sk, v_ca_state)
                                     _v = (
-                                        _d2[0] * _m5[0],
-                                        _d2[1] * _m5[1],
-                                        _d2[2] * _m5[2],
+                                        _d3[0] * _m6[0],
+                                        _d3[1] * _m6[1],
+                                        _d3[2] * _m6[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2700,29 +2965,42 @@ def _make_scalar_2():
                         for (
                             v_cr_returning_customer_sk,
                             v_cr_returning_addr_sk,
-                        ), _w1 in _g3.items():
+                        ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                            _t4 = (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
                             _grp = n1_by_cr_returning_addr_sk.get(
                                 v_cr_returning_addr_sk
                             )
                             if _grp is None:
-                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = {
-                                    (
-                                        v_cr_returning_customer_sk,
-                                        v_cr_returning_addr_sk,
-                                    ): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_cr_returning_customer_sk, v_cr_returning_addr_sk)
+                                n1_by_cr_returning_addr_sk[v_cr_returning_addr_sk] = (
+                                    _t4,
+                                    _d2,
                                 )
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d2[0],
+                                        _o[1] + _d2[1],
+                                        _o[2] + _d2[2],
+                                    )
+                                    if _n[0]:
+                                        n1_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ]
+                                else:
+                                    n1_by_cr_returning_addr_sk[
+                                        v_cr_returning_addr_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d2}
+                            else:
+                                _o = _grp.get(_t4)
                                 if _o is None:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_cr_returning_addr_sk,
-                                        )
-                                    ] = _d2
+                                    _grp[_t4] = _d2
                                 else:
                                     _n = (
                                         _o[0] + _d2[0],
@@ -2730,23 +3008,13 @@ def _make_scalar_2():
                                         _o[2] + _d2[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_cr_returning_addr_sk,
-                                            )
-                                        ] = _n
+                                        _grp[_t4] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_cr_returning_addr_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_cr_returning_addr_sk[
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n1_by_cr_returning_addr_sk[
                                                 v_cr_returning_addr_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n1_count_by_cr_returning_addr_sk.get(
                                 v_cr_returning_addr_sk
                             )
@@ -2764,40 +3032,46 @@ def _make_scalar_2():
                                     del n1_count_by_cr_returning_addr_sk[
                                         v_cr_returning_addr_sk
                                     ]
-                            _w4 = customer_address_count_by_cr_returning_addr_sk.get(
+                            _w5 = customer_address_count_by_cr_returning_addr_sk.get(
                                 v_cr_returning_addr_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w5 is not None:
+                                _d6 = (
+                                    _d2[0] * _w5[0],
+                                    _d2[1] * _w5[1],
+                                    _d2[2] * _w5[2],
                                 )
                                 _o = n0_root.get(v_cr_returning_addr_sk)
                                 if _o is None:
-                                    n0_root[v_cr_returning_addr_sk] = _d5
+                                    n0_root[v_cr_returning_addr_sk] = _d6
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d6[0],
+                                        _o[1] + _d6[1],
+                                        _o[2] + _d6[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_cr_returning_addr_sk] = _n
                                     else:
                                         del n0_root[v_cr_returning_addr_sk]
                                 if pending is not None:
-                                    for (
-                                        v_cr_returning_addr_sk,
-                                        v_ca_state,
-                                    ), _m6 in self.customer_address_by_cr_returning_addr_sk[
-                                        v_cr_returning_addr_sk
-                                    ].items():
+                                    for (v_cr_returning_addr_sk, v_ca_state), _m7 in (
+                                        (_g8,)
+                                        if type(
+                                            (
+                                                _g8 := self.customer_address_by_cr_returning_addr_sk[
+                                                    v_cr_returning_addr_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g8.items()
+                                    ):
                                         _k = (v_cr_returning_customer_sk, v_ca_state)
                                         _v = (
-                                            _d2[0] * _m6[0],
-                                            _d2[1] * _m6[1],
-                                            _d2[2] * _m6[2],
+                                            _d2[0] * _m7[0],
+                                            _d2[1] * _m7[1],
+                                            _d2[2] * _m7[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2867,38 +3141,54 @@ def _make_scalar_2():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.customer_address_by_cr_returning_addr_sk.get(
-                                    v_cr_returning_addr_sk
-                                )
-                                or _EMPTY
-                            ).get((v_cr_returning_addr_sk, v_ca_state))
-                            or _ZERO
+                        or not _entry(
+                            self.customer_address_by_cr_returning_addr_sk.get(
+                                v_cr_returning_addr_sk
+                            ),
+                            (v_cr_returning_addr_sk, v_ca_state),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_cr_returning_addr_sk, v_ca_state)
                     _grp = customer_address_by_cr_returning_addr_sk.get(
                         v_cr_returning_addr_sk
                     )
                     if _grp is None:
                         customer_address_by_cr_returning_addr_sk[
                             v_cr_returning_addr_sk
-                        ] = {(v_cr_returning_addr_sk, v_ca_state): _p}
+                        ] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                customer_address_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del customer_address_by_cr_returning_addr_sk[
+                                    v_cr_returning_addr_sk
+                                ]
+                        else:
+                            customer_address_by_cr_returning_addr_sk[
+                                v_cr_returning_addr_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_cr_returning_addr_sk, v_ca_state))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_cr_returning_addr_sk, v_ca_state)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_cr_returning_addr_sk, v_ca_state)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_cr_returning_addr_sk, v_ca_state)]
-                                if not _grp:
-                                    del customer_address_by_cr_returning_addr_sk[
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    customer_address_by_cr_returning_addr_sk[
                                         v_cr_returning_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = customer_address_count_by_cr_returning_addr_sk.get(
                         v_cr_returning_addr_sk
                     )
@@ -2916,14 +3206,14 @@ def _make_scalar_2():
                             del customer_address_count_by_cr_returning_addr_sk[
                                 v_cr_returning_addr_sk
                             ]
-                    _w1 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_cr_returning_addr_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_addr_sk] = _d2
+                            n0_root[v_cr_returning_addr_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_addr_sk] = _n
                             else:
@@ -2932,11 +3222,20 @@ def _make_scalar_2():
                             for (
                                 v_cr_returning_customer_sk,
                                 v_cr_returning_addr_sk,
-                            ), _m3 in self.n1_by_cr_returning_addr_sk[
-                                v_cr_returning_addr_sk
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.n1_by_cr_returning_addr_sk[
+                                            v_cr_returning_addr_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 _k = (v_cr_returning_customer_sk, v_ca_state)
-                                _v = (_p[0] * _m3[0], _p[1] * _m3[1], _p[2] * _m3[2])
+                                _v = (_p[0] * _m4[0], _p[1] * _m4[1], _p[2] * _m4[2])
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -2954,7 +3253,7 @@ def _make_scalar_2():
                 _g2 = self.n1_by_cr_returning_addr_sk.get(v_cr_returning_addr_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_cr_returning_customer_sk, v_cr_returning_addr_sk))
+                _m3 = _entry(_g2, (v_cr_returning_customer_sk, v_cr_returning_addr_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.customer_address_by_cr_returning_addr_sk.get(
@@ -2962,7 +3261,7 @@ def _make_scalar_2():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_cr_returning_addr_sk, v_ca_state))
+                _m5 = _entry(_g4, (v_cr_returning_addr_sk, v_ca_state))
                 if _m5 is None:
                     return None
                 return (_m3[0] * _m5[0], _m3[1] * _m5[1], _m3[2] * _m5[2])
@@ -3228,7 +3527,7 @@ def _make_scalar_2():
         COLUMNS = ("k1", "v")
         QUERY_ID = "b54d66816ab7ec59"
         LAYOUT_ID = (
-            "567008350acf3225"  # the state's layout: snapshots restore only here
+            "c35aaa0c38e2906e"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3708,7 +4007,7 @@ class View:
         "ctr_total_return",
     )
     QUERY_ID = "f869d0defa3687b0"
-    LAYOUT_ID = "79fb192de2a55db0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "cdad020ec28d246d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3934,23 +4233,38 @@ class View:
         # atom ctr1
         if keep_ctr1:
             _p = d
+            _t1 = (v_ctr_customer_sk, v_ctr_total_return)
             _grp = ctr1_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
-                ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                    (v_ctr_customer_sk, v_ctr_total_return): _p
-                }
+                ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
+                    else:
+                        del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+                else:
+                    ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ctr_customer_sk, v_ctr_total_return))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ctr_customer_sk, v_ctr_total_return)]
-                        if not _grp:
-                            del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _o is None:
                 ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _p
@@ -3960,44 +4274,61 @@ class View:
                     ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
                 else:
                     del ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk]
-            _g3 = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
-            if _g3:
-                for v_ca_address_sk, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _g4:
+                for v_ca_address_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = _p * _w2
+                    _t5 = (v_ctr_customer_sk, v_ca_address_sk)
                     _grp = n1_by_ca_address_sk.get(v_ca_address_sk)
                     if _grp is None:
-                        n1_by_ca_address_sk[v_ca_address_sk] = {
-                            (v_ctr_customer_sk, v_ca_address_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ctr_customer_sk, v_ca_address_sk))
-                        if _o is None:
-                            _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_ca_address_sk[v_ca_address_sk] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _n
+                                n1_by_ca_address_sk[v_ca_address_sk] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ctr_customer_sk, v_ca_address_sk)]
-                                if not _grp:
-                                    del n1_by_ca_address_sk[v_ca_address_sk]
+                                del n1_by_ca_address_sk[v_ca_address_sk]
+                        else:
+                            n1_by_ca_address_sk[v_ca_address_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ca_address_sk[v_ca_address_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_ca_address_sk.get(v_ca_address_sk)
                     if _o is None:
-                        n1_count_by_ca_address_sk[v_ca_address_sk] = _d2
+                        n1_count_by_ca_address_sk[v_ca_address_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_ca_address_sk[v_ca_address_sk] = _n
                         else:
                             del n1_count_by_ca_address_sk[v_ca_address_sk]
-                    _w4 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w6 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
+                    if _w6 is not None:
+                        _d7 = _d3 * _w6
                         _o = n0_root.get(v_ca_address_sk)
                         if _o is None:
-                            n0_root[v_ca_address_sk] = _d5
+                            n0_root[v_ca_address_sk] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_ca_address_sk] = _n
                             else:
@@ -4010,9 +4341,18 @@ class View:
                                 v_c_salutation,
                                 v_c_first_name,
                                 v_c_last_name,
-                            ), _m6 in self.customer_by_ctr_customer_sk_ca_address_sk[
-                                (v_ctr_customer_sk, v_ca_address_sk)
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.customer_by_ctr_customer_sk_ca_address_sk[
+                                            (v_ctr_customer_sk, v_ca_address_sk)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ca_address_sk,
                                     v_ca_street_number,
@@ -4026,9 +4366,18 @@ class View:
                                     v_ca_country,
                                     v_ca_gmt_offset,
                                     v_ca_location_type,
-                                ), _m7 in self.customer_address_by_ca_address_sk[
-                                    v_ca_address_sk
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.customer_address_by_ca_address_sk[
+                                                v_ca_address_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     _k = (
                                         v_c_customer_id,
                                         v_c_salutation,
@@ -4047,7 +4396,7 @@ class View:
                                         v_ca_location_type,
                                         v_ctr_total_return,
                                     )
-                                    _v = _p * _m6 * _m7
+                                    _v = _p * _m8 * _m10
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -4093,96 +4442,54 @@ class View:
         # atom customer_address
         if keep_customer_address:
             _p = d
+            _t1 = (
+                v_ca_address_sk,
+                v_ca_street_number,
+                v_ca_street_name,
+                v_ca_street_type,
+                v_ca_suite_number,
+                v_ca_city,
+                v_ca_county,
+                v_ca_state,
+                v_ca_zip,
+                v_ca_country,
+                v_ca_gmt_offset,
+                v_ca_location_type,
+            )
             _grp = customer_address_by_ca_address_sk.get(v_ca_address_sk)
             if _grp is None:
-                customer_address_by_ca_address_sk[v_ca_address_sk] = {
-                    (
-                        v_ca_address_sk,
-                        v_ca_street_number,
-                        v_ca_street_name,
-                        v_ca_street_type,
-                        v_ca_suite_number,
-                        v_ca_city,
-                        v_ca_county,
-                        v_ca_state,
-                        v_ca_zip,
-                        v_ca_country,
-                        v_ca_gmt_offset,
-                        v_ca_location_type,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ca_address_sk,
-                        v_ca_street_number,
-                        v_ca_street_name,
-                        v_ca_street_type,
-                        v_ca_suite_number,
-                        v_ca_city,
-                        v_ca_county,
-                        v_ca_state,
-                        v_ca_zip,
-                        v_ca_country,
-                        v_ca_gmt_offset,
-                        v_ca_location_type,
-                    )
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ca_address_sk,
-                            v_ca_street_number,
-                            v_ca_street_name,
-                            v_ca_street_type,
-                            v_ca_suite_number,
-                            v_ca_city,
-                            v_ca_county,
-                            v_ca_state,
-                            v_ca_zip,
-                            v_ca_country,
-                            v_ca_gmt_offset,
-                            v_ca_location_type,
+                customer_address_by_ca_address_sk[v_ca_address_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_address_by_ca_address_sk[v_ca_address_sk] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_address_by_ca_address_sk[v_ca_address_sk]
+                else:
+                    customer_address_by_ca_address_sk[v_ca_address_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ca_address_sk,
-                                v_ca_street_number,
-                                v_ca_street_name,
-                                v_ca_street_type,
-                                v_ca_suite_number,
-                                v_ca_city,
-                                v_ca_county,
-                                v_ca_state,
-                                v_ca_zip,
-                                v_ca_country,
-                                v_ca_gmt_offset,
-                                v_ca_location_type,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ca_address_sk,
-                                v_ca_street_number,
-                                v_ca_street_name,
-                                v_ca_street_type,
-                                v_ca_suite_number,
-                                v_ca_city,
-                                v_ca_county,
-                                v_ca_state,
-                                v_ca_zip,
-                                v_ca_country,
-                                v_ca_gmt_offset,
-                                v_ca_location_type,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_ca_address_sk[v_ca_address_sk] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_address_by_ca_address_sk[v_ca_address_sk]
             _o = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
             if _o is None:
                 customer_address_count_by_ca_address_sk[v_ca_address_sk] = _p
@@ -4192,23 +4499,25 @@ class View:
                     customer_address_count_by_ca_address_sk[v_ca_address_sk] = _n
                 else:
                     del customer_address_count_by_ca_address_sk[v_ca_address_sk]
-            _w1 = n1_count_by_ca_address_sk.get(v_ca_address_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = n1_count_by_ca_address_sk.get(v_ca_address_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ca_address_sk)
                 if _o is None:
-                    n0_root[v_ca_address_sk] = _d2
+                    n0_root[v_ca_address_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ca_address_sk] = _n
                     else:
                         del n0_root[v_ca_address_sk]
                 if pending is not None:
-                    for (
-                        v_ctr_customer_sk,
-                        v_ca_address_sk,
-                    ), _m3 in self.n1_by_ca_address_sk[v_ca_address_sk].items():
+                    for (v_ctr_customer_sk, v_ca_address_sk), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_ca_address_sk[v_ca_address_sk]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         for (
                             v_ctr_customer_sk,
                             v_c_customer_id,
@@ -4216,15 +4525,30 @@ class View:
                             v_c_salutation,
                             v_c_first_name,
                             v_c_last_name,
-                        ), _m4 in self.customer_by_ctr_customer_sk_ca_address_sk[
-                            (v_ctr_customer_sk, v_ca_address_sk)
-                        ].items():
-                            for (
-                                v_ctr_customer_sk,
-                                v_ctr_total_return,
-                            ), _m5 in self.ctr1_by_ctr_customer_sk[
-                                v_ctr_customer_sk
-                            ].items():
+                        ), _m6 in (
+                            (_g7,)
+                            if type(
+                                (
+                                    _g7 := self.customer_by_ctr_customer_sk_ca_address_sk[
+                                        (v_ctr_customer_sk, v_ca_address_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g7.items()
+                        ):
+                            for (v_ctr_customer_sk, v_ctr_total_return), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.ctr1_by_ctr_customer_sk[
+                                            v_ctr_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_salutation,
@@ -4243,7 +4567,7 @@ class View:
                                     v_ca_location_type,
                                     v_ctr_total_return,
                                 )
-                                _v = _p * _m4 * _m5
+                                _v = _p * _m6 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4302,77 +4626,69 @@ class View:
         # atom customer
         if keep_customer:
             _p = d
-            _grp = customer_by_ctr_customer_sk_ca_address_sk.get(
-                (v_ctr_customer_sk, v_ca_address_sk)
+            _t1 = (v_ctr_customer_sk, v_ca_address_sk)
+            _t2 = (
+                v_ctr_customer_sk,
+                v_c_customer_id,
+                v_ca_address_sk,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
             )
+            _grp = customer_by_ctr_customer_sk_ca_address_sk.get(_t1)
             if _grp is None:
-                customer_by_ctr_customer_sk_ca_address_sk[
-                    (v_ctr_customer_sk, v_ca_address_sk)
-                ] = {
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_ca_address_sk,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
+                customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del customer_by_ctr_customer_sk_ca_address_sk[_t1]
+                else:
+                    customer_by_ctr_customer_sk_ca_address_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get(
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_ca_address_sk,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
-                )
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_ca_address_sk,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    ] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_ca_address_sk,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_ca_address_sk,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            customer_by_ctr_customer_sk_ca_address_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_by_ctr_customer_sk_ca_address_sk[
-                                (v_ctr_customer_sk, v_ca_address_sk)
-                            ]
             _grp = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
-                customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                    v_ca_address_sk: _p
-                }
+                customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                    v_ca_address_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ca_address_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk]
+                else:
+                    customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ca_address_sk)
                 if _o is None:
@@ -4383,58 +4699,74 @@ class View:
                         _grp[v_ca_address_sk] = _n
                     else:
                         del _grp[v_ca_address_sk]
-                        if not _grp:
-                            del customer_ca_address_sk_by_ctr_customer_sk[
+                        if len(_grp) == 1:
+                            customer_ca_address_sk_by_ctr_customer_sk[
                                 v_ctr_customer_sk
-                            ]
-            _w1 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w3 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_ca_address_sk.get(v_ca_address_sk)
                 if _grp is None:
-                    n1_by_ca_address_sk[v_ca_address_sk] = {
-                        (v_ctr_customer_sk, v_ca_address_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ctr_customer_sk, v_ca_address_sk))
-                    if _o is None:
-                        _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_ca_address_sk[v_ca_address_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _n
+                            n1_by_ca_address_sk[v_ca_address_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ctr_customer_sk, v_ca_address_sk)]
-                            if not _grp:
-                                del n1_by_ca_address_sk[v_ca_address_sk]
+                            del n1_by_ca_address_sk[v_ca_address_sk]
+                    else:
+                        n1_by_ca_address_sk[v_ca_address_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_ca_address_sk[v_ca_address_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ca_address_sk.get(v_ca_address_sk)
                 if _o is None:
-                    n1_count_by_ca_address_sk[v_ca_address_sk] = _d2
+                    n1_count_by_ca_address_sk[v_ca_address_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_ca_address_sk[v_ca_address_sk] = _n
                     else:
                         del n1_count_by_ca_address_sk[v_ca_address_sk]
-                _w3 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_ca_address_sk)
                     if _o is None:
-                        n0_root[v_ca_address_sk] = _d4
+                        n0_root[v_ca_address_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_ca_address_sk] = _n
                         else:
                             del n0_root[v_ca_address_sk]
                     if pending is not None:
-                        for (
-                            v_ctr_customer_sk,
-                            v_ctr_total_return,
-                        ), _m5 in self.ctr1_by_ctr_customer_sk[
-                            v_ctr_customer_sk
-                        ].items():
+                        for (v_ctr_customer_sk, v_ctr_total_return), _m7 in (
+                            (_g8,)
+                            if type(
+                                (_g8 := self.ctr1_by_ctr_customer_sk[v_ctr_customer_sk])
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_ca_address_sk,
                                 v_ca_street_number,
@@ -4448,9 +4780,18 @@ class View:
                                 v_ca_country,
                                 v_ca_gmt_offset,
                                 v_ca_location_type,
-                            ), _m6 in self.customer_address_by_ca_address_sk[
-                                v_ca_address_sk
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ca_address_sk[
+                                            v_ca_address_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_salutation,
@@ -4469,7 +4810,7 @@ class View:
                                     v_ca_location_type,
                                     v_ctr_total_return,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m7 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4593,97 +4934,85 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_by_ctr_customer_sk_ca_address_sk.get(
+                        (v_ctr_customer_sk, v_ca_address_sk)
+                    ),
                     (
-                        self.customer_by_ctr_customer_sk_ca_address_sk.get(
-                            (v_ctr_customer_sk, v_ca_address_sk)
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_ca_address_sk,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
-                    or _ZERO
+                        v_ctr_customer_sk,
+                        v_c_customer_id,
+                        v_ca_address_sk,
+                        v_c_salutation,
+                        v_c_first_name,
+                        v_c_last_name,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
-            _grp = customer_by_ctr_customer_sk_ca_address_sk.get(
-                (v_ctr_customer_sk, v_ca_address_sk)
+            _t1 = (v_ctr_customer_sk, v_ca_address_sk)
+            _t2 = (
+                v_ctr_customer_sk,
+                v_c_customer_id,
+                v_ca_address_sk,
+                v_c_salutation,
+                v_c_first_name,
+                v_c_last_name,
             )
+            _grp = customer_by_ctr_customer_sk_ca_address_sk.get(_t1)
             if _grp is None:
-                customer_by_ctr_customer_sk_ca_address_sk[
-                    (v_ctr_customer_sk, v_ca_address_sk)
-                ] = {
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_ca_address_sk,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
+                customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_ctr_customer_sk_ca_address_sk[_t1] = (_grp[0], _n)
+                    else:
+                        del customer_by_ctr_customer_sk_ca_address_sk[_t1]
+                else:
+                    customer_by_ctr_customer_sk_ca_address_sk[_t1] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get(
-                    (
-                        v_ctr_customer_sk,
-                        v_c_customer_id,
-                        v_ca_address_sk,
-                        v_c_salutation,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
-                )
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[
-                        (
-                            v_ctr_customer_sk,
-                            v_c_customer_id,
-                            v_ca_address_sk,
-                            v_c_salutation,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    ] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_ca_address_sk,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ctr_customer_sk,
-                                v_c_customer_id,
-                                v_ca_address_sk,
-                                v_c_salutation,
-                                v_c_first_name,
-                                v_c_last_name,
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            customer_by_ctr_customer_sk_ca_address_sk[_t1] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del customer_by_ctr_customer_sk_ca_address_sk[
-                                (v_ctr_customer_sk, v_ca_address_sk)
-                            ]
             _grp = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
             if _grp is None:
-                customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                    v_ca_address_sk: _p
-                }
+                customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                    v_ca_address_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ca_address_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk]
+                else:
+                    customer_ca_address_sk_by_ctr_customer_sk[v_ctr_customer_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ca_address_sk)
                 if _o is None:
@@ -4694,58 +5023,74 @@ class View:
                         _grp[v_ca_address_sk] = _n
                     else:
                         del _grp[v_ca_address_sk]
-                        if not _grp:
-                            del customer_ca_address_sk_by_ctr_customer_sk[
+                        if len(_grp) == 1:
+                            customer_ca_address_sk_by_ctr_customer_sk[
                                 v_ctr_customer_sk
-                            ]
-            _w1 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w3 = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_ca_address_sk.get(v_ca_address_sk)
                 if _grp is None:
-                    n1_by_ca_address_sk[v_ca_address_sk] = {
-                        (v_ctr_customer_sk, v_ca_address_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ctr_customer_sk, v_ca_address_sk))
-                    if _o is None:
-                        _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_ca_address_sk[v_ca_address_sk] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _n
+                            n1_by_ca_address_sk[v_ca_address_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ctr_customer_sk, v_ca_address_sk)]
-                            if not _grp:
-                                del n1_by_ca_address_sk[v_ca_address_sk]
+                            del n1_by_ca_address_sk[v_ca_address_sk]
+                    else:
+                        n1_by_ca_address_sk[v_ca_address_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_ca_address_sk[v_ca_address_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ca_address_sk.get(v_ca_address_sk)
                 if _o is None:
-                    n1_count_by_ca_address_sk[v_ca_address_sk] = _d2
+                    n1_count_by_ca_address_sk[v_ca_address_sk] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_ca_address_sk[v_ca_address_sk] = _n
                     else:
                         del n1_count_by_ca_address_sk[v_ca_address_sk]
-                _w3 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_ca_address_sk)
                     if _o is None:
-                        n0_root[v_ca_address_sk] = _d4
+                        n0_root[v_ca_address_sk] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_ca_address_sk] = _n
                         else:
                             del n0_root[v_ca_address_sk]
                     if pending is not None:
-                        for (
-                            v_ctr_customer_sk,
-                            v_ctr_total_return,
-                        ), _m5 in self.ctr1_by_ctr_customer_sk[
-                            v_ctr_customer_sk
-                        ].items():
+                        for (v_ctr_customer_sk, v_ctr_total_return), _m7 in (
+                            (_g8,)
+                            if type(
+                                (_g8 := self.ctr1_by_ctr_customer_sk[v_ctr_customer_sk])
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_ca_address_sk,
                                 v_ca_street_number,
@@ -4759,9 +5104,18 @@ class View:
                                 v_ca_country,
                                 v_ca_gmt_offset,
                                 v_ca_location_type,
-                            ), _m6 in self.customer_address_by_ca_address_sk[
-                                v_ca_address_sk
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.customer_address_by_ca_address_sk[
+                                            v_ca_address_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_salutation,
@@ -4780,7 +5134,7 @@ class View:
                                     v_ca_location_type,
                                     v_ctr_total_return,
                                 )
-                                _v = _p * _m5 * _m6
+                                _v = _p * _m7 * _m9
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4820,23 +5174,35 @@ class View:
         n0_root = self.n0_root
         n1_by_ca_address_sk = self.n1_by_ca_address_sk
         n1_count_by_ca_address_sk = self.n1_count_by_ca_address_sk
+        _t1 = (v_ctr_customer_sk, v_ctr_total_return)
         _grp = ctr1_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _grp is None:
-            ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {
-                (v_ctr_customer_sk, v_ctr_total_return): _p
-            }
+            ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = (_grp[0], _n)
+                else:
+                    del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+            else:
+                ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ctr_customer_sk, v_ctr_total_return))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_ctr_customer_sk, v_ctr_total_return)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ctr_customer_sk, v_ctr_total_return)]
-                    if not _grp:
-                        del ctr1_by_ctr_customer_sk[v_ctr_customer_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        ctr1_by_ctr_customer_sk[v_ctr_customer_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = ctr1_count_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _o is None:
             ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _p
@@ -4846,44 +5212,59 @@ class View:
                 ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk] = _n
             else:
                 del ctr1_count_by_ctr_customer_sk[v_ctr_customer_sk]
-        _g3 = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
-        if _g3:
-            for v_ca_address_sk, _w1 in _g3.items():
-                _d2 = _p * _w1
+        _g4 = customer_ca_address_sk_by_ctr_customer_sk.get(v_ctr_customer_sk)
+        if _g4:
+            for v_ca_address_sk, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = _p * _w2
+                _t5 = (v_ctr_customer_sk, v_ca_address_sk)
                 _grp = n1_by_ca_address_sk.get(v_ca_address_sk)
                 if _grp is None:
-                    n1_by_ca_address_sk[v_ca_address_sk] = {
-                        (v_ctr_customer_sk, v_ca_address_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ctr_customer_sk, v_ca_address_sk))
-                    if _o is None:
-                        _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_ca_address_sk[v_ca_address_sk] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_ctr_customer_sk, v_ca_address_sk)] = _n
+                            n1_by_ca_address_sk[v_ca_address_sk] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ctr_customer_sk, v_ca_address_sk)]
-                            if not _grp:
-                                del n1_by_ca_address_sk[v_ca_address_sk]
+                            del n1_by_ca_address_sk[v_ca_address_sk]
+                    else:
+                        n1_by_ca_address_sk[v_ca_address_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_ca_address_sk[v_ca_address_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_ca_address_sk.get(v_ca_address_sk)
                 if _o is None:
-                    n1_count_by_ca_address_sk[v_ca_address_sk] = _d2
+                    n1_count_by_ca_address_sk[v_ca_address_sk] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_ca_address_sk[v_ca_address_sk] = _n
                     else:
                         del n1_count_by_ca_address_sk[v_ca_address_sk]
-                _w4 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
-                if _w4 is not None:
-                    _d5 = _d2 * _w4
+                _w6 = customer_address_count_by_ca_address_sk.get(v_ca_address_sk)
+                if _w6 is not None:
+                    _d7 = _d3 * _w6
                     _o = n0_root.get(v_ca_address_sk)
                     if _o is None:
-                        n0_root[v_ca_address_sk] = _d5
+                        n0_root[v_ca_address_sk] = _d7
                     else:
-                        _n = _o + _d5
+                        _n = _o + _d7
                         if _n:
                             n0_root[v_ca_address_sk] = _n
                         else:
@@ -4896,9 +5277,18 @@ class View:
                             v_c_salutation,
                             v_c_first_name,
                             v_c_last_name,
-                        ), _m6 in self.customer_by_ctr_customer_sk_ca_address_sk[
-                            (v_ctr_customer_sk, v_ca_address_sk)
-                        ].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.customer_by_ctr_customer_sk_ca_address_sk[
+                                        (v_ctr_customer_sk, v_ca_address_sk)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_ca_address_sk,
                                 v_ca_street_number,
@@ -4912,9 +5302,18 @@ class View:
                                 v_ca_country,
                                 v_ca_gmt_offset,
                                 v_ca_location_type,
-                            ), _m7 in self.customer_address_by_ca_address_sk[
-                                v_ca_address_sk
-                            ].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.customer_address_by_ca_address_sk[
+                                            v_ca_address_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 _k = (
                                     v_c_customer_id,
                                     v_c_salutation,
@@ -4933,7 +5332,7 @@ class View:
                                     v_ca_location_type,
                                     v_ctr_total_return,
                                 )
-                                _v = _p * _m6 * _m7
+                                _v = _p * _m8 * _m10
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -5003,7 +5402,7 @@ class View:
         _g2 = self.n1_by_ca_address_sk.get(v_ca_address_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ctr_customer_sk, v_ca_address_sk))
+        _m3 = _entry(_g2, (v_ctr_customer_sk, v_ca_address_sk))
         if _m3 is None:
             return None
         _g4 = self.customer_by_ctr_customer_sk_ca_address_sk.get(
@@ -5011,7 +5410,8 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get(
+        _m5 = _entry(
+            _g4,
             (
                 v_ctr_customer_sk,
                 v_c_customer_id,
@@ -5019,20 +5419,21 @@ class View:
                 v_c_salutation,
                 v_c_first_name,
                 v_c_last_name,
-            )
+            ),
         )
         if _m5 is None:
             return None
         _g6 = self.ctr1_by_ctr_customer_sk.get(v_ctr_customer_sk)
         if _g6 is None:
             return None
-        _m7 = _g6.get((v_ctr_customer_sk, v_ctr_total_return))
+        _m7 = _entry(_g6, (v_ctr_customer_sk, v_ctr_total_return))
         if _m7 is None:
             return None
         _g8 = self.customer_address_by_ca_address_sk.get(v_ca_address_sk)
         if _g8 is None:
             return None
-        _m9 = _g8.get(
+        _m9 = _entry(
+            _g8,
             (
                 v_ca_address_sk,
                 v_ca_street_number,
@@ -5046,7 +5447,7 @@ class View:
                 v_ca_country,
                 v_ca_gmt_offset,
                 v_ca_location_type,
-            )
+            ),
         )
         if _m9 is None:
             return None

@@ -70,6 +70,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -241,6 +255,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -300,6 +326,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -382,7 +420,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "460fdc3c0ce31e99"
-                LAYOUT_ID = "85e5b46739e94ac7"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1f703d0b925fa55e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -792,7 +830,7 @@ def _make_derived1():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "1338281cd8c5dab8"  # the state's layout: snapshots restore only here
+                "b8007e48301641b4"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -965,7 +1003,9 @@ def _make_derived1():
                             del in1_count_by_d_week_seq[v_d_week_seq]
                     _g3 = date_dim_d_date_by_d_week_seq.get(v_d_week_seq)
                     if _g3:
-                        for v_d_date, _w1 in _g3.items():
+                        for v_d_date, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = _p * _w1
                             _o = n0_root.get(v_d_date)
                             if _o is None:
@@ -1008,7 +1048,24 @@ def _make_derived1():
                     _p = d
                     _grp = date_dim_d_date_by_d_week_seq.get(v_d_week_seq)
                     if _grp is None:
-                        date_dim_d_date_by_d_week_seq[v_d_week_seq] = {v_d_date: _p}
+                        date_dim_d_date_by_d_week_seq[v_d_week_seq] = (v_d_date, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_d_date
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_d_date_by_d_week_seq[v_d_week_seq] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_d_date_by_d_week_seq[v_d_week_seq]
+                        else:
+                            date_dim_d_date_by_d_week_seq[v_d_week_seq] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_d_date)
                         if _o is None:
@@ -1019,8 +1076,10 @@ def _make_derived1():
                                 _grp[v_d_date] = _n
                             else:
                                 del _grp[v_d_date]
-                                if not _grp:
-                                    del date_dim_d_date_by_d_week_seq[v_d_week_seq]
+                                if len(_grp) == 1:
+                                    date_dim_d_date_by_d_week_seq[v_d_week_seq] = next(
+                                        iter(_grp.items())
+                                    )
                     _w1 = in1_count_by_d_week_seq.get(v_d_week_seq)
                     if _w1 is not None:
                         _d2 = _p * _w1
@@ -1267,7 +1326,7 @@ def _make_derived1():
         COLUMNS = ("item_id", "sr_item_qty")
         QUERY_ID = "8362fd104c17bf8a"
         LAYOUT_ID = (
-            "fb6f3950476055b4"  # the state's layout: snapshots restore only here
+            "df13458651727ff4"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1460,7 +1519,9 @@ def _make_derived1():
                         del in1_count_by_d_date[v_d_date]
                 _g3 = date_dim_sr_returned_date_sk_by_d_date.get(v_d_date)
                 if _g3:
-                    for v_sr_returned_date_sk, _w1 in _g3.items():
+                    for v_sr_returned_date_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n5_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
                         if _o is None:
@@ -1479,7 +1540,9 @@ def _make_derived1():
                             v_sr_returned_date_sk
                         )
                         if _g6:
-                            for v_sr_item_sk, _w4 in _g6.items():
+                            for v_sr_item_sk, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = (
                                     _d2[0] * _w4[0],
                                     _d2[1] * _w4[1],
@@ -1500,7 +1563,9 @@ def _make_derived1():
                                         del n3_count_by_sr_item_sk[v_sr_item_sk]
                                 _g9 = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
                                 if _g9:
-                                    for v_i_item_id, _w7 in _g9.items():
+                                    for v_i_item_id, _w7 in (
+                                        (_g9,) if type(_g9) is tuple else _g9.items()
+                                    ):
                                         _d8 = (
                                             _d5[0] * _w7[0],
                                             _d5[1] * _w7[1],
@@ -1583,7 +1648,24 @@ def _make_derived1():
                 if _grp is None:
                     store_returns_sr_item_sk_by_sr_returned_date_sk[
                         v_sr_returned_date_sk
-                    ] = {v_sr_item_sk: _p}
+                    ] = (v_sr_item_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_sr_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_returns_sr_item_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_returns_sr_item_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ]
+                    else:
+                        store_returns_sr_item_sk_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_sr_item_sk)
                     if _o is None:
@@ -1594,10 +1676,10 @@ def _make_derived1():
                             _grp[v_sr_item_sk] = _n
                         else:
                             del _grp[v_sr_item_sk]
-                            if not _grp:
-                                del store_returns_sr_item_sk_by_sr_returned_date_sk[
+                            if len(_grp) == 1:
+                                store_returns_sr_item_sk_by_sr_returned_date_sk[
                                     v_sr_returned_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = n5_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1612,7 +1694,9 @@ def _make_derived1():
                             del n3_count_by_sr_item_sk[v_sr_item_sk]
                     _g5 = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
                     if _g5:
-                        for v_i_item_id, _w3 in _g5.items():
+                        for v_i_item_id, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n0_root.get(v_i_item_id)
                             if _o is None:
@@ -1659,7 +1743,21 @@ def _make_derived1():
             # atom item
             _grp = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
             if _grp is None:
-                item_i_item_id_by_sr_item_sk[v_sr_item_sk] = {v_i_item_id: _p}
+                item_i_item_id_by_sr_item_sk[v_sr_item_sk] = (v_i_item_id, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_id
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_i_item_id_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_i_item_id_by_sr_item_sk[v_sr_item_sk]
+                else:
+                    item_i_item_id_by_sr_item_sk[v_sr_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_i_item_id)
                 if _o is None:
@@ -1670,8 +1768,10 @@ def _make_derived1():
                         _grp[v_i_item_id] = _n
                     else:
                         del _grp[v_i_item_id]
-                        if not _grp:
-                            del item_i_item_id_by_sr_item_sk[v_sr_item_sk]
+                        if len(_grp) == 1:
+                            item_i_item_id_by_sr_item_sk[v_sr_item_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n3_count_by_sr_item_sk.get(v_sr_item_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1731,9 +1831,27 @@ def _make_derived1():
             if keep_date_dim:
                 _grp = date_dim_sr_returned_date_sk_by_d_date.get(v_d_date)
                 if _grp is None:
-                    date_dim_sr_returned_date_sk_by_d_date[v_d_date] = {
-                        v_sr_returned_date_sk: _p
-                    }
+                    date_dim_sr_returned_date_sk_by_d_date[v_d_date] = (
+                        v_sr_returned_date_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_sr_returned_date_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_sr_returned_date_sk_by_d_date[v_d_date] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_sr_returned_date_sk_by_d_date[v_d_date]
+                    else:
+                        date_dim_sr_returned_date_sk_by_d_date[v_d_date] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_sr_returned_date_sk)
                     if _o is None:
@@ -1744,8 +1862,10 @@ def _make_derived1():
                             _grp[v_sr_returned_date_sk] = _n
                         else:
                             del _grp[v_sr_returned_date_sk]
-                            if not _grp:
-                                del date_dim_sr_returned_date_sk_by_d_date[v_d_date]
+                            if len(_grp) == 1:
+                                date_dim_sr_returned_date_sk_by_d_date[v_d_date] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = in1_count_by_d_date.get(v_d_date)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1762,7 +1882,9 @@ def _make_derived1():
                         v_sr_returned_date_sk
                     )
                     if _g5:
-                        for v_sr_item_sk, _w3 in _g5.items():
+                        for v_sr_item_sk, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n3_count_by_sr_item_sk.get(v_sr_item_sk)
                             if _o is None:
@@ -1775,7 +1897,9 @@ def _make_derived1():
                                     del n3_count_by_sr_item_sk[v_sr_item_sk]
                             _g8 = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
                             if _g8:
-                                for v_i_item_id, _w6 in _g8.items():
+                                for v_i_item_id, _w6 in (
+                                    (_g8,) if type(_g8) is tuple else _g8.items()
+                                ):
                                     _d7 = (
                                         _d4[0] * _w6[0],
                                         _d4[1] * _w6[1],
@@ -1880,14 +2004,12 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_returns_sr_item_sk_by_sr_returned_date_sk.get(
-                                v_sr_returned_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_sr_item_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.store_returns_sr_item_sk_by_sr_returned_date_sk.get(
+                            v_sr_returned_date_sk
+                        ),
+                        v_sr_item_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
@@ -1897,7 +2019,24 @@ def _make_derived1():
                 if _grp is None:
                     store_returns_sr_item_sk_by_sr_returned_date_sk[
                         v_sr_returned_date_sk
-                    ] = {v_sr_item_sk: _p}
+                    ] = (v_sr_item_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_sr_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_returns_sr_item_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_returns_sr_item_sk_by_sr_returned_date_sk[
+                                v_sr_returned_date_sk
+                            ]
+                    else:
+                        store_returns_sr_item_sk_by_sr_returned_date_sk[
+                            v_sr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_sr_item_sk)
                     if _o is None:
@@ -1908,10 +2047,10 @@ def _make_derived1():
                             _grp[v_sr_item_sk] = _n
                         else:
                             del _grp[v_sr_item_sk]
-                            if not _grp:
-                                del store_returns_sr_item_sk_by_sr_returned_date_sk[
+                            if len(_grp) == 1:
+                                store_returns_sr_item_sk_by_sr_returned_date_sk[
                                     v_sr_returned_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = n5_count_by_sr_returned_date_sk.get(v_sr_returned_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -1926,7 +2065,9 @@ def _make_derived1():
                             del n3_count_by_sr_item_sk[v_sr_item_sk]
                     _g5 = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
                     if _g5:
-                        for v_i_item_id, _w3 in _g5.items():
+                        for v_i_item_id, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n0_root.get(v_i_item_id)
                             if _o is None:
@@ -1995,18 +2136,30 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
-                            or _EMPTY
-                        ).get(v_i_item_id)
-                        or _ZERO
+                    or not _entry(
+                        self.item_i_item_id_by_sr_item_sk.get(v_sr_item_sk),
+                        v_i_item_id,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = item_i_item_id_by_sr_item_sk.get(v_sr_item_sk)
                 if _grp is None:
-                    item_i_item_id_by_sr_item_sk[v_sr_item_sk] = {v_i_item_id: _p}
+                    item_i_item_id_by_sr_item_sk[v_sr_item_sk] = (v_i_item_id, _p)
+                elif type(_grp) is tuple:
+                    _e = v_i_item_id
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_i_item_id_by_sr_item_sk[v_sr_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_i_item_id_by_sr_item_sk[v_sr_item_sk]
+                    else:
+                        item_i_item_id_by_sr_item_sk[v_sr_item_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_i_item_id)
                     if _o is None:
@@ -2017,8 +2170,10 @@ def _make_derived1():
                             _grp[v_i_item_id] = _n
                         else:
                             del _grp[v_i_item_id]
-                            if not _grp:
-                                del item_i_item_id_by_sr_item_sk[v_sr_item_sk]
+                            if len(_grp) == 1:
+                                item_i_item_id_by_sr_item_sk[v_sr_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = n3_count_by_sr_item_sk.get(v_sr_item_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -2243,6 +2398,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -2302,6 +2469,18 @@ def _make_derived2():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -2384,7 +2563,7 @@ def _make_derived2():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "460fdc3c0ce31e99"
-                LAYOUT_ID = "85e5b46739e94ac7"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1f703d0b925fa55e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2794,7 +2973,7 @@ def _make_derived2():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "1338281cd8c5dab8"  # the state's layout: snapshots restore only here
+                "b8007e48301641b4"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2967,7 +3146,9 @@ def _make_derived2():
                             del in1_count_by_d_week_seq[v_d_week_seq]
                     _g3 = date_dim_d_date_by_d_week_seq.get(v_d_week_seq)
                     if _g3:
-                        for v_d_date, _w1 in _g3.items():
+                        for v_d_date, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = _p * _w1
                             _o = n0_root.get(v_d_date)
                             if _o is None:
@@ -3010,7 +3191,24 @@ def _make_derived2():
                     _p = d
                     _grp = date_dim_d_date_by_d_week_seq.get(v_d_week_seq)
                     if _grp is None:
-                        date_dim_d_date_by_d_week_seq[v_d_week_seq] = {v_d_date: _p}
+                        date_dim_d_date_by_d_week_seq[v_d_week_seq] = (v_d_date, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_d_date
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_d_date_by_d_week_seq[v_d_week_seq] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_d_date_by_d_week_seq[v_d_week_seq]
+                        else:
+                            date_dim_d_date_by_d_week_seq[v_d_week_seq] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_d_date)
                         if _o is None:
@@ -3021,8 +3219,10 @@ def _make_derived2():
                                 _grp[v_d_date] = _n
                             else:
                                 del _grp[v_d_date]
-                                if not _grp:
-                                    del date_dim_d_date_by_d_week_seq[v_d_week_seq]
+                                if len(_grp) == 1:
+                                    date_dim_d_date_by_d_week_seq[v_d_week_seq] = next(
+                                        iter(_grp.items())
+                                    )
                     _w1 = in1_count_by_d_week_seq.get(v_d_week_seq)
                     if _w1 is not None:
                         _d2 = _p * _w1
@@ -3276,7 +3476,7 @@ def _make_derived2():
         COLUMNS = ("item_id", "cr_item_qty")
         QUERY_ID = "4f3e789452e40752"
         LAYOUT_ID = (
-            "194417cc44ec4f24"  # the state's layout: snapshots restore only here
+            "b6e33f3ddc86c9e6"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3469,7 +3669,9 @@ def _make_derived2():
                         del in1_count_by_d_date[v_d_date]
                 _g3 = date_dim_cr_returned_date_sk_by_d_date.get(v_d_date)
                 if _g3:
-                    for v_cr_returned_date_sk, _w1 in _g3.items():
+                    for v_cr_returned_date_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n5_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
                         if _o is None:
@@ -3488,7 +3690,9 @@ def _make_derived2():
                             v_cr_returned_date_sk
                         )
                         if _g6:
-                            for v_cr_item_sk, _w4 in _g6.items():
+                            for v_cr_item_sk, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = (
                                     _d2[0] * _w4[0],
                                     _d2[1] * _w4[1],
@@ -3509,7 +3713,9 @@ def _make_derived2():
                                         del n3_count_by_cr_item_sk[v_cr_item_sk]
                                 _g9 = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
                                 if _g9:
-                                    for v_i_item_id, _w7 in _g9.items():
+                                    for v_i_item_id, _w7 in (
+                                        (_g9,) if type(_g9) is tuple else _g9.items()
+                                    ):
                                         _d8 = (
                                             _d5[0] * _w7[0],
                                             _d5[1] * _w7[1],
@@ -3592,7 +3798,24 @@ def _make_derived2():
                 if _grp is None:
                     catalog_returns_cr_item_sk_by_cr_returned_date_sk[
                         v_cr_returned_date_sk
-                    ] = {v_cr_item_sk: _p}
+                    ] = (v_cr_item_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_cr_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ]
+                    else:
+                        catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cr_item_sk)
                     if _o is None:
@@ -3603,10 +3826,10 @@ def _make_derived2():
                             _grp[v_cr_item_sk] = _n
                         else:
                             del _grp[v_cr_item_sk]
-                            if not _grp:
-                                del catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                            if len(_grp) == 1:
+                                catalog_returns_cr_item_sk_by_cr_returned_date_sk[
                                     v_cr_returned_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = n5_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -3621,7 +3844,9 @@ def _make_derived2():
                             del n3_count_by_cr_item_sk[v_cr_item_sk]
                     _g5 = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
                     if _g5:
-                        for v_i_item_id, _w3 in _g5.items():
+                        for v_i_item_id, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n0_root.get(v_i_item_id)
                             if _o is None:
@@ -3668,7 +3893,21 @@ def _make_derived2():
             # atom item
             _grp = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
             if _grp is None:
-                item_i_item_id_by_cr_item_sk[v_cr_item_sk] = {v_i_item_id: _p}
+                item_i_item_id_by_cr_item_sk[v_cr_item_sk] = (v_i_item_id, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_id
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_i_item_id_by_cr_item_sk[v_cr_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_i_item_id_by_cr_item_sk[v_cr_item_sk]
+                else:
+                    item_i_item_id_by_cr_item_sk[v_cr_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_i_item_id)
                 if _o is None:
@@ -3679,8 +3918,10 @@ def _make_derived2():
                         _grp[v_i_item_id] = _n
                     else:
                         del _grp[v_i_item_id]
-                        if not _grp:
-                            del item_i_item_id_by_cr_item_sk[v_cr_item_sk]
+                        if len(_grp) == 1:
+                            item_i_item_id_by_cr_item_sk[v_cr_item_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n3_count_by_cr_item_sk.get(v_cr_item_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -3740,9 +3981,27 @@ def _make_derived2():
             if keep_date_dim:
                 _grp = date_dim_cr_returned_date_sk_by_d_date.get(v_d_date)
                 if _grp is None:
-                    date_dim_cr_returned_date_sk_by_d_date[v_d_date] = {
-                        v_cr_returned_date_sk: _p
-                    }
+                    date_dim_cr_returned_date_sk_by_d_date[v_d_date] = (
+                        v_cr_returned_date_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_cr_returned_date_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_cr_returned_date_sk_by_d_date[v_d_date] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_cr_returned_date_sk_by_d_date[v_d_date]
+                    else:
+                        date_dim_cr_returned_date_sk_by_d_date[v_d_date] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_cr_returned_date_sk)
                     if _o is None:
@@ -3753,8 +4012,10 @@ def _make_derived2():
                             _grp[v_cr_returned_date_sk] = _n
                         else:
                             del _grp[v_cr_returned_date_sk]
-                            if not _grp:
-                                del date_dim_cr_returned_date_sk_by_d_date[v_d_date]
+                            if len(_grp) == 1:
+                                date_dim_cr_returned_date_sk_by_d_date[v_d_date] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = in1_count_by_d_date.get(v_d_date)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -3771,7 +4032,9 @@ def _make_derived2():
                         v_cr_returned_date_sk
                     )
                     if _g5:
-                        for v_cr_item_sk, _w3 in _g5.items():
+                        for v_cr_item_sk, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n3_count_by_cr_item_sk.get(v_cr_item_sk)
                             if _o is None:
@@ -3784,7 +4047,9 @@ def _make_derived2():
                                     del n3_count_by_cr_item_sk[v_cr_item_sk]
                             _g8 = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
                             if _g8:
-                                for v_i_item_id, _w6 in _g8.items():
+                                for v_i_item_id, _w6 in (
+                                    (_g8,) if type(_g8) is tuple else _g8.items()
+                                ):
                                     _d7 = (
                                         _d4[0] * _w6[0],
                                         _d4[1] * _w6[1],
@@ -3889,14 +4154,12 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.catalog_returns_cr_item_sk_by_cr_returned_date_sk.get(
-                                v_cr_returned_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_cr_item_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.catalog_returns_cr_item_sk_by_cr_returned_date_sk.get(
+                            v_cr_returned_date_sk
+                        ),
+                        v_cr_item_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
@@ -3906,7 +4169,24 @@ def _make_derived2():
                 if _grp is None:
                     catalog_returns_cr_item_sk_by_cr_returned_date_sk[
                         v_cr_returned_date_sk
-                    ] = {v_cr_item_sk: _p}
+                    ] = (v_cr_item_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_cr_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                                v_cr_returned_date_sk
+                            ]
+                    else:
+                        catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_cr_item_sk)
                     if _o is None:
@@ -3917,10 +4197,10 @@ def _make_derived2():
                             _grp[v_cr_item_sk] = _n
                         else:
                             del _grp[v_cr_item_sk]
-                            if not _grp:
-                                del catalog_returns_cr_item_sk_by_cr_returned_date_sk[
+                            if len(_grp) == 1:
+                                catalog_returns_cr_item_sk_by_cr_returned_date_sk[
                                     v_cr_returned_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = n5_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -3935,7 +4215,9 @@ def _make_derived2():
                             del n3_count_by_cr_item_sk[v_cr_item_sk]
                     _g5 = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
                     if _g5:
-                        for v_i_item_id, _w3 in _g5.items():
+                        for v_i_item_id, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n0_root.get(v_i_item_id)
                             if _o is None:
@@ -4004,18 +4286,30 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
-                            or _EMPTY
-                        ).get(v_i_item_id)
-                        or _ZERO
+                    or not _entry(
+                        self.item_i_item_id_by_cr_item_sk.get(v_cr_item_sk),
+                        v_i_item_id,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = item_i_item_id_by_cr_item_sk.get(v_cr_item_sk)
                 if _grp is None:
-                    item_i_item_id_by_cr_item_sk[v_cr_item_sk] = {v_i_item_id: _p}
+                    item_i_item_id_by_cr_item_sk[v_cr_item_sk] = (v_i_item_id, _p)
+                elif type(_grp) is tuple:
+                    _e = v_i_item_id
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_i_item_id_by_cr_item_sk[v_cr_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_i_item_id_by_cr_item_sk[v_cr_item_sk]
+                    else:
+                        item_i_item_id_by_cr_item_sk[v_cr_item_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_i_item_id)
                     if _o is None:
@@ -4026,8 +4320,10 @@ def _make_derived2():
                             _grp[v_i_item_id] = _n
                         else:
                             del _grp[v_i_item_id]
-                            if not _grp:
-                                del item_i_item_id_by_cr_item_sk[v_cr_item_sk]
+                            if len(_grp) == 1:
+                                item_i_item_id_by_cr_item_sk[v_cr_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = n3_count_by_cr_item_sk.get(v_cr_item_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -4252,6 +4548,18 @@ def _make_derived3():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -4311,6 +4619,18 @@ def _make_derived3():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = 0  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -4393,7 +4713,7 @@ def _make_derived3():
                 }
                 COLUMNS = ("k1",)
                 QUERY_ID = "460fdc3c0ce31e99"
-                LAYOUT_ID = "85e5b46739e94ac7"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "1f703d0b925fa55e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4803,7 +5123,7 @@ def _make_derived3():
             COLUMNS = ("k1",)
             QUERY_ID = "f95907930dd958bb"
             LAYOUT_ID = (
-                "1338281cd8c5dab8"  # the state's layout: snapshots restore only here
+                "b8007e48301641b4"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -4976,7 +5296,9 @@ def _make_derived3():
                             del in1_count_by_d_week_seq[v_d_week_seq]
                     _g3 = date_dim_d_date_by_d_week_seq.get(v_d_week_seq)
                     if _g3:
-                        for v_d_date, _w1 in _g3.items():
+                        for v_d_date, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = _p * _w1
                             _o = n0_root.get(v_d_date)
                             if _o is None:
@@ -5019,7 +5341,24 @@ def _make_derived3():
                     _p = d
                     _grp = date_dim_d_date_by_d_week_seq.get(v_d_week_seq)
                     if _grp is None:
-                        date_dim_d_date_by_d_week_seq[v_d_week_seq] = {v_d_date: _p}
+                        date_dim_d_date_by_d_week_seq[v_d_week_seq] = (v_d_date, _p)
+                    elif type(_grp) is tuple:
+                        _e = v_d_date
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                date_dim_d_date_by_d_week_seq[v_d_week_seq] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_d_date_by_d_week_seq[v_d_week_seq]
+                        else:
+                            date_dim_d_date_by_d_week_seq[v_d_week_seq] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
                         _o = _grp.get(v_d_date)
                         if _o is None:
@@ -5030,8 +5369,10 @@ def _make_derived3():
                                 _grp[v_d_date] = _n
                             else:
                                 del _grp[v_d_date]
-                                if not _grp:
-                                    del date_dim_d_date_by_d_week_seq[v_d_week_seq]
+                                if len(_grp) == 1:
+                                    date_dim_d_date_by_d_week_seq[v_d_week_seq] = next(
+                                        iter(_grp.items())
+                                    )
                     _w1 = in1_count_by_d_week_seq.get(v_d_week_seq)
                     if _w1 is not None:
                         _d2 = _p * _w1
@@ -5282,7 +5623,7 @@ def _make_derived3():
         COLUMNS = ("item_id", "wr_item_qty")
         QUERY_ID = "880989f70ea81d71"
         LAYOUT_ID = (
-            "1415b59aa5d0a343"  # the state's layout: snapshots restore only here
+            "2f3298d2f59e67ef"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5475,7 +5816,9 @@ def _make_derived3():
                         del in1_count_by_d_date[v_d_date]
                 _g3 = date_dim_wr_returned_date_sk_by_d_date.get(v_d_date)
                 if _g3:
-                    for v_wr_returned_date_sk, _w1 in _g3.items():
+                    for v_wr_returned_date_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n5_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
                         if _o is None:
@@ -5494,7 +5837,9 @@ def _make_derived3():
                             v_wr_returned_date_sk
                         )
                         if _g6:
-                            for v_wr_item_sk, _w4 in _g6.items():
+                            for v_wr_item_sk, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = (
                                     _d2[0] * _w4[0],
                                     _d2[1] * _w4[1],
@@ -5515,7 +5860,9 @@ def _make_derived3():
                                         del n3_count_by_wr_item_sk[v_wr_item_sk]
                                 _g9 = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
                                 if _g9:
-                                    for v_i_item_id, _w7 in _g9.items():
+                                    for v_i_item_id, _w7 in (
+                                        (_g9,) if type(_g9) is tuple else _g9.items()
+                                    ):
                                         _d8 = (
                                             _d5[0] * _w7[0],
                                             _d5[1] * _w7[1],
@@ -5598,7 +5945,24 @@ def _make_derived3():
                 if _grp is None:
                     web_returns_wr_item_sk_by_wr_returned_date_sk[
                         v_wr_returned_date_sk
-                    ] = {v_wr_item_sk: _p}
+                    ] = (v_wr_item_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_wr_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_returns_wr_item_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_returns_wr_item_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ]
+                    else:
+                        web_returns_wr_item_sk_by_wr_returned_date_sk[
+                            v_wr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_wr_item_sk)
                     if _o is None:
@@ -5609,10 +5973,10 @@ def _make_derived3():
                             _grp[v_wr_item_sk] = _n
                         else:
                             del _grp[v_wr_item_sk]
-                            if not _grp:
-                                del web_returns_wr_item_sk_by_wr_returned_date_sk[
+                            if len(_grp) == 1:
+                                web_returns_wr_item_sk_by_wr_returned_date_sk[
                                     v_wr_returned_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = n5_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -5627,7 +5991,9 @@ def _make_derived3():
                             del n3_count_by_wr_item_sk[v_wr_item_sk]
                     _g5 = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
                     if _g5:
-                        for v_i_item_id, _w3 in _g5.items():
+                        for v_i_item_id, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n0_root.get(v_i_item_id)
                             if _o is None:
@@ -5674,7 +6040,21 @@ def _make_derived3():
             # atom item
             _grp = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
             if _grp is None:
-                item_i_item_id_by_wr_item_sk[v_wr_item_sk] = {v_i_item_id: _p}
+                item_i_item_id_by_wr_item_sk[v_wr_item_sk] = (v_i_item_id, _p)
+            elif type(_grp) is tuple:
+                _e = v_i_item_id
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        item_i_item_id_by_wr_item_sk[v_wr_item_sk] = (_grp[0], _n)
+                    else:
+                        del item_i_item_id_by_wr_item_sk[v_wr_item_sk]
+                else:
+                    item_i_item_id_by_wr_item_sk[v_wr_item_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_i_item_id)
                 if _o is None:
@@ -5685,8 +6065,10 @@ def _make_derived3():
                         _grp[v_i_item_id] = _n
                     else:
                         del _grp[v_i_item_id]
-                        if not _grp:
-                            del item_i_item_id_by_wr_item_sk[v_wr_item_sk]
+                        if len(_grp) == 1:
+                            item_i_item_id_by_wr_item_sk[v_wr_item_sk] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n3_count_by_wr_item_sk.get(v_wr_item_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -5746,9 +6128,27 @@ def _make_derived3():
             if keep_date_dim:
                 _grp = date_dim_wr_returned_date_sk_by_d_date.get(v_d_date)
                 if _grp is None:
-                    date_dim_wr_returned_date_sk_by_d_date[v_d_date] = {
-                        v_wr_returned_date_sk: _p
-                    }
+                    date_dim_wr_returned_date_sk_by_d_date[v_d_date] = (
+                        v_wr_returned_date_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_wr_returned_date_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            date_dim_wr_returned_date_sk_by_d_date[v_d_date] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del date_dim_wr_returned_date_sk_by_d_date[v_d_date]
+                    else:
+                        date_dim_wr_returned_date_sk_by_d_date[v_d_date] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_wr_returned_date_sk)
                     if _o is None:
@@ -5759,8 +6159,10 @@ def _make_derived3():
                             _grp[v_wr_returned_date_sk] = _n
                         else:
                             del _grp[v_wr_returned_date_sk]
-                            if not _grp:
-                                del date_dim_wr_returned_date_sk_by_d_date[v_d_date]
+                            if len(_grp) == 1:
+                                date_dim_wr_returned_date_sk_by_d_date[v_d_date] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = in1_count_by_d_date.get(v_d_date)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -5777,7 +6179,9 @@ def _make_derived3():
                         v_wr_returned_date_sk
                     )
                     if _g5:
-                        for v_wr_item_sk, _w3 in _g5.items():
+                        for v_wr_item_sk, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n3_count_by_wr_item_sk.get(v_wr_item_sk)
                             if _o is None:
@@ -5790,7 +6194,9 @@ def _make_derived3():
                                     del n3_count_by_wr_item_sk[v_wr_item_sk]
                             _g8 = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
                             if _g8:
-                                for v_i_item_id, _w6 in _g8.items():
+                                for v_i_item_id, _w6 in (
+                                    (_g8,) if type(_g8) is tuple else _g8.items()
+                                ):
                                     _d7 = (
                                         _d4[0] * _w6[0],
                                         _d4[1] * _w6[1],
@@ -5895,14 +6301,12 @@ def _make_derived3():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.web_returns_wr_item_sk_by_wr_returned_date_sk.get(
-                                v_wr_returned_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_wr_item_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.web_returns_wr_item_sk_by_wr_returned_date_sk.get(
+                            v_wr_returned_date_sk
+                        ),
+                        v_wr_item_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
@@ -5912,7 +6316,24 @@ def _make_derived3():
                 if _grp is None:
                     web_returns_wr_item_sk_by_wr_returned_date_sk[
                         v_wr_returned_date_sk
-                    ] = {v_wr_item_sk: _p}
+                    ] = (v_wr_item_sk, _p)
+                elif type(_grp) is tuple:
+                    _e = v_wr_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_returns_wr_item_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_returns_wr_item_sk_by_wr_returned_date_sk[
+                                v_wr_returned_date_sk
+                            ]
+                    else:
+                        web_returns_wr_item_sk_by_wr_returned_date_sk[
+                            v_wr_returned_date_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
                     _o = _grp.get(v_wr_item_sk)
                     if _o is None:
@@ -5923,10 +6344,10 @@ def _make_derived3():
                             _grp[v_wr_item_sk] = _n
                         else:
                             del _grp[v_wr_item_sk]
-                            if not _grp:
-                                del web_returns_wr_item_sk_by_wr_returned_date_sk[
+                            if len(_grp) == 1:
+                                web_returns_wr_item_sk_by_wr_returned_date_sk[
                                     v_wr_returned_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = n5_count_by_wr_returned_date_sk.get(v_wr_returned_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -5941,7 +6362,9 @@ def _make_derived3():
                             del n3_count_by_wr_item_sk[v_wr_item_sk]
                     _g5 = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
                     if _g5:
-                        for v_i_item_id, _w3 in _g5.items():
+                        for v_i_item_id, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
                             _o = n0_root.get(v_i_item_id)
                             if _o is None:
@@ -6010,18 +6433,30 @@ def _make_derived3():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
-                            or _EMPTY
-                        ).get(v_i_item_id)
-                        or _ZERO
+                    or not _entry(
+                        self.item_i_item_id_by_wr_item_sk.get(v_wr_item_sk),
+                        v_i_item_id,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = item_i_item_id_by_wr_item_sk.get(v_wr_item_sk)
                 if _grp is None:
-                    item_i_item_id_by_wr_item_sk[v_wr_item_sk] = {v_i_item_id: _p}
+                    item_i_item_id_by_wr_item_sk[v_wr_item_sk] = (v_i_item_id, _p)
+                elif type(_grp) is tuple:
+                    _e = v_i_item_id
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            item_i_item_id_by_wr_item_sk[v_wr_item_sk] = (_grp[0], _n)
+                        else:
+                            del item_i_item_id_by_wr_item_sk[v_wr_item_sk]
+                    else:
+                        item_i_item_id_by_wr_item_sk[v_wr_item_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_i_item_id)
                     if _o is None:
@@ -6032,8 +6467,10 @@ def _make_derived3():
                             _grp[v_i_item_id] = _n
                         else:
                             del _grp[v_i_item_id]
-                            if not _grp:
-                                del item_i_item_id_by_wr_item_sk[v_wr_item_sk]
+                            if len(_grp) == 1:
+                                item_i_item_id_by_wr_item_sk[v_wr_item_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = n3_count_by_wr_item_sk.get(v_wr_item_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -6370,7 +6807,7 @@ class View:
         "average",
     )
     QUERY_ID = "720ce879cd0debb2"
-    LAYOUT_ID = "4f20249655fbedcb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2e153ed92e8b890e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -6561,7 +6998,21 @@ class View:
                     del sr_items[row]
             _grp = sr_items_sr_item_qty_by_item_id.get(v_item_id)
             if _grp is None:
-                sr_items_sr_item_qty_by_item_id[v_item_id] = {v_sr_item_qty: _p}
+                sr_items_sr_item_qty_by_item_id[v_item_id] = (v_sr_item_qty, _p)
+            elif type(_grp) is tuple:
+                _e = v_sr_item_qty
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        sr_items_sr_item_qty_by_item_id[v_item_id] = (_grp[0], _n)
+                    else:
+                        del sr_items_sr_item_qty_by_item_id[v_item_id]
+                else:
+                    sr_items_sr_item_qty_by_item_id[v_item_id] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_sr_item_qty)
                 if _o is None:
@@ -6572,29 +7023,37 @@ class View:
                         _grp[v_sr_item_qty] = _n
                     else:
                         del _grp[v_sr_item_qty]
-                        if not _grp:
-                            del sr_items_sr_item_qty_by_item_id[v_item_id]
+                        if len(_grp) == 1:
+                            sr_items_sr_item_qty_by_item_id[v_item_id] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n2_count_by_item_id.get(v_item_id)
             if _w1 is not None:
                 _d2 = _p * _w1
-                _o = n0_root.get((v_item_id, v_sr_item_qty))
+                _t3 = (v_item_id, v_sr_item_qty)
+                _o = n0_root.get(_t3)
                 if _o is None:
-                    n0_root[(v_item_id, v_sr_item_qty)] = _d2
-                    self._ordered.order.add((v_item_id, v_sr_item_qty))
+                    n0_root[_t3] = _d2
+                    self._ordered.order.add(_t3)
                 else:
                     _n = _o + _d2
                     if _n:
-                        n0_root[(v_item_id, v_sr_item_qty)] = _n
+                        n0_root[_t3] = _n
                     else:
-                        del n0_root[(v_item_id, v_sr_item_qty)]
-                        self._ordered.order.remove((v_item_id, v_sr_item_qty))
+                        del n0_root[_t3]
+                        self._ordered.order.remove(_t3)
                 if pending is not None:
-                    for (v_item_id, v_cr_item_qty), _m3 in self.cr_items_by_item_id[
-                        v_item_id
-                    ].items():
-                        for (v_item_id, v_wr_item_qty), _m4 in self.wr_items_by_item_id[
-                            v_item_id
-                        ].items():
+                    for (v_item_id, v_cr_item_qty), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.cr_items_by_item_id[v_item_id])) is tuple
+                        else _g5.items()
+                    ):
+                        for (v_item_id, v_wr_item_qty), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.wr_items_by_item_id[v_item_id]))
+                            is tuple
+                            else _g7.items()
+                        ):
                             _k = (
                                 v_item_id,
                                 v_sr_item_qty,
@@ -6828,7 +7287,7 @@ class View:
                                     3.0,
                                 ),
                             )
-                            _v = _p * _m3 * _m4
+                            _v = _p * _m4 * _m6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -6860,7 +7319,18 @@ class View:
             _p = d
             _grp = cr_items_by_item_id.get(v_item_id)
             if _grp is None:
-                cr_items_by_item_id[v_item_id] = {row: _p}
+                cr_items_by_item_id[v_item_id] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        cr_items_by_item_id[v_item_id] = (_grp[0], _n)
+                    else:
+                        del cr_items_by_item_id[v_item_id]
+                else:
+                    cr_items_by_item_id[v_item_id] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -6871,8 +7341,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del cr_items_by_item_id[v_item_id]
+                        if len(_grp) == 1:
+                            cr_items_by_item_id[v_item_id] = next(iter(_grp.items()))
             _o = cr_items_count_by_item_id.get(v_item_id)
             if _o is None:
                 cr_items_count_by_item_id[v_item_id] = _p
@@ -6896,25 +7366,30 @@ class View:
                         del n2_count_by_item_id[v_item_id]
                 _g5 = sr_items_sr_item_qty_by_item_id.get(v_item_id)
                 if _g5:
-                    for v_sr_item_qty, _w3 in _g5.items():
+                    for v_sr_item_qty, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
-                        _o = n0_root.get((v_item_id, v_sr_item_qty))
+                        _t6 = (v_item_id, v_sr_item_qty)
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[(v_item_id, v_sr_item_qty)] = _d4
-                            self._ordered.order.add((v_item_id, v_sr_item_qty))
+                            n0_root[_t6] = _d4
+                            self._ordered.order.add(_t6)
                         else:
                             _n = _o + _d4
                             if _n:
-                                n0_root[(v_item_id, v_sr_item_qty)] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[(v_item_id, v_sr_item_qty)]
-                                self._ordered.order.remove((v_item_id, v_sr_item_qty))
+                                del n0_root[_t6]
+                                self._ordered.order.remove(_t6)
                         if pending is not None:
-                            _m6 = self.sr_items[(v_item_id, v_sr_item_qty)]
-                            for (
-                                v_item_id,
-                                v_wr_item_qty,
-                            ), _m7 in self.wr_items_by_item_id[v_item_id].items():
+                            _m7 = self.sr_items[(v_item_id, v_sr_item_qty)]
+                            for (v_item_id, v_wr_item_qty), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.wr_items_by_item_id[v_item_id]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (
                                     v_item_id,
                                     v_sr_item_qty,
@@ -7157,7 +7632,7 @@ class View:
                                         3.0,
                                     ),
                                 )
-                                _v = _p * _m6 * _m7
+                                _v = _p * _m7 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -7189,7 +7664,18 @@ class View:
             _p = d
             _grp = wr_items_by_item_id.get(v_item_id)
             if _grp is None:
-                wr_items_by_item_id[v_item_id] = {row: _p}
+                wr_items_by_item_id[v_item_id] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        wr_items_by_item_id[v_item_id] = (_grp[0], _n)
+                    else:
+                        del wr_items_by_item_id[v_item_id]
+                else:
+                    wr_items_by_item_id[v_item_id] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -7200,8 +7686,8 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del wr_items_by_item_id[v_item_id]
+                        if len(_grp) == 1:
+                            wr_items_by_item_id[v_item_id] = next(iter(_grp.items()))
             _o = wr_items_count_by_item_id.get(v_item_id)
             if _o is None:
                 wr_items_count_by_item_id[v_item_id] = _p
@@ -7225,25 +7711,30 @@ class View:
                         del n2_count_by_item_id[v_item_id]
                 _g5 = sr_items_sr_item_qty_by_item_id.get(v_item_id)
                 if _g5:
-                    for v_sr_item_qty, _w3 in _g5.items():
+                    for v_sr_item_qty, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
-                        _o = n0_root.get((v_item_id, v_sr_item_qty))
+                        _t6 = (v_item_id, v_sr_item_qty)
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[(v_item_id, v_sr_item_qty)] = _d4
-                            self._ordered.order.add((v_item_id, v_sr_item_qty))
+                            n0_root[_t6] = _d4
+                            self._ordered.order.add(_t6)
                         else:
                             _n = _o + _d4
                             if _n:
-                                n0_root[(v_item_id, v_sr_item_qty)] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[(v_item_id, v_sr_item_qty)]
-                                self._ordered.order.remove((v_item_id, v_sr_item_qty))
+                                del n0_root[_t6]
+                                self._ordered.order.remove(_t6)
                         if pending is not None:
-                            _m6 = self.sr_items[(v_item_id, v_sr_item_qty)]
-                            for (
-                                v_item_id,
-                                v_cr_item_qty,
-                            ), _m7 in self.cr_items_by_item_id[v_item_id].items():
+                            _m7 = self.sr_items[(v_item_id, v_sr_item_qty)]
+                            for (v_item_id, v_cr_item_qty), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.cr_items_by_item_id[v_item_id]))
+                                is tuple
+                                else _g9.items()
+                            ):
                                 _k = (
                                     v_item_id,
                                     v_sr_item_qty,
@@ -7486,7 +7977,7 @@ class View:
                                         3.0,
                                     ),
                                 )
-                                _v = _p * _m6 * _m7
+                                _v = _p * _m7 * _m8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -7599,13 +8090,13 @@ class View:
         _g3 = self.cr_items_by_item_id.get(v_item_id)
         if _g3 is None:
             return None
-        _m4 = _g3.get((v_item_id, v_cr_item_qty))
+        _m4 = _entry(_g3, (v_item_id, v_cr_item_qty))
         if _m4 is None:
             return None
         _g5 = self.wr_items_by_item_id.get(v_item_id)
         if _g5 is None:
             return None
-        _m6 = _g5.get((v_item_id, v_wr_item_qty))
+        _m6 = _entry(_g5, (v_item_id, v_wr_item_qty))
         if _m6 is None:
             return None
         return _m2 * _m4 * _m6
@@ -7624,12 +8115,16 @@ class View:
         ):
             yield None, 0  # the next root tuple's rows
             _m2 = self.sr_items[(v_item_id, v_sr_item_qty)]
-            for (v_item_id, v_cr_item_qty), _m3 in self.cr_items_by_item_id[
-                v_item_id
-            ].items():
-                for (v_item_id, v_wr_item_qty), _m4 in self.wr_items_by_item_id[
-                    v_item_id
-                ].items():
+            for (v_item_id, v_cr_item_qty), _m3 in (
+                (_g4,)
+                if type((_g4 := self.cr_items_by_item_id[v_item_id])) is tuple
+                else _g4.items()
+            ):
+                for (v_item_id, v_wr_item_qty), _m5 in (
+                    (_g6,)
+                    if type((_g6 := self.wr_items_by_item_id[v_item_id])) is tuple
+                    else _g6.items()
+                ):
                     yield (
                         v_item_id,
                         v_sr_item_qty,
@@ -7834,7 +8329,7 @@ class View:
                             ),
                             3.0,
                         ),
-                    ), _m2 * _m3 * _m4
+                    ), _m2 * _m3 * _m5
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

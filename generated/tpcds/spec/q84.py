@@ -41,6 +41,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -267,7 +281,7 @@ class View:
     }
     COLUMNS = ("customer_id", "customername")
     QUERY_ID = "00fe832f23559d8e"
-    LAYOUT_ID = "691291a3672ca979"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7736386c3cebf287"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -488,182 +502,186 @@ class View:
         # atom customer
         if keep_customer:
             _p = d
+            _t1 = (
+                v_c_customer_id,
+                v_c_current_cdemo_sk,
+                v_c_current_addr_sk,
+                v_c_first_name,
+                v_c_last_name,
+            )
             _grp = customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
                 v_c_current_hdemo_sk
             )
             if _grp is None:
                 customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                     v_c_current_hdemo_sk
-                ] = {
-                    (
-                        v_c_customer_id,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_c_customer_id,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_c_customer_id,
-                            v_c_current_cdemo_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ]
+                else:
+                    customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_c_customer_id,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_c_customer_id,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                                 v_c_current_hdemo_sk
-                            ]
-            _w1 = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (
+                    v_c_customer_id,
+                    v_c_current_addr_sk,
+                    v_c_first_name,
+                    v_c_last_name,
+                )
                 _grp = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
                 if _grp is None:
                     n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                         v_c_current_cdemo_sk
-                    ] = {
-                        (
-                            v_c_customer_id,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_id,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_id,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
+                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
                             ]
-                            if not _grp:
-                                del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                    else:
+                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ]
-                _w3 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+                if _w5 is not None:
+                    _d6 = _d3 * _w5
+                    _t7 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                     _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
                     if _grp is None:
                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = {(v_c_customer_id, v_c_first_name, v_c_last_name): _d4}
-                    else:
-                        _o = _grp.get((v_c_customer_id, v_c_first_name, v_c_last_name))
-                        if _o is None:
-                            _grp[(v_c_customer_id, v_c_first_name, v_c_last_name)] = _d4
-                        else:
-                            _n = _o + _d4
+                        ] = (_t7, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d6
                             if _n:
-                                _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _n
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
                                 ]
-                                if not _grp:
-                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                    _w5 = customer_address_count_by_c_current_addr_sk.get(
-                        v_c_current_addr_sk
-                    )
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
-                        _o = n0_root.get(
-                            (v_c_customer_id, v_c_first_name, v_c_last_name)
-                        )
+                        else:
+                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t7)
                         if _o is None:
-                            n0_root[
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            ] = _d6
-                            self._ordered.order.add(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                            _grp[_t7] = _d6
                         else:
                             _n = _o + _d6
                             if _n:
-                                n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _n
+                                _grp[_t7] = _n
                             else:
-                                del n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ]
-                                self._ordered.order.remove(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w8 = customer_address_count_by_c_current_addr_sk.get(
+                        v_c_current_addr_sk
+                    )
+                    if _w8 is not None:
+                        _d9 = _d6 * _w8
+                        _o = n0_root.get(_t7)
+                        if _o is None:
+                            n0_root[_t7] = _d9
+                            self._ordered.order.add(_t7)
+                        else:
+                            _n = _o + _d9
+                            if _n:
+                                n0_root[_t7] = _n
+                            else:
+                                del n0_root[_t7]
+                                self._ordered.order.remove(_t7)
                         if pending is not None:
                             _k = (
                                 v_c_customer_id,
@@ -689,7 +707,7 @@ class View:
                                     )
                                 ),
                             )
-                            _v = _d6
+                            _v = _d9
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -740,31 +758,22 @@ class View:
                 v_c_current_addr_sk
             )
             if _g3:
-                for (
-                    v_c_customer_id,
-                    v_c_first_name,
-                    v_c_last_name,
-                ), _w1 in _g3.items():
+                for (v_c_customer_id, v_c_first_name, v_c_last_name), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_c_customer_id, v_c_first_name, v_c_last_name))
+                    _t4 = (v_c_customer_id, v_c_first_name, v_c_last_name)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_c_customer_id, v_c_first_name, v_c_last_name)] = _d2
-                        self._ordered.order.add(
-                            (v_c_customer_id, v_c_first_name, v_c_last_name)
-                        )
+                        n0_root[_t4] = _d2
+                        self._ordered.order.add(_t4)
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            ] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            ]
-                            self._ordered.order.remove(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                            del n0_root[_t4]
+                            self._ordered.order.remove(_t4)
                     if pending is not None:
                         _k = (
                             v_c_customer_id,
@@ -865,61 +874,71 @@ class View:
                     v_c_current_addr_sk,
                     v_c_first_name,
                     v_c_last_name,
-                ), _w3 in _g5.items():
+                ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                     _d4 = _d2 * _w3
+                    _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                     _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
                     if _grp is None:
                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = {(v_c_customer_id, v_c_first_name, v_c_last_name): _d4}
+                        ] = (_t6, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
+                            if _n:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d4,
+                            }
                     else:
-                        _o = _grp.get((v_c_customer_id, v_c_first_name, v_c_last_name))
+                        _o = _grp.get(_t6)
                         if _o is None:
-                            _grp[(v_c_customer_id, v_c_first_name, v_c_last_name)] = _d4
+                            _grp[_t6] = _d4
                         else:
                             _n = _o + _d4
                             if _n:
-                                _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _n
+                                _grp[_t6] = _n
                             else:
-                                del _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ]
-                                if not _grp:
-                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ]
-                    _w6 = customer_address_count_by_c_current_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w7 = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
-                        _o = n0_root.get(
-                            (v_c_customer_id, v_c_first_name, v_c_last_name)
-                        )
+                    if _w7 is not None:
+                        _d8 = _d4 * _w7
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            ] = _d7
-                            self._ordered.order.add(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                            n0_root[_t6] = _d8
+                            self._ordered.order.add(_t6)
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d8
                             if _n:
-                                n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ]
-                                self._ordered.order.remove(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                                del n0_root[_t6]
+                                self._ordered.order.remove(_t6)
                         if pending is not None:
                             _k = (
                                 v_c_customer_id,
@@ -945,7 +964,7 @@ class View:
                                     )
                                 ),
                             )
-                            _v = _d7
+                            _v = _d8
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -999,7 +1018,24 @@ class View:
             if _grp is None:
                 household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
                     v_hd_income_band_sk
-                ] = {v_c_current_hdemo_sk: _p}
+                ] = (v_c_current_hdemo_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_c_current_hdemo_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                            v_hd_income_band_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                            v_hd_income_band_sk
+                        ]
+                else:
+                    household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                        v_hd_income_band_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_c_current_hdemo_sk)
                 if _o is None:
@@ -1010,10 +1046,12 @@ class View:
                         _grp[v_c_current_hdemo_sk] = _n
                     else:
                         del _grp[v_c_current_hdemo_sk]
-                        if not _grp:
-                            del household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                        if len(_grp) == 1:
+                            household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
                                 v_hd_income_band_sk
-                            ]
+                            ] = next(
+                                iter(_grp.items())
+                            )
             _w1 = income_band_count_by_hd_income_band_sk.get(v_hd_income_band_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1036,150 +1074,132 @@ class View:
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in _g5.items():
+                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                         _d4 = _d2 * _w3
+                        _t6 = (
+                            v_c_customer_id,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                        )
                         _grp = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
                         if _grp is None:
                             n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = {
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
+                            ] = (
+                                _t6,
+                                _d4,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_c_customer_id,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d4
+                                else:
+                                    del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_customer_id,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        )
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_customer_id,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ]
-                        _w6 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
+                            _t9 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                             _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                                 v_c_current_addr_sk
                             )
                             if _grp is None:
                                 n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ] = {
-                                    (
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                ] = (
+                                    _t9,
+                                    _d8,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _d7
-                                else:
-                                    _n = _o + _d7
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d8
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _n
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
+                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
                                         ]
-                                        if not _grp:
-                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                else:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                 v_c_current_addr_sk
-                                            ]
-                            _w8 = customer_address_count_by_c_current_addr_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w10 = customer_address_count_by_c_current_addr_sk.get(
                                 v_c_current_addr_sk
                             )
-                            if _w8 is not None:
-                                _d9 = _d7 * _w8
-                                _o = n0_root.get(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                            if _w10 is not None:
+                                _d11 = _d8 * _w10
+                                _o = n0_root.get(_t9)
                                 if _o is None:
-                                    n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _d9
-                                    self._ordered.order.add(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    )
+                                    n0_root[_t9] = _d11
+                                    self._ordered.order.add(_t9)
                                 else:
-                                    _n = _o + _d9
+                                    _n = _o + _d11
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _n
+                                        n0_root[_t9] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ]
-                                        self._ordered.order.remove(
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        )
+                                        del n0_root[_t9]
+                                        self._ordered.order.remove(_t9)
                                 if pending is not None:
                                     _k = (
                                         v_c_customer_id,
@@ -1205,7 +1225,7 @@ class View:
                                             )
                                         ),
                                     )
-                                    _v = _d9
+                                    _v = _d11
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1274,7 +1294,9 @@ class View:
                 v_hd_income_band_sk
             )
             if _g3:
-                for v_c_current_hdemo_sk, _w1 in _g3.items():
+                for v_c_current_hdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
                     if _o is None:
@@ -1295,164 +1317,134 @@ class View:
                             v_c_current_addr_sk,
                             v_c_first_name,
                             v_c_last_name,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = _d2 * _w4
+                            _t7 = (
+                                v_c_customer_id,
+                                v_c_current_addr_sk,
+                                v_c_first_name,
+                                v_c_last_name,
+                            )
                             _grp = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
                             if _grp is None:
                                 n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ] = {
-                                    (
-                                        v_c_customer_id,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_c_customer_id,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
+                                ] = (
+                                    _t7,
+                                    _d5,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_c_customer_id,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d5
+                                    if _n:
+                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d5
+                                    else:
+                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                                else:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d5
                                 else:
                                     _n = _o + _d5
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_current_addr_sk,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_current_addr_sk,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                                 v_c_current_cdemo_sk
-                                            ]
-                            _w7 = n8_count_by_c_current_cdemo_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = n8_count_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            if _w8 is not None:
+                                _d9 = _d5 * _w8
+                                _t10 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                                     v_c_current_addr_sk
                                 )
                                 if _grp is None:
                                     n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ] = {
-                                        (
-                                            v_c_customer_id,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        ): _d8
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                    ] = (
+                                        _t10,
+                                        _d9,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _d8
-                                    else:
-                                        _n = _o + _d8
+                                elif type(_grp) is tuple:
+                                    _e = _t10
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d9
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            ] = _n
+                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
+                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
                                             ]
-                                            if not _grp:
-                                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    else:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t10)
+                                    if _o is None:
+                                        _grp[_t10] = _d9
+                                    else:
+                                        _n = _o + _d9
+                                        if _n:
+                                            _grp[_t10] = _n
+                                        else:
+                                            del _grp[_t10]
+                                            if len(_grp) == 1:
+                                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                     v_c_current_addr_sk
-                                                ]
-                                _w9 = customer_address_count_by_c_current_addr_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w11 = customer_address_count_by_c_current_addr_sk.get(
                                     v_c_current_addr_sk
                                 )
-                                if _w9 is not None:
-                                    _d10 = _d8 * _w9
-                                    _o = n0_root.get(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    )
+                                if _w11 is not None:
+                                    _d12 = _d9 * _w11
+                                    _o = n0_root.get(_t10)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _d10
-                                        self._ordered.order.add(
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        )
+                                        n0_root[_t10] = _d12
+                                        self._ordered.order.add(_t10)
                                     else:
-                                        _n = _o + _d10
+                                        _n = _o + _d12
                                         if _n:
-                                            n0_root[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            ] = _n
+                                            n0_root[_t10] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            ]
-                                            self._ordered.order.remove(
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            )
+                                            del n0_root[_t10]
+                                            self._ordered.order.remove(_t10)
                                     if pending is not None:
                                         _k = (
                                             v_c_customer_id,
@@ -1479,7 +1471,7 @@ class View:
                                                 )
                                             ),
                                         )
-                                        _v = _d10
+                                        _v = _d12
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1552,67 +1544,74 @@ class View:
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in _g5.items():
+                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                         _d4 = _d2 * _w3
+                        _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                         _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
                         if _grp is None:
                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = {
-                                (v_c_customer_id, v_c_first_name, v_c_last_name): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            ] = (
+                                _t6,
+                                _d4,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ]
-                                    if not _grp:
-                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_c_current_addr_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
-                            _o = n0_root.get(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _d7
-                                self._ordered.order.add(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                                n0_root[_t6] = _d8
+                                self._ordered.order.add(_t6)
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
-                                    n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ]
-                                    self._ordered.order.remove(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    )
+                                    del n0_root[_t6]
+                                    self._ordered.order.remove(_t6)
                             if pending is not None:
                                 _k = (
                                     v_c_customer_id,
@@ -1638,7 +1637,7 @@ class View:
                                         )
                                     ),
                                 )
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1736,201 +1735,201 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
+                        v_c_current_hdemo_sk
+                    ),
                     (
-                        self.customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
-                            v_c_current_hdemo_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_c_customer_id,
-                            v_c_current_cdemo_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
-                    )
-                    or _ZERO
+                        v_c_customer_id,
+                        v_c_current_cdemo_sk,
+                        v_c_current_addr_sk,
+                        v_c_first_name,
+                        v_c_last_name,
+                    ),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (
+                v_c_customer_id,
+                v_c_current_cdemo_sk,
+                v_c_current_addr_sk,
+                v_c_first_name,
+                v_c_last_name,
+            )
             _grp = customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk.get(
                 v_c_current_hdemo_sk
             )
             if _grp is None:
                 customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                     v_c_current_hdemo_sk
-                ] = {
-                    (
-                        v_c_customer_id,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_c_customer_id,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                        v_c_first_name,
-                        v_c_last_name,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_c_customer_id,
-                            v_c_current_cdemo_sk,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ]
+                else:
+                    customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_c_customer_id,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_c_customer_id,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk[
                                 v_c_current_hdemo_sk
-                            ]
-            _w1 = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (
+                    v_c_customer_id,
+                    v_c_current_addr_sk,
+                    v_c_first_name,
+                    v_c_last_name,
+                )
                 _grp = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                     v_c_current_cdemo_sk
                 )
                 if _grp is None:
                     n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                         v_c_current_cdemo_sk
-                    ] = {
-                        (
-                            v_c_customer_id,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_c_customer_id,
-                            v_c_current_addr_sk,
-                            v_c_first_name,
-                            v_c_last_name,
-                        )
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_c_customer_id,
-                                v_c_current_addr_sk,
-                                v_c_first_name,
-                                v_c_last_name,
-                            )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
-                            ] = _n
+                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
+                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
                             ]
-                            if not _grp:
-                                del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                    else:
+                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ]
-                _w3 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+                if _w5 is not None:
+                    _d6 = _d3 * _w5
+                    _t7 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                     _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
                     if _grp is None:
                         n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = {(v_c_customer_id, v_c_first_name, v_c_last_name): _d4}
-                    else:
-                        _o = _grp.get((v_c_customer_id, v_c_first_name, v_c_last_name))
-                        if _o is None:
-                            _grp[(v_c_customer_id, v_c_first_name, v_c_last_name)] = _d4
-                        else:
-                            _n = _o + _d4
+                        ] = (_t7, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d6
                             if _n:
-                                _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _n
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
                                 ]
-                                if not _grp:
-                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
-                                        v_c_current_addr_sk
-                                    ]
-                    _w5 = customer_address_count_by_c_current_addr_sk.get(
-                        v_c_current_addr_sk
-                    )
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
-                        _o = n0_root.get(
-                            (v_c_customer_id, v_c_first_name, v_c_last_name)
-                        )
+                        else:
+                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t7)
                         if _o is None:
-                            n0_root[
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            ] = _d6
-                            self._ordered.order.add(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                            _grp[_t7] = _d6
                         else:
                             _n = _o + _d6
                             if _n:
-                                n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _n
+                                _grp[_t7] = _n
                             else:
-                                del n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ]
-                                self._ordered.order.remove(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w8 = customer_address_count_by_c_current_addr_sk.get(
+                        v_c_current_addr_sk
+                    )
+                    if _w8 is not None:
+                        _d9 = _d6 * _w8
+                        _o = n0_root.get(_t7)
+                        if _o is None:
+                            n0_root[_t7] = _d9
+                            self._ordered.order.add(_t7)
+                        else:
+                            _n = _o + _d9
+                            if _n:
+                                n0_root[_t7] = _n
+                            else:
+                                del n0_root[_t7]
+                                self._ordered.order.remove(_t7)
                         if pending is not None:
                             _k = (
                                 v_c_customer_id,
@@ -1956,7 +1955,7 @@ class View:
                                     )
                                 ),
                             )
-                            _v = _d6
+                            _v = _d9
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2034,31 +2033,22 @@ class View:
                 v_c_current_addr_sk
             )
             if _g3:
-                for (
-                    v_c_customer_id,
-                    v_c_first_name,
-                    v_c_last_name,
-                ), _w1 in _g3.items():
+                for (v_c_customer_id, v_c_first_name, v_c_last_name), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_c_customer_id, v_c_first_name, v_c_last_name))
+                    _t4 = (v_c_customer_id, v_c_first_name, v_c_last_name)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_c_customer_id, v_c_first_name, v_c_last_name)] = _d2
-                        self._ordered.order.add(
-                            (v_c_customer_id, v_c_first_name, v_c_last_name)
-                        )
+                        n0_root[_t4] = _d2
+                        self._ordered.order.add(_t4)
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            ] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            ]
-                            self._ordered.order.remove(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                            del n0_root[_t4]
+                            self._ordered.order.remove(_t4)
                     if pending is not None:
                         _k = (
                             v_c_customer_id,
@@ -2190,67 +2180,74 @@ class View:
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in _g5.items():
+                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                         _d4 = _d2 * _w3
+                        _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                         _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
                         if _grp is None:
                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = {
-                                (v_c_customer_id, v_c_first_name, v_c_last_name): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            ] = (
+                                _t6,
+                                _d4,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ]
-                                    if not _grp:
-                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_c_current_addr_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
-                            _o = n0_root.get(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _d7
-                                self._ordered.order.add(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                                n0_root[_t6] = _d8
+                                self._ordered.order.add(_t6)
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
-                                    n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ]
-                                    self._ordered.order.remove(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    )
+                                    del n0_root[_t6]
+                                    self._ordered.order.remove(_t6)
                             if pending is not None:
                                 _k = (
                                     v_c_customer_id,
@@ -2276,7 +2273,7 @@ class View:
                                         )
                                     ),
                                 )
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2346,14 +2343,12 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.household_demographics_c_current_hdemo_sk_by_hd_income_band_sk.get(
-                            v_hd_income_band_sk
-                        )
-                        or _EMPTY
-                    ).get(v_c_current_hdemo_sk)
-                    or _ZERO
+                or not _entry(
+                    self.household_demographics_c_current_hdemo_sk_by_hd_income_band_sk.get(
+                        v_hd_income_band_sk
+                    ),
+                    v_c_current_hdemo_sk,
+                    _ZERO,
                 )
             ):
                 continue
@@ -2363,7 +2358,24 @@ class View:
             if _grp is None:
                 household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
                     v_hd_income_band_sk
-                ] = {v_c_current_hdemo_sk: _p}
+                ] = (v_c_current_hdemo_sk, _p)
+            elif type(_grp) is tuple:
+                _e = v_c_current_hdemo_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                            v_hd_income_band_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                            v_hd_income_band_sk
+                        ]
+                else:
+                    household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                        v_hd_income_band_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_c_current_hdemo_sk)
                 if _o is None:
@@ -2374,10 +2386,12 @@ class View:
                         _grp[v_c_current_hdemo_sk] = _n
                     else:
                         del _grp[v_c_current_hdemo_sk]
-                        if not _grp:
-                            del household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
+                        if len(_grp) == 1:
+                            household_demographics_c_current_hdemo_sk_by_hd_income_band_sk[
                                 v_hd_income_band_sk
-                            ]
+                            ] = next(
+                                iter(_grp.items())
+                            )
             _w1 = income_band_count_by_hd_income_band_sk.get(v_hd_income_band_sk)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -2400,150 +2414,132 @@ class View:
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in _g5.items():
+                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                         _d4 = _d2 * _w3
+                        _t6 = (
+                            v_c_customer_id,
+                            v_c_current_addr_sk,
+                            v_c_first_name,
+                            v_c_last_name,
+                        )
                         _grp = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
                         if _grp is None:
                             n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = {
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                ): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_c_customer_id,
-                                    v_c_current_addr_sk,
-                                    v_c_first_name,
-                                    v_c_last_name,
-                                )
+                            ] = (
+                                _t6,
+                                _d4,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_c_customer_id,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d4
+                                else:
+                                    del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_c_customer_id,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        )
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_customer_id,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ]
-                        _w6 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = n8_count_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
+                            _t9 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                             _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                                 v_c_current_addr_sk
                             )
                             if _grp is None:
                                 n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ] = {
-                                    (
-                                        v_c_customer_id,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                ] = (
+                                    _t9,
+                                    _d8,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _d7
-                                else:
-                                    _n = _o + _d7
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d8
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _n
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
+                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
                                         ]
-                                        if not _grp:
-                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                else:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                 v_c_current_addr_sk
-                                            ]
-                            _w8 = customer_address_count_by_c_current_addr_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w10 = customer_address_count_by_c_current_addr_sk.get(
                                 v_c_current_addr_sk
                             )
-                            if _w8 is not None:
-                                _d9 = _d7 * _w8
-                                _o = n0_root.get(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                            if _w10 is not None:
+                                _d11 = _d8 * _w10
+                                _o = n0_root.get(_t9)
                                 if _o is None:
-                                    n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _d9
-                                    self._ordered.order.add(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    )
+                                    n0_root[_t9] = _d11
+                                    self._ordered.order.add(_t9)
                                 else:
-                                    _n = _o + _d9
+                                    _n = _o + _d11
                                     if _n:
-                                        n0_root[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _n
+                                        n0_root[_t9] = _n
                                     else:
-                                        del n0_root[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ]
-                                        self._ordered.order.remove(
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        )
+                                        del n0_root[_t9]
+                                        self._ordered.order.remove(_t9)
                                 if pending is not None:
                                     _k = (
                                         v_c_customer_id,
@@ -2569,7 +2565,7 @@ class View:
                                             )
                                         ),
                                     )
-                                    _v = _d9
+                                    _v = _d11
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2665,7 +2661,9 @@ class View:
                 v_hd_income_band_sk
             )
             if _g3:
-                for v_c_current_hdemo_sk, _w1 in _g3.items():
+                for v_c_current_hdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n5_count_by_c_current_hdemo_sk.get(v_c_current_hdemo_sk)
                     if _o is None:
@@ -2686,164 +2684,134 @@ class View:
                             v_c_current_addr_sk,
                             v_c_first_name,
                             v_c_last_name,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = _d2 * _w4
+                            _t7 = (
+                                v_c_customer_id,
+                                v_c_current_addr_sk,
+                                v_c_first_name,
+                                v_c_last_name,
+                            )
                             _grp = n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
                             if _grp is None:
                                 n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                     v_c_current_cdemo_sk
-                                ] = {
-                                    (
-                                        v_c_customer_id,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    ): _d5
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_c_customer_id,
-                                        v_c_current_addr_sk,
-                                        v_c_first_name,
-                                        v_c_last_name,
-                                    )
+                                ] = (
+                                    _t7,
+                                    _d5,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_c_customer_id,
-                                            v_c_current_addr_sk,
-                                            v_c_first_name,
-                                            v_c_last_name,
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d5
+                                    if _n:
+                                        n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
                                         )
-                                    ] = _d5
+                                    else:
+                                        del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                                else:
+                                    n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d5
                                 else:
                                     _n = _o + _d5
                                     if _n:
-                                        _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_current_addr_sk,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_current_addr_sk,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk[
                                                 v_c_current_cdemo_sk
-                                            ]
-                            _w7 = n8_count_by_c_current_cdemo_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w8 = n8_count_by_c_current_cdemo_sk.get(
                                 v_c_current_cdemo_sk
                             )
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            if _w8 is not None:
+                                _d9 = _d5 * _w8
+                                _t10 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                                     v_c_current_addr_sk
                                 )
                                 if _grp is None:
                                     n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ] = {
-                                        (
-                                            v_c_customer_id,
-                                            v_c_first_name,
-                                            v_c_last_name,
-                                        ): _d8
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                    ] = (
+                                        _t10,
+                                        _d9,
                                     )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _d8
-                                    else:
-                                        _n = _o + _d8
+                                elif type(_grp) is tuple:
+                                    _e = _t10
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d9
                                         if _n:
-                                            _grp[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            ] = _n
+                                            n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
+                                            del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                                v_c_current_addr_sk
                                             ]
-                                            if not _grp:
-                                                del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    else:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                            v_c_current_addr_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d9,
+                                        }
+                                else:
+                                    _o = _grp.get(_t10)
+                                    if _o is None:
+                                        _grp[_t10] = _d9
+                                    else:
+                                        _n = _o + _d9
+                                        if _n:
+                                            _grp[_t10] = _n
+                                        else:
+                                            del _grp[_t10]
+                                            if len(_grp) == 1:
+                                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                                     v_c_current_addr_sk
-                                                ]
-                                _w9 = customer_address_count_by_c_current_addr_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w11 = customer_address_count_by_c_current_addr_sk.get(
                                     v_c_current_addr_sk
                                 )
-                                if _w9 is not None:
-                                    _d10 = _d8 * _w9
-                                    _o = n0_root.get(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    )
+                                if _w11 is not None:
+                                    _d12 = _d9 * _w11
+                                    _o = n0_root.get(_t10)
                                     if _o is None:
-                                        n0_root[
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        ] = _d10
-                                        self._ordered.order.add(
-                                            (
-                                                v_c_customer_id,
-                                                v_c_first_name,
-                                                v_c_last_name,
-                                            )
-                                        )
+                                        n0_root[_t10] = _d12
+                                        self._ordered.order.add(_t10)
                                     else:
-                                        _n = _o + _d10
+                                        _n = _o + _d12
                                         if _n:
-                                            n0_root[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            ] = _n
+                                            n0_root[_t10] = _n
                                         else:
-                                            del n0_root[
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            ]
-                                            self._ordered.order.remove(
-                                                (
-                                                    v_c_customer_id,
-                                                    v_c_first_name,
-                                                    v_c_last_name,
-                                                )
-                                            )
+                                            del n0_root[_t10]
+                                            self._ordered.order.remove(_t10)
                                     if pending is not None:
                                         _k = (
                                             v_c_customer_id,
@@ -2870,7 +2838,7 @@ class View:
                                                 )
                                             ),
                                         )
-                                        _v = _d10
+                                        _v = _d12
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2970,67 +2938,74 @@ class View:
                         v_c_current_addr_sk,
                         v_c_first_name,
                         v_c_last_name,
-                    ), _w3 in _g5.items():
+                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                         _d4 = _d2 * _w3
+                        _t6 = (v_c_customer_id, v_c_first_name, v_c_last_name)
                         _grp = n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
                         if _grp is None:
                             n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                 v_c_current_addr_sk
-                            ] = {
-                                (v_c_customer_id, v_c_first_name, v_c_last_name): _d4
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            ] = (
+                                _t6,
+                                _d4,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                        v_c_current_addr_sk
+                                    ]
+                            else:
+                                n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ]
-                                    if not _grp:
-                                        del n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk[
                                             v_c_current_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_c_current_addr_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = customer_address_count_by_c_current_addr_sk.get(
                             v_c_current_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
-                            _o = n0_root.get(
-                                (v_c_customer_id, v_c_first_name, v_c_last_name)
-                            )
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                ] = _d7
-                                self._ordered.order.add(
-                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                )
+                                n0_root[_t6] = _d8
+                                self._ordered.order.add(_t6)
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
-                                    n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    ]
-                                    self._ordered.order.remove(
-                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
-                                    )
+                                    del n0_root[_t6]
+                                    self._ordered.order.remove(_t6)
                             if pending is not None:
                                 _k = (
                                     v_c_customer_id,
@@ -3056,7 +3031,7 @@ class View:
                                         )
                                     ),
                                 )
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 

@@ -90,6 +90,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -393,7 +407,7 @@ class View:
         "avg(wr_fee)",
     )
     QUERY_ID = "983a96fbe3b0f065"
-    LAYOUT_ID = "096a282e4d8999de"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e69658ddcc8c6381"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -673,41 +687,58 @@ class View:
             del store[row]
         # atom web_sales
         if keep_web_sales:
+            _t1 = (
+                v_ws_item_sk,
+                v_ws_web_page_sk,
+                v_ws_order_number,
+                v_ws_sales_price,
+                v_ws_net_profit,
+            )
             _grp = web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk.get(
                 v_ws_sold_date_sk
             )
             if _grp is None:
                 web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
                     v_ws_sold_date_sk
-                ] = {
-                    (
-                        v_ws_item_sk,
-                        v_ws_web_page_sk,
-                        v_ws_order_number,
-                        v_ws_sales_price,
-                        v_ws_net_profit,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_web_page_sk,
-                        v_ws_order_number,
-                        v_ws_sales_price,
-                        v_ws_net_profit,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ws_item_sk,
-                            v_ws_web_page_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ]
+                else:
+                    web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                        v_ws_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -719,39 +750,31 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_web_page_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_web_page_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
-                        ]
-                        if not _grp:
-                            del web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                )
+                _t4 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_ws_sales_price,
+                    v_ws_net_profit,
                 )
                 _grp = n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk.get(
                     v_ws_web_page_sk
@@ -759,180 +782,106 @@ class View:
                 if _grp is None:
                     n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
                         v_ws_web_page_sk
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
-                        )
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ] = _n
-                        else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ]
-                            if not _grp:
-                                del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
-                                    v_ws_web_page_sk
-                                ]
-                _w3 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
-                    )
-                    _grp = n10_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _grp is None:
-                        n10_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
+                            n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                v_ws_web_page_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ] = _d4
                         else:
+                            del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                v_ws_web_page_sk
+                            ]
+                    else:
+                        n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                            v_ws_web_page_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
+                        _d3[6] * _w5[6],
+                    )
+                    _t7 = (v_ws_item_sk, v_ws_order_number)
+                    _grp = n10_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _grp is None:
+                        n10_by_ws_item_sk_ws_order_number[_t7] = (_t4, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ] = _n
+                                n10_by_ws_item_sk_ws_order_number[_t7] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n10_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ]
-                    _o = n10_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _o is None:
-                        n10_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
-                        )
-                        if _n[0]:
-                            n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _n
+                                del n10_by_ws_item_sk_ws_order_number[_t7]
                         else:
-                            del n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ]
-                    _w5 = n1_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                        )
-                        _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                            n10_by_ws_item_sk_ws_order_number[_t7] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            n0_root[(v_ws_item_sk, v_ws_order_number)] = _d6
+                            _grp[_t4] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -944,39 +893,119 @@ class View:
                                 _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n10_by_ws_item_sk_ws_order_number[_t7] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n10_count_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _o is None:
+                        n10_count_by_ws_item_sk_ws_order_number[_t7] = _d6
+                    else:
+                        _n = (
+                            _o[0] + _d6[0],
+                            _o[1] + _d6[1],
+                            _o[2] + _d6[2],
+                            _o[3] + _d6[3],
+                            _o[4] + _d6[4],
+                            _o[5] + _d6[5],
+                            _o[6] + _d6[6],
+                        )
+                        if _n[0]:
+                            n10_count_by_ws_item_sk_ws_order_number[_t7] = _n
+                        else:
+                            del n10_count_by_ws_item_sk_ws_order_number[_t7]
+                    _w8 = n1_count_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _w8 is not None:
+                        _d9 = (
+                            _d6[0] * _w8[0],
+                            _d6[1] * _w8[1],
+                            _d6[2] * _w8[2],
+                            _d6[3] * _w8[3],
+                            _d6[4] * _w8[4],
+                            _d6[5] * _w8[5],
+                            _d6[6] * _w8[6],
+                        )
+                        _o = n0_root.get(_t7)
+                        if _o is None:
+                            n0_root[_t7] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
+                            )
+                            if _n[0]:
+                                n0_root[_t7] = _n
+                            else:
+                                del n0_root[_t7]
                         if pending is not None:
                             for (
                                 v_ws_item_sk,
                                 v_ws_order_number,
                                 v_wr_reason_sk,
-                            ), _m7 in self.n1_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.n1_by_ws_item_sk_ws_order_number[
+                                            (v_ws_item_sk, v_ws_order_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
                                     v_wr_refunded_addr_sk,
                                     v_wr_reason_sk,
-                                ), _m8 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
                                         v_wr_refunded_addr_sk,
                                         v_wr_returning_cdemo_sk,
                                         v_wr_reason_sk,
-                                    ), _m9 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_refunded_addr_sk,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_ws_item_sk,
                                             v_ws_order_number,
@@ -984,16 +1013,25 @@ class View:
                                             v_wr_refunded_addr_sk,
                                             v_wr_returning_cdemo_sk,
                                             v_wr_reason_sk,
-                                        ), _m10 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_returning_cdemo_sk,
-                                                v_wr_reason_sk,
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                        (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
+                                                            v_wr_refunded_addr_sk,
+                                                            v_wr_returning_cdemo_sk,
+                                                            v_wr_reason_sk,
+                                                        )
+                                                    ]
+                                                )
                                             )
-                                        ].items():
-                                            _m11 = self.web_returns[
+                                            is tuple
+                                            else _g17.items()
+                                        ):
+                                            _m18 = self.web_returns[
                                                 (
                                                     v_ws_item_sk,
                                                     v_wr_refunded_cdemo_sk,
@@ -1007,29 +1045,65 @@ class View:
                                                 v_wr_refunded_cdemo_sk,
                                                 v_cd_marital_status,
                                                 v_cd_education_status,
-                                            ), _m12 in self.cd1_by_wr_refunded_cdemo_sk[
-                                                v_wr_refunded_cdemo_sk
-                                            ].items():
+                                            ), _m19 in (
+                                                (_g20,)
+                                                if type(
+                                                    (
+                                                        _g20 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                            v_wr_refunded_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g20.items()
+                                            ):
                                                 for (
                                                     v_wr_returning_cdemo_sk,
                                                     v_cd2_cd_marital_status,
                                                     v_cd2_cd_education_status,
-                                                ), _m13 in self.cd2_by_wr_returning_cdemo_sk[
-                                                    v_wr_returning_cdemo_sk
-                                                ].items():
+                                                ), _m21 in (
+                                                    (_g22,)
+                                                    if type(
+                                                        (
+                                                            _g22 := self.cd2_by_wr_returning_cdemo_sk[
+                                                                v_wr_returning_cdemo_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g22.items()
+                                                ):
                                                     for (
                                                         v_wr_refunded_addr_sk,
                                                         v_ca_state,
                                                         v_ca_country,
-                                                    ), _m14 in self.customer_address_by_wr_refunded_addr_sk[
-                                                        v_wr_refunded_addr_sk
-                                                    ].items():
+                                                    ), _m23 in (
+                                                        (_g24,)
+                                                        if type(
+                                                            (
+                                                                _g24 := self.customer_address_by_wr_refunded_addr_sk[
+                                                                    v_wr_refunded_addr_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g24.items()
+                                                    ):
                                                         for (
                                                             v_wr_reason_sk,
                                                             v_r_reason_desc,
-                                                        ), _m15 in self.reason_by_wr_reason_sk[
-                                                            v_wr_reason_sk
-                                                        ].items():
+                                                        ), _m25 in (
+                                                            (_g26,)
+                                                            if type(
+                                                                (
+                                                                    _g26 := self.reason_by_wr_reason_sk[
+                                                                        v_wr_reason_sk
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g26.items()
+                                                        ):
                                                             if (
                                                                 (
                                                                     (
@@ -1273,48 +1347,48 @@ class View:
                                                             ):  # conditions on result rows
                                                                 _k = (v_r_reason_desc,)
                                                                 _v = (
-                                                                    _d4[0]
-                                                                    * _m11[0]
-                                                                    * _m12[0]
-                                                                    * _m13[0]
-                                                                    * _m14[0]
-                                                                    * _m15[0],
-                                                                    _d4[1]
-                                                                    * _m11[1]
-                                                                    * _m12[1]
-                                                                    * _m13[1]
-                                                                    * _m14[1]
-                                                                    * _m15[1],
-                                                                    _d4[2]
-                                                                    * _m11[2]
-                                                                    * _m12[2]
-                                                                    * _m13[2]
-                                                                    * _m14[2]
-                                                                    * _m15[2],
-                                                                    _d4[3]
-                                                                    * _m11[3]
-                                                                    * _m12[3]
-                                                                    * _m13[3]
-                                                                    * _m14[3]
-                                                                    * _m15[3],
-                                                                    _d4[4]
-                                                                    * _m11[4]
-                                                                    * _m12[4]
-                                                                    * _m13[4]
-                                                                    * _m14[4]
-                                                                    * _m15[4],
-                                                                    _d4[5]
-                                                                    * _m11[5]
-                                                                    * _m12[5]
-                                                                    * _m13[5]
-                                                                    * _m14[5]
-                                                                    * _m15[5],
-                                                                    _d4[6]
-                                                                    * _m11[6]
-                                                                    * _m12[6]
-                                                                    * _m13[6]
-                                                                    * _m14[6]
-                                                                    * _m15[6],
+                                                                    _d6[0]
+                                                                    * _m18[0]
+                                                                    * _m19[0]
+                                                                    * _m21[0]
+                                                                    * _m23[0]
+                                                                    * _m25[0],
+                                                                    _d6[1]
+                                                                    * _m18[1]
+                                                                    * _m19[1]
+                                                                    * _m21[1]
+                                                                    * _m23[1]
+                                                                    * _m25[1],
+                                                                    _d6[2]
+                                                                    * _m18[2]
+                                                                    * _m19[2]
+                                                                    * _m21[2]
+                                                                    * _m23[2]
+                                                                    * _m25[2],
+                                                                    _d6[3]
+                                                                    * _m18[3]
+                                                                    * _m19[3]
+                                                                    * _m21[3]
+                                                                    * _m23[3]
+                                                                    * _m25[3],
+                                                                    _d6[4]
+                                                                    * _m18[4]
+                                                                    * _m19[4]
+                                                                    * _m21[4]
+                                                                    * _m23[4]
+                                                                    * _m25[4],
+                                                                    _d6[5]
+                                                                    * _m18[5]
+                                                                    * _m19[5]
+                                                                    * _m21[5]
+                                                                    * _m23[5]
+                                                                    * _m25[5],
+                                                                    _d6[6]
+                                                                    * _m18[6]
+                                                                    * _m19[6]
+                                                                    * _m21[6]
+                                                                    * _m23[6]
+                                                                    * _m25[6],
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -1424,27 +1498,17 @@ class View:
             del store[row]
         # atom web_returns
         if keep_web_returns:
-            _o = web_returns.get(
-                (
-                    v_ws_item_sk,
-                    v_wr_refunded_cdemo_sk,
-                    v_wr_refunded_addr_sk,
-                    v_wr_returning_cdemo_sk,
-                    v_wr_reason_sk,
-                    v_ws_order_number,
-                )
+            _t1 = (
+                v_ws_item_sk,
+                v_wr_refunded_cdemo_sk,
+                v_wr_refunded_addr_sk,
+                v_wr_returning_cdemo_sk,
+                v_wr_reason_sk,
+                v_ws_order_number,
             )
+            _o = web_returns.get(_t1)
             if _o is None:
-                web_returns[
-                    (
-                        v_ws_item_sk,
-                        v_wr_refunded_cdemo_sk,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                        v_ws_order_number,
-                    )
-                ] = _p
+                web_returns[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -1456,62 +1520,61 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    web_returns[
-                        (
-                            v_ws_item_sk,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                            v_ws_order_number,
-                        )
-                    ] = _n
+                    web_returns[_t1] = _n
                 else:
-                    del web_returns[
-                        (
-                            v_ws_item_sk,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                            v_ws_order_number,
-                        )
-                    ]
+                    del web_returns[_t1]
+            _t2 = (
+                v_ws_item_sk,
+                v_ws_order_number,
+                v_wr_refunded_addr_sk,
+                v_wr_returning_cdemo_sk,
+                v_wr_reason_sk,
+            )
             _grp = web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk.get(
                 v_wr_refunded_cdemo_sk
             )
             if _grp is None:
                 web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
                     v_wr_refunded_cdemo_sk
-                ] = {
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                    )
+                ] = (
+                    _t2,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                            v_wr_refunded_cdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                            v_wr_refunded_cdemo_sk
+                        ]
+                else:
+                    web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                        v_wr_refunded_cdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t2)
+                if _o is None:
+                    _grp[_t2] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1523,598 +1586,624 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ]
-                        if not _grp:
-                            del web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
                                 v_wr_refunded_cdemo_sk
-                            ]
-            _w1 = cd1_count_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w3 = cd1_count_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
+            if _w3 is not None:
+                _d4 = (
+                    _p[0] * _w3[0],
+                    _p[1] * _w3[1],
+                    _p[2] * _w3[2],
+                    _p[3] * _w3[3],
+                    _p[4] * _w3[4],
+                    _p[5] * _w3[5],
+                    _p[6] * _w3[6],
+                )
+                _t5 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_cdemo_sk,
+                    v_wr_refunded_addr_sk,
+                    v_wr_returning_cdemo_sk,
+                    v_wr_reason_sk,
                 )
                 _grp = n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                    )
+                    _t2
                 )
                 if _grp is None:
                     n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t2
+                    ] = (
+                        _t5,
+                        _d4,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_cdemo_sk,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_cdemo_sk,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                _t2
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_cdemo_sk,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
+                            del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                _t2
                             ]
-                            if not _grp:
-                                del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ]
+                    else:
+                        n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                            _t2
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d4
+                    else:
+                        _n = (
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                    _t2
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _t6 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_addr_sk,
+                    v_wr_reason_sk,
+                )
                 _grp = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
                     v_wr_returning_cdemo_sk
                 )
                 if _grp is None:
                     n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                         v_wr_returning_cdemo_sk
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
+                    ] = (
+                        _t6,
+                        _d4,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                v_wr_returning_cdemo_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
+                            del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                v_wr_returning_cdemo_sk
                             ]
-                            if not _grp:
-                                del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                    else:
+                        n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                            v_wr_returning_cdemo_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d4
+                    else:
+                        _n = (
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
+                        )
+                        if _n[0]:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                                     v_wr_returning_cdemo_sk
-                                ]
-                _w3 = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w7 = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
+                if _w7 is not None:
+                    _d8 = (
+                        _d4[0] * _w7[0],
+                        _d4[1] * _w7[1],
+                        _d4[2] * _w7[2],
+                        _d4[3] * _w7[3],
+                        _d4[4] * _w7[4],
+                        _d4[5] * _w7[5],
+                        _d4[6] * _w7[6],
                     )
                     _grp = n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t6
                     )
                     if _grp is None:
                         n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
+                            _t6
+                        ] = (
+                            _t2,
+                            _d8,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d4
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t6
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
+                                del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t6
                                 ]
-                                if not _grp:
-                                    del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
+                        else:
+                            n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                _t6
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d8,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                            )
+                            if _n[0]:
+                                _grp[_t2] = _n
+                            else:
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                        _t6
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _t9 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
                     _grp = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
                     if _grp is None:
                         n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                             v_wr_refunded_addr_sk
-                        ] = {
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = (
-                                _d4
-                            )
-                        else:
+                        ] = (
+                            _t9,
+                            _d8,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t9
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _n
+                                n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                                del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
                                 ]
-                                if not _grp:
-                                    del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                        else:
+                            n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                v_wr_refunded_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d8,
+                            }
+                    else:
+                        _o = _grp.get(_t9)
+                        if _o is None:
+                            _grp[_t9] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                            )
+                            if _n[0]:
+                                _grp[_t9] = _n
+                            else:
+                                del _grp[_t9]
+                                if len(_grp) == 1:
+                                    n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                                         v_wr_refunded_addr_sk
-                                    ]
-                    _w5 = customer_address_count_by_wr_refunded_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w10 = customer_address_count_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
+                    if _w10 is not None:
+                        _d11 = (
+                            _d8[0] * _w10[0],
+                            _d8[1] * _w10[1],
+                            _d8[2] * _w10[2],
+                            _d8[3] * _w10[3],
+                            _d8[4] * _w10[4],
+                            _d8[5] * _w10[5],
+                            _d8[6] * _w10[6],
                         )
-                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                        )
+                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(_t9)
                         if _grp is None:
-                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            ] = {
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                ): _d6
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
+                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t9] = (
+                                _t6,
+                                _d11,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _d6
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t9
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
+                                    del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t9
                                     ]
-                                    if not _grp:
-                                        del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
+                            else:
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t9] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d11,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d11
+                            else:
+                                _n = (
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            _t9
+                                        ] = next(iter(_grp.items()))
+                        _t12 = (v_ws_item_sk, v_ws_order_number)
                         _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(
                             v_wr_reason_sk
                         )
                         if _grp is None:
                             n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
                                 v_wr_reason_sk
-                            ] = {(v_ws_item_sk, v_ws_order_number): _d6}
-                        else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                            if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_order_number)] = _d6
-                            else:
+                            ] = (_t12, _d11)
+                        elif type(_grp) is tuple:
+                            _e = _t12
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_order_number)]
-                                    if not _grp:
-                                        del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                            v_wr_reason_sk
-                                        ]
-                        _w7 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
-                            )
-                            _grp = n1_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _grp is None:
-                                n1_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = {
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_reason_sk,
-                                    ): _d8
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _d8
-                                else:
-                                    _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                    )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ws_item_sk_ws_order_number[
-                                                (v_ws_item_sk, v_ws_order_number)
-                                            ]
-                            _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _o is None:
-                                n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _d8
-                            else:
-                                _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ] = _n
-                                else:
-                                    del n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
+                                    del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
                                     ]
-                            _w9 = n10_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
+                            else:
+                                n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
+                                ] = {_grp[0]: _grp[1], _e: _d11}
+                        else:
+                            _o = _grp.get(_t12)
+                            if _o is None:
+                                _grp[_t12] = _d11
+                            else:
+                                _n = (
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
                                 )
-                                _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                                if _o is None:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _d10
+                                if _n[0]:
+                                    _grp[_t12] = _n
                                 else:
+                                    del _grp[_t12]
+                                    if len(_grp) == 1:
+                                        n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                            v_wr_reason_sk
+                                        ] = next(iter(_grp.items()))
+                        _w13 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                        if _w13 is not None:
+                            _d14 = (
+                                _d11[0] * _w13[0],
+                                _d11[1] * _w13[1],
+                                _d11[2] * _w13[2],
+                                _d11[3] * _w13[3],
+                                _d11[4] * _w13[4],
+                                _d11[5] * _w13[5],
+                                _d11[6] * _w13[6],
+                            )
+                            _grp = n1_by_ws_item_sk_ws_order_number.get(_t12)
+                            if _grp is None:
+                                n1_by_ws_item_sk_ws_order_number[_t12] = (_t9, _d14)
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
+                                        _o[0] + _d14[0],
+                                        _o[1] + _d14[1],
+                                        _o[2] + _d14[2],
+                                        _o[3] + _d14[3],
+                                        _o[4] + _d14[4],
+                                        _o[5] + _d14[5],
+                                        _o[6] + _d14[6],
                                     )
                                     if _n[0]:
-                                        n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                        n1_by_ws_item_sk_ws_order_number[_t12] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                        del n1_by_ws_item_sk_ws_order_number[_t12]
+                                else:
+                                    n1_by_ws_item_sk_ws_order_number[_t12] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d14,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d14
+                                else:
+                                    _n = (
+                                        _o[0] + _d14[0],
+                                        _o[1] + _d14[1],
+                                        _o[2] + _d14[2],
+                                        _o[3] + _d14[3],
+                                        _o[4] + _d14[4],
+                                        _o[5] + _d14[5],
+                                        _o[6] + _d14[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_item_sk_ws_order_number[_t12] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n1_count_by_ws_item_sk_ws_order_number.get(_t12)
+                            if _o is None:
+                                n1_count_by_ws_item_sk_ws_order_number[_t12] = _d14
+                            else:
+                                _n = (
+                                    _o[0] + _d14[0],
+                                    _o[1] + _d14[1],
+                                    _o[2] + _d14[2],
+                                    _o[3] + _d14[3],
+                                    _o[4] + _d14[4],
+                                    _o[5] + _d14[5],
+                                    _o[6] + _d14[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ws_item_sk_ws_order_number[_t12] = _n
+                                else:
+                                    del n1_count_by_ws_item_sk_ws_order_number[_t12]
+                            _w15 = n10_count_by_ws_item_sk_ws_order_number.get(_t12)
+                            if _w15 is not None:
+                                _d16 = (
+                                    _d14[0] * _w15[0],
+                                    _d14[1] * _w15[1],
+                                    _d14[2] * _w15[2],
+                                    _d14[3] * _w15[3],
+                                    _d14[4] * _w15[4],
+                                    _d14[5] * _w15[5],
+                                    _d14[6] * _w15[6],
+                                )
+                                _o = n0_root.get(_t12)
+                                if _o is None:
+                                    n0_root[_t12] = _d16
+                                else:
+                                    _n = (
+                                        _o[0] + _d16[0],
+                                        _o[1] + _d16[1],
+                                        _o[2] + _d16[2],
+                                        _o[3] + _d16[3],
+                                        _o[4] + _d16[4],
+                                        _o[5] + _d16[5],
+                                        _o[6] + _d16[6],
+                                    )
+                                    if _n[0]:
+                                        n0_root[_t12] = _n
+                                    else:
+                                        del n0_root[_t12]
                                 if pending is not None:
                                     for (
                                         v_wr_refunded_cdemo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m11 in self.cd1_by_wr_refunded_cdemo_sk[
-                                        v_wr_refunded_cdemo_sk
-                                    ].items():
+                                    ), _m17 in (
+                                        (_g18,)
+                                        if type(
+                                            (
+                                                _g18 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                    v_wr_refunded_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g18.items()
+                                    ):
                                         for (
                                             v_wr_returning_cdemo_sk,
                                             v_cd2_cd_marital_status,
                                             v_cd2_cd_education_status,
-                                        ), _m12 in self.cd2_by_wr_returning_cdemo_sk[
-                                            v_wr_returning_cdemo_sk
-                                        ].items():
+                                        ), _m19 in (
+                                            (_g20,)
+                                            if type(
+                                                (
+                                                    _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                        v_wr_returning_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g20.items()
+                                        ):
                                             for (
                                                 v_wr_refunded_addr_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m13 in self.customer_address_by_wr_refunded_addr_sk[
-                                                v_wr_refunded_addr_sk
-                                            ].items():
+                                            ), _m21 in (
+                                                (_g22,)
+                                                if type(
+                                                    (
+                                                        _g22 := self.customer_address_by_wr_refunded_addr_sk[
+                                                            v_wr_refunded_addr_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g22.items()
+                                            ):
                                                 for (
                                                     v_wr_reason_sk,
                                                     v_r_reason_desc,
-                                                ), _m14 in self.reason_by_wr_reason_sk[
-                                                    v_wr_reason_sk
-                                                ].items():
+                                                ), _m23 in (
+                                                    (_g24,)
+                                                    if type(
+                                                        (
+                                                            _g24 := self.reason_by_wr_reason_sk[
+                                                                v_wr_reason_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g24.items()
+                                                ):
                                                     for (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                         v_ws_sales_price,
                                                         v_ws_net_profit,
-                                                    ), _m15 in self.n10_by_ws_item_sk_ws_order_number[
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                    ), _m25 in (
+                                                        (_g26,)
+                                                        if type(
+                                                            (
+                                                                _g26 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                    (
+                                                                        v_ws_item_sk,
+                                                                        v_ws_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g26.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 (
@@ -2359,47 +2448,47 @@ class View:
                                                             _k = (v_r_reason_desc,)
                                                             _v = (
                                                                 _p[0]
-                                                                * _m11[0]
-                                                                * _m12[0]
-                                                                * _m13[0]
-                                                                * _m14[0]
-                                                                * _m15[0],
+                                                                * _m17[0]
+                                                                * _m19[0]
+                                                                * _m21[0]
+                                                                * _m23[0]
+                                                                * _m25[0],
                                                                 _p[1]
-                                                                * _m11[1]
-                                                                * _m12[1]
-                                                                * _m13[1]
-                                                                * _m14[1]
-                                                                * _m15[1],
+                                                                * _m17[1]
+                                                                * _m19[1]
+                                                                * _m21[1]
+                                                                * _m23[1]
+                                                                * _m25[1],
                                                                 _p[2]
-                                                                * _m11[2]
-                                                                * _m12[2]
-                                                                * _m13[2]
-                                                                * _m14[2]
-                                                                * _m15[2],
+                                                                * _m17[2]
+                                                                * _m19[2]
+                                                                * _m21[2]
+                                                                * _m23[2]
+                                                                * _m25[2],
                                                                 _p[3]
-                                                                * _m11[3]
-                                                                * _m12[3]
-                                                                * _m13[3]
-                                                                * _m14[3]
-                                                                * _m15[3],
+                                                                * _m17[3]
+                                                                * _m19[3]
+                                                                * _m21[3]
+                                                                * _m23[3]
+                                                                * _m25[3],
                                                                 _p[4]
-                                                                * _m11[4]
-                                                                * _m12[4]
-                                                                * _m13[4]
-                                                                * _m14[4]
-                                                                * _m15[4],
+                                                                * _m17[4]
+                                                                * _m19[4]
+                                                                * _m21[4]
+                                                                * _m23[4]
+                                                                * _m25[4],
                                                                 _p[5]
-                                                                * _m11[5]
-                                                                * _m12[5]
-                                                                * _m13[5]
-                                                                * _m14[5]
-                                                                * _m15[5],
+                                                                * _m17[5]
+                                                                * _m19[5]
+                                                                * _m21[5]
+                                                                * _m23[5]
+                                                                * _m25[5],
                                                                 _p[6]
-                                                                * _m11[6]
-                                                                * _m12[6]
-                                                                * _m13[6]
-                                                                * _m14[6]
-                                                                * _m15[6],
+                                                                * _m17[6]
+                                                                * _m19[6]
+                                                                * _m21[6]
+                                                                * _m23[6]
+                                                                * _m25[6],
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -2474,7 +2563,7 @@ class View:
                 v_ws_order_number,
                 v_ws_sales_price,
                 v_ws_net_profit,
-            ), _w1 in _g3.items():
+            ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = (
                     _p[0] * _w1[0],
                     _p[1] * _w1[1],
@@ -2484,38 +2573,42 @@ class View:
                     _p[5] * _w1[5],
                     _p[6] * _w1[6],
                 )
-                _grp = n10_by_ws_item_sk_ws_order_number.get(
-                    (v_ws_item_sk, v_ws_order_number)
+                _t4 = (v_ws_item_sk, v_ws_order_number)
+                _t5 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_ws_sales_price,
+                    v_ws_net_profit,
                 )
+                _grp = n10_by_ws_item_sk_ws_order_number.get(_t4)
                 if _grp is None:
-                    n10_by_ws_item_sk_ws_order_number[
-                        (v_ws_item_sk, v_ws_order_number)
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
+                    n10_by_ws_item_sk_ws_order_number[_t4] = (_t5, _d2)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _d2[0],
+                            _o[1] + _d2[1],
+                            _o[2] + _d2[2],
+                            _o[3] + _d2[3],
+                            _o[4] + _d2[4],
+                            _o[5] + _d2[5],
+                            _o[6] + _d2[6],
                         )
-                    )
+                        if _n[0]:
+                            n10_by_ws_item_sk_ws_order_number[_t4] = (_grp[0], _n)
+                        else:
+                            del n10_by_ws_item_sk_ws_order_number[_t4]
+                    else:
+                        n10_by_ws_item_sk_ws_order_number[_t4] = {
+                            _grp[0]: _grp[1],
+                            _e: _d2,
+                        }
+                else:
+                    _o = _grp.get(_t5)
                     if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
-                        ] = _d2
+                        _grp[_t5] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -2527,34 +2620,16 @@ class View:
                             _o[6] + _d2[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ] = _n
+                            _grp[_t5] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n10_by_ws_item_sk_ws_order_number[_t4] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del n10_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ]
-                _o = n10_count_by_ws_item_sk_ws_order_number.get(
-                    (v_ws_item_sk, v_ws_order_number)
-                )
+                _o = n10_count_by_ws_item_sk_ws_order_number.get(_t4)
                 if _o is None:
-                    n10_count_by_ws_item_sk_ws_order_number[
-                        (v_ws_item_sk, v_ws_order_number)
-                    ] = _d2
+                    n10_count_by_ws_item_sk_ws_order_number[_t4] = _d2
                 else:
                     _n = (
                         _o[0] + _d2[0],
@@ -2566,73 +2641,94 @@ class View:
                         _o[6] + _d2[6],
                     )
                     if _n[0]:
-                        n10_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = _n
+                        n10_count_by_ws_item_sk_ws_order_number[_t4] = _n
                     else:
-                        del n10_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ]
-                _w4 = n1_count_by_ws_item_sk_ws_order_number.get(
-                    (v_ws_item_sk, v_ws_order_number)
-                )
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
+                        del n10_count_by_ws_item_sk_ws_order_number[_t4]
+                _w6 = n1_count_by_ws_item_sk_ws_order_number.get(_t4)
+                if _w6 is not None:
+                    _d7 = (
+                        _d2[0] * _w6[0],
+                        _d2[1] * _w6[1],
+                        _d2[2] * _w6[2],
+                        _d2[3] * _w6[3],
+                        _d2[4] * _w6[4],
+                        _d2[5] * _w6[5],
+                        _d2[6] * _w6[6],
                     )
-                    _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_ws_item_sk, v_ws_order_number)] = _d5
+                        n0_root[_t4] = _d7
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
-                            _o[6] + _d5[6],
+                            _o[0] + _d7[0],
+                            _o[1] + _d7[1],
+                            _o[2] + _d7[2],
+                            _o[3] + _d7[3],
+                            _o[4] + _d7[4],
+                            _o[5] + _d7[5],
+                            _o[6] + _d7[6],
                         )
                         if _n[0]:
-                            n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                            del n0_root[_t4]
                     if pending is not None:
-                        for (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_reason_sk,
-                        ), _m6 in self.n1_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ].items():
+                        for (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.n1_by_ws_item_sk_ws_order_number[
+                                        (v_ws_item_sk, v_ws_order_number)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
                             for (
                                 v_ws_item_sk,
                                 v_ws_order_number,
                                 v_wr_refunded_addr_sk,
                                 v_wr_reason_sk,
-                            ), _m7 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            ].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            (
+                                                v_ws_item_sk,
+                                                v_ws_order_number,
+                                                v_wr_reason_sk,
+                                            )
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
                                     v_wr_refunded_addr_sk,
                                     v_wr_returning_cdemo_sk,
                                     v_wr_reason_sk,
-                                ), _m8 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_refunded_addr_sk,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
@@ -2640,16 +2736,25 @@ class View:
                                         v_wr_refunded_addr_sk,
                                         v_wr_returning_cdemo_sk,
                                         v_wr_reason_sk,
-                                    ), _m9 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_returning_cdemo_sk,
-                                            v_wr_reason_sk,
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_refunded_addr_sk,
+                                                        v_wr_returning_cdemo_sk,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
-                                        _m10 = self.web_returns[
+                                        is tuple
+                                        else _g15.items()
+                                    ):
+                                        _m16 = self.web_returns[
                                             (
                                                 v_ws_item_sk,
                                                 v_wr_refunded_cdemo_sk,
@@ -2663,29 +2768,65 @@ class View:
                                             v_wr_refunded_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m11 in self.cd1_by_wr_refunded_cdemo_sk[
-                                            v_wr_refunded_cdemo_sk
-                                        ].items():
+                                        ), _m17 in (
+                                            (_g18,)
+                                            if type(
+                                                (
+                                                    _g18 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                        v_wr_refunded_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g18.items()
+                                        ):
                                             for (
                                                 v_wr_returning_cdemo_sk,
                                                 v_cd2_cd_marital_status,
                                                 v_cd2_cd_education_status,
-                                            ), _m12 in self.cd2_by_wr_returning_cdemo_sk[
-                                                v_wr_returning_cdemo_sk
-                                            ].items():
+                                            ), _m19 in (
+                                                (_g20,)
+                                                if type(
+                                                    (
+                                                        _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                            v_wr_returning_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g20.items()
+                                            ):
                                                 for (
                                                     v_wr_refunded_addr_sk,
                                                     v_ca_state,
                                                     v_ca_country,
-                                                ), _m13 in self.customer_address_by_wr_refunded_addr_sk[
-                                                    v_wr_refunded_addr_sk
-                                                ].items():
+                                                ), _m21 in (
+                                                    (_g22,)
+                                                    if type(
+                                                        (
+                                                            _g22 := self.customer_address_by_wr_refunded_addr_sk[
+                                                                v_wr_refunded_addr_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g22.items()
+                                                ):
                                                     for (
                                                         v_wr_reason_sk,
                                                         v_r_reason_desc,
-                                                    ), _m14 in self.reason_by_wr_reason_sk[
-                                                        v_wr_reason_sk
-                                                    ].items():
+                                                    ), _m23 in (
+                                                        (_g24,)
+                                                        if type(
+                                                            (
+                                                                _g24 := self.reason_by_wr_reason_sk[
+                                                                    v_wr_reason_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g24.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 (
@@ -2930,47 +3071,47 @@ class View:
                                                             _k = (v_r_reason_desc,)
                                                             _v = (
                                                                 _d2[0]
-                                                                * _m10[0]
-                                                                * _m11[0]
-                                                                * _m12[0]
-                                                                * _m13[0]
-                                                                * _m14[0],
+                                                                * _m16[0]
+                                                                * _m17[0]
+                                                                * _m19[0]
+                                                                * _m21[0]
+                                                                * _m23[0],
                                                                 _d2[1]
-                                                                * _m10[1]
-                                                                * _m11[1]
-                                                                * _m12[1]
-                                                                * _m13[1]
-                                                                * _m14[1],
+                                                                * _m16[1]
+                                                                * _m17[1]
+                                                                * _m19[1]
+                                                                * _m21[1]
+                                                                * _m23[1],
                                                                 _d2[2]
-                                                                * _m10[2]
-                                                                * _m11[2]
-                                                                * _m12[2]
-                                                                * _m13[2]
-                                                                * _m14[2],
+                                                                * _m16[2]
+                                                                * _m17[2]
+                                                                * _m19[2]
+                                                                * _m21[2]
+                                                                * _m23[2],
                                                                 _d2[3]
-                                                                * _m10[3]
-                                                                * _m11[3]
-                                                                * _m12[3]
-                                                                * _m13[3]
-                                                                * _m14[3],
+                                                                * _m16[3]
+                                                                * _m17[3]
+                                                                * _m19[3]
+                                                                * _m21[3]
+                                                                * _m23[3],
                                                                 _d2[4]
-                                                                * _m10[4]
-                                                                * _m11[4]
-                                                                * _m12[4]
-                                                                * _m13[4]
-                                                                * _m14[4],
+                                                                * _m16[4]
+                                                                * _m17[4]
+                                                                * _m19[4]
+                                                                * _m21[4]
+                                                                * _m23[4],
                                                                 _d2[5]
-                                                                * _m10[5]
-                                                                * _m11[5]
-                                                                * _m12[5]
-                                                                * _m13[5]
-                                                                * _m14[5],
+                                                                * _m16[5]
+                                                                * _m17[5]
+                                                                * _m19[5]
+                                                                * _m21[5]
+                                                                * _m23[5],
                                                                 _d2[6]
-                                                                * _m10[6]
-                                                                * _m11[6]
-                                                                * _m12[6]
-                                                                * _m13[6]
-                                                                * _m14[6],
+                                                                * _m16[6]
+                                                                * _m17[6]
+                                                                * _m19[6]
+                                                                * _m21[6]
+                                                                * _m23[6],
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -3078,19 +3219,36 @@ class View:
         v_cd_marital_status = row[2]
         v_cd_education_status = row[3]
         _p = (d, d, d, d, d, d, d)
+        _t1 = (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status)
         _grp = cd1_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
         if _grp is None:
-            cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = {
-                (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status): _p
-            }
+            cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = (_grp[0], _n)
+                else:
+                    del cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk]
+            else:
+                cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get(
-                (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status)
-            )
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[
-                    (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status)
-                ] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -3102,23 +3260,13 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[
-                        (
-                            v_wr_refunded_cdemo_sk,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_wr_refunded_cdemo_sk,
-                            v_cd_marital_status,
-                            v_cd_education_status,
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = next(
+                            iter(_grp.items())
                         )
-                    ]
-                    if not _grp:
-                        del cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk]
         _o = cd1_count_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
         if _o is None:
             cd1_count_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = _p
@@ -3136,547 +3284,549 @@ class View:
                 cd1_count_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = _n
             else:
                 del cd1_count_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk]
-        _g3 = web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk.get(
+        _g4 = web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk.get(
             v_wr_refunded_cdemo_sk
         )
-        if _g3:
+        if _g4:
             for (
                 v_ws_item_sk,
                 v_ws_order_number,
                 v_wr_refunded_addr_sk,
                 v_wr_returning_cdemo_sk,
                 v_wr_reason_sk,
-            ), _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                )
+                _t5 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_addr_sk,
+                    v_wr_returning_cdemo_sk,
+                    v_wr_reason_sk,
+                )
+                _t6 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_cdemo_sk,
+                    v_wr_refunded_addr_sk,
+                    v_wr_returning_cdemo_sk,
+                    v_wr_reason_sk,
                 )
                 _grp = n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                    )
+                    _t5
                 )
                 if _grp is None:
                     n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t5
+                    ] = (
+                        _t6,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_cdemo_sk,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_cdemo_sk,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                _t5
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_cdemo_sk,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
+                            del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                _t5
                             ]
-                            if not _grp:
-                                del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ]
+                    else:
+                        n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                            _t5
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                    _t5
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _t7 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_addr_sk,
+                    v_wr_reason_sk,
+                )
                 _grp = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
                     v_wr_returning_cdemo_sk
                 )
                 if _grp is None:
                     n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                         v_wr_returning_cdemo_sk
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
+                    ] = (
+                        _t7,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t7
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                v_wr_returning_cdemo_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
+                            del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                v_wr_returning_cdemo_sk
                             ]
-                            if not _grp:
-                                del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                    else:
+                        n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                            v_wr_returning_cdemo_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t7)
+                    if _o is None:
+                        _grp[_t7] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t7] = _n
+                        else:
+                            del _grp[_t7]
+                            if len(_grp) == 1:
+                                n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                                     v_wr_returning_cdemo_sk
-                                ]
-                _w4 = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w8 = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
+                if _w8 is not None:
+                    _d9 = (
+                        _d3[0] * _w8[0],
+                        _d3[1] * _w8[1],
+                        _d3[2] * _w8[2],
+                        _d3[3] * _w8[3],
+                        _d3[4] * _w8[4],
+                        _d3[5] * _w8[5],
+                        _d3[6] * _w8[6],
                     )
                     _grp = n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t7
                     )
                     if _grp is None:
                         n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            ): _d5
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
+                            _t7
+                        ] = (
+                            _t5,
+                            _d9,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d5
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t7
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
+                                del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t7
                                 ]
-                                if not _grp:
-                                    del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
+                        else:
+                            n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                _t7
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d9,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                        _t7
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _t10 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
                     _grp = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
                     if _grp is None:
                         n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                             v_wr_refunded_addr_sk
-                        ] = {
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d5
-                        }
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = (
-                                _d5
-                            )
-                        else:
+                        ] = (
+                            _t10,
+                            _d9,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t10
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _n
+                                n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                                del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
                                 ]
-                                if not _grp:
-                                    del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                        else:
+                            n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                v_wr_refunded_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d9,
+                            }
+                    else:
+                        _o = _grp.get(_t10)
+                        if _o is None:
+                            _grp[_t10] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
+                            )
+                            if _n[0]:
+                                _grp[_t10] = _n
+                            else:
+                                del _grp[_t10]
+                                if len(_grp) == 1:
+                                    n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                                         v_wr_refunded_addr_sk
-                                    ]
-                    _w6 = customer_address_count_by_wr_refunded_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w11 = customer_address_count_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
-                    if _w6 is not None:
-                        _d7 = (
-                            _d5[0] * _w6[0],
-                            _d5[1] * _w6[1],
-                            _d5[2] * _w6[2],
-                            _d5[3] * _w6[3],
-                            _d5[4] * _w6[4],
-                            _d5[5] * _w6[5],
-                            _d5[6] * _w6[6],
+                    if _w11 is not None:
+                        _d12 = (
+                            _d9[0] * _w11[0],
+                            _d9[1] * _w11[1],
+                            _d9[2] * _w11[2],
+                            _d9[3] * _w11[3],
+                            _d9[4] * _w11[4],
+                            _d9[5] * _w11[5],
+                            _d9[6] * _w11[6],
                         )
-                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                        )
+                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(_t10)
                         if _grp is None:
-                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            ] = {
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                ): _d7
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
+                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t10] = (
+                                _t7,
+                                _d12,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _d7
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d12[0],
+                                    _o[1] + _d12[1],
+                                    _o[2] + _d12[2],
+                                    _o[3] + _d12[3],
+                                    _o[4] + _d12[4],
+                                    _o[5] + _d12[5],
+                                    _o[6] + _d12[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t10
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
+                                    del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t10
                                     ]
-                                    if not _grp:
-                                        del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
+                            else:
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t10] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d12,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d12
+                            else:
+                                _n = (
+                                    _o[0] + _d12[0],
+                                    _o[1] + _d12[1],
+                                    _o[2] + _d12[2],
+                                    _o[3] + _d12[3],
+                                    _o[4] + _d12[4],
+                                    _o[5] + _d12[5],
+                                    _o[6] + _d12[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            _t10
+                                        ] = next(iter(_grp.items()))
+                        _t13 = (v_ws_item_sk, v_ws_order_number)
                         _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(
                             v_wr_reason_sk
                         )
                         if _grp is None:
                             n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
                                 v_wr_reason_sk
-                            ] = {(v_ws_item_sk, v_ws_order_number): _d7}
-                        else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                            if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_order_number)] = _d7
-                            else:
+                            ] = (_t13, _d12)
+                        elif type(_grp) is tuple:
+                            _e = _t13
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d12[0],
+                                    _o[1] + _d12[1],
+                                    _o[2] + _d12[2],
+                                    _o[3] + _d12[3],
+                                    _o[4] + _d12[4],
+                                    _o[5] + _d12[5],
+                                    _o[6] + _d12[6],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_order_number)]
-                                    if not _grp:
-                                        del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                            v_wr_reason_sk
-                                        ]
-                        _w8 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                        if _w8 is not None:
-                            _d9 = (
-                                _d7[0] * _w8[0],
-                                _d7[1] * _w8[1],
-                                _d7[2] * _w8[2],
-                                _d7[3] * _w8[3],
-                                _d7[4] * _w8[4],
-                                _d7[5] * _w8[5],
-                                _d7[6] * _w8[6],
-                            )
-                            _grp = n1_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _grp is None:
-                                n1_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = {
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_reason_sk,
-                                    ): _d9
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _d9
-                                else:
-                                    _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
-                                    )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ws_item_sk_ws_order_number[
-                                                (v_ws_item_sk, v_ws_order_number)
-                                            ]
-                            _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _o is None:
-                                n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _d9
-                            else:
-                                _n = (
-                                    _o[0] + _d9[0],
-                                    _o[1] + _d9[1],
-                                    _o[2] + _d9[2],
-                                    _o[3] + _d9[3],
-                                    _o[4] + _d9[4],
-                                    _o[5] + _d9[5],
-                                    _o[6] + _d9[6],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ] = _n
-                                else:
-                                    del n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
+                                    del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
                                     ]
-                            _w10 = n10_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _w10 is not None:
-                                _d11 = (
-                                    _d9[0] * _w10[0],
-                                    _d9[1] * _w10[1],
-                                    _d9[2] * _w10[2],
-                                    _d9[3] * _w10[3],
-                                    _d9[4] * _w10[4],
-                                    _d9[5] * _w10[5],
-                                    _d9[6] * _w10[6],
+                            else:
+                                n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
+                                ] = {_grp[0]: _grp[1], _e: _d12}
+                        else:
+                            _o = _grp.get(_t13)
+                            if _o is None:
+                                _grp[_t13] = _d12
+                            else:
+                                _n = (
+                                    _o[0] + _d12[0],
+                                    _o[1] + _d12[1],
+                                    _o[2] + _d12[2],
+                                    _o[3] + _d12[3],
+                                    _o[4] + _d12[4],
+                                    _o[5] + _d12[5],
+                                    _o[6] + _d12[6],
                                 )
-                                _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                                if _o is None:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _d11
+                                if _n[0]:
+                                    _grp[_t13] = _n
                                 else:
+                                    del _grp[_t13]
+                                    if len(_grp) == 1:
+                                        n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                            v_wr_reason_sk
+                                        ] = next(iter(_grp.items()))
+                        _w14 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                        if _w14 is not None:
+                            _d15 = (
+                                _d12[0] * _w14[0],
+                                _d12[1] * _w14[1],
+                                _d12[2] * _w14[2],
+                                _d12[3] * _w14[3],
+                                _d12[4] * _w14[4],
+                                _d12[5] * _w14[5],
+                                _d12[6] * _w14[6],
+                            )
+                            _grp = n1_by_ws_item_sk_ws_order_number.get(_t13)
+                            if _grp is None:
+                                n1_by_ws_item_sk_ws_order_number[_t13] = (_t10, _d15)
+                            elif type(_grp) is tuple:
+                                _e = _t10
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d11[0],
-                                        _o[1] + _d11[1],
-                                        _o[2] + _d11[2],
-                                        _o[3] + _d11[3],
-                                        _o[4] + _d11[4],
-                                        _o[5] + _d11[5],
-                                        _o[6] + _d11[6],
+                                        _o[0] + _d15[0],
+                                        _o[1] + _d15[1],
+                                        _o[2] + _d15[2],
+                                        _o[3] + _d15[3],
+                                        _o[4] + _d15[4],
+                                        _o[5] + _d15[5],
+                                        _o[6] + _d15[6],
                                     )
                                     if _n[0]:
-                                        n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                        n1_by_ws_item_sk_ws_order_number[_t13] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                        del n1_by_ws_item_sk_ws_order_number[_t13]
+                                else:
+                                    n1_by_ws_item_sk_ws_order_number[_t13] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d15,
+                                    }
+                            else:
+                                _o = _grp.get(_t10)
+                                if _o is None:
+                                    _grp[_t10] = _d15
+                                else:
+                                    _n = (
+                                        _o[0] + _d15[0],
+                                        _o[1] + _d15[1],
+                                        _o[2] + _d15[2],
+                                        _o[3] + _d15[3],
+                                        _o[4] + _d15[4],
+                                        _o[5] + _d15[5],
+                                        _o[6] + _d15[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t10] = _n
+                                    else:
+                                        del _grp[_t10]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_item_sk_ws_order_number[_t13] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n1_count_by_ws_item_sk_ws_order_number.get(_t13)
+                            if _o is None:
+                                n1_count_by_ws_item_sk_ws_order_number[_t13] = _d15
+                            else:
+                                _n = (
+                                    _o[0] + _d15[0],
+                                    _o[1] + _d15[1],
+                                    _o[2] + _d15[2],
+                                    _o[3] + _d15[3],
+                                    _o[4] + _d15[4],
+                                    _o[5] + _d15[5],
+                                    _o[6] + _d15[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ws_item_sk_ws_order_number[_t13] = _n
+                                else:
+                                    del n1_count_by_ws_item_sk_ws_order_number[_t13]
+                            _w16 = n10_count_by_ws_item_sk_ws_order_number.get(_t13)
+                            if _w16 is not None:
+                                _d17 = (
+                                    _d15[0] * _w16[0],
+                                    _d15[1] * _w16[1],
+                                    _d15[2] * _w16[2],
+                                    _d15[3] * _w16[3],
+                                    _d15[4] * _w16[4],
+                                    _d15[5] * _w16[5],
+                                    _d15[6] * _w16[6],
+                                )
+                                _o = n0_root.get(_t13)
+                                if _o is None:
+                                    n0_root[_t13] = _d17
+                                else:
+                                    _n = (
+                                        _o[0] + _d17[0],
+                                        _o[1] + _d17[1],
+                                        _o[2] + _d17[2],
+                                        _o[3] + _d17[3],
+                                        _o[4] + _d17[4],
+                                        _o[5] + _d17[5],
+                                        _o[6] + _d17[6],
+                                    )
+                                    if _n[0]:
+                                        n0_root[_t13] = _n
+                                    else:
+                                        del n0_root[_t13]
                                 if pending is not None:
-                                    _m12 = self.web_returns[
+                                    _m18 = self.web_returns[
                                         (
                                             v_ws_item_sk,
                                             v_wr_refunded_cdemo_sk,
@@ -3690,30 +3840,69 @@ class View:
                                         v_wr_returning_cdemo_sk,
                                         v_cd2_cd_marital_status,
                                         v_cd2_cd_education_status,
-                                    ), _m13 in self.cd2_by_wr_returning_cdemo_sk[
-                                        v_wr_returning_cdemo_sk
-                                    ].items():
+                                    ), _m19 in (
+                                        (_g20,)
+                                        if type(
+                                            (
+                                                _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                    v_wr_returning_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g20.items()
+                                    ):
                                         for (
                                             v_wr_refunded_addr_sk,
                                             v_ca_state,
                                             v_ca_country,
-                                        ), _m14 in self.customer_address_by_wr_refunded_addr_sk[
-                                            v_wr_refunded_addr_sk
-                                        ].items():
+                                        ), _m21 in (
+                                            (_g22,)
+                                            if type(
+                                                (
+                                                    _g22 := self.customer_address_by_wr_refunded_addr_sk[
+                                                        v_wr_refunded_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g22.items()
+                                        ):
                                             for (
                                                 v_wr_reason_sk,
                                                 v_r_reason_desc,
-                                            ), _m15 in self.reason_by_wr_reason_sk[
-                                                v_wr_reason_sk
-                                            ].items():
+                                            ), _m23 in (
+                                                (_g24,)
+                                                if type(
+                                                    (
+                                                        _g24 := self.reason_by_wr_reason_sk[
+                                                            v_wr_reason_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g24.items()
+                                            ):
                                                 for (
                                                     v_ws_item_sk,
                                                     v_ws_order_number,
                                                     v_ws_sales_price,
                                                     v_ws_net_profit,
-                                                ), _m16 in self.n10_by_ws_item_sk_ws_order_number[
-                                                    (v_ws_item_sk, v_ws_order_number)
-                                                ].items():
+                                                ), _m25 in (
+                                                    (_g26,)
+                                                    if type(
+                                                        (
+                                                            _g26 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                (
+                                                                    v_ws_item_sk,
+                                                                    v_ws_order_number,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g26.items()
+                                                ):
                                                     if (
                                                         (
                                                             (
@@ -3957,47 +4146,47 @@ class View:
                                                         _k = (v_r_reason_desc,)
                                                         _v = (
                                                             _p[0]
-                                                            * _m12[0]
-                                                            * _m13[0]
-                                                            * _m14[0]
-                                                            * _m15[0]
-                                                            * _m16[0],
+                                                            * _m18[0]
+                                                            * _m19[0]
+                                                            * _m21[0]
+                                                            * _m23[0]
+                                                            * _m25[0],
                                                             _p[1]
-                                                            * _m12[1]
-                                                            * _m13[1]
-                                                            * _m14[1]
-                                                            * _m15[1]
-                                                            * _m16[1],
+                                                            * _m18[1]
+                                                            * _m19[1]
+                                                            * _m21[1]
+                                                            * _m23[1]
+                                                            * _m25[1],
                                                             _p[2]
-                                                            * _m12[2]
-                                                            * _m13[2]
-                                                            * _m14[2]
-                                                            * _m15[2]
-                                                            * _m16[2],
+                                                            * _m18[2]
+                                                            * _m19[2]
+                                                            * _m21[2]
+                                                            * _m23[2]
+                                                            * _m25[2],
                                                             _p[3]
-                                                            * _m12[3]
-                                                            * _m13[3]
-                                                            * _m14[3]
-                                                            * _m15[3]
-                                                            * _m16[3],
+                                                            * _m18[3]
+                                                            * _m19[3]
+                                                            * _m21[3]
+                                                            * _m23[3]
+                                                            * _m25[3],
                                                             _p[4]
-                                                            * _m12[4]
-                                                            * _m13[4]
-                                                            * _m14[4]
-                                                            * _m15[4]
-                                                            * _m16[4],
+                                                            * _m18[4]
+                                                            * _m19[4]
+                                                            * _m21[4]
+                                                            * _m23[4]
+                                                            * _m25[4],
                                                             _p[5]
-                                                            * _m12[5]
-                                                            * _m13[5]
-                                                            * _m14[5]
-                                                            * _m15[5]
-                                                            * _m16[5],
+                                                            * _m18[5]
+                                                            * _m19[5]
+                                                            * _m21[5]
+                                                            * _m23[5]
+                                                            * _m25[5],
                                                             _p[6]
-                                                            * _m12[6]
-                                                            * _m13[6]
-                                                            * _m14[6]
-                                                            * _m15[6]
-                                                            * _m16[6],
+                                                            * _m18[6]
+                                                            * _m19[6]
+                                                            * _m21[6]
+                                                            * _m23[6]
+                                                            * _m25[6],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -4019,31 +4208,43 @@ class View:
         v_cd2_cd_marital_status = row[2]
         v_cd2_cd_education_status = row[3]
         _p = (d, d, d, d, d, d, d)
+        _t1 = (
+            v_wr_returning_cdemo_sk,
+            v_cd2_cd_marital_status,
+            v_cd2_cd_education_status,
+        )
         _grp = cd2_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
         if _grp is None:
-            cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = {
-                (
-                    v_wr_returning_cdemo_sk,
-                    v_cd2_cd_marital_status,
-                    v_cd2_cd_education_status,
-                ): _p
-            }
-        else:
-            _o = _grp.get(
-                (
-                    v_wr_returning_cdemo_sk,
-                    v_cd2_cd_marital_status,
-                    v_cd2_cd_education_status,
+            cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
                 )
-            )
-            if _o is None:
-                _grp[
-                    (
-                        v_wr_returning_cdemo_sk,
-                        v_cd2_cd_marital_status,
-                        v_cd2_cd_education_status,
+                if _n[0]:
+                    cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = (
+                        _grp[0],
+                        _n,
                     )
-                ] = _p
+                else:
+                    del cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk]
+            else:
+                cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
+        else:
+            _o = _grp.get(_t1)
+            if _o is None:
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -4055,23 +4256,13 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[
-                        (
-                            v_wr_returning_cdemo_sk,
-                            v_cd2_cd_marital_status,
-                            v_cd2_cd_education_status,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_wr_returning_cdemo_sk,
-                            v_cd2_cd_marital_status,
-                            v_cd2_cd_education_status,
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = next(
+                            iter(_grp.items())
                         )
-                    ]
-                    if not _grp:
-                        del cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk]
         _o = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
         if _o is None:
             cd2_count_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = _p
@@ -4089,359 +4280,387 @@ class View:
                 cd2_count_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = _n
             else:
                 del cd2_count_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk]
-        _g3 = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
+        _g4 = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
             v_wr_returning_cdemo_sk
         )
-        if _g3:
+        if _g4:
             for (
                 v_ws_item_sk,
                 v_ws_order_number,
                 v_wr_refunded_addr_sk,
                 v_wr_reason_sk,
-            ), _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+            ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                )
+                _t5 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_addr_sk,
+                    v_wr_reason_sk,
+                )
+                _t6 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_addr_sk,
+                    v_wr_returning_cdemo_sk,
+                    v_wr_reason_sk,
                 )
                 _grp = n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_reason_sk,
-                    )
+                    _t5
                 )
                 if _grp is None:
                     n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                        _t5
+                    ] = (_t6, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                _t5
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
+                            del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                _t5
                             ]
-                            if not _grp:
-                                del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ]
+                    else:
+                        n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                            _t5
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t5
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _t7 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
                 _grp = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
                     v_wr_refunded_addr_sk
                 )
                 if _grp is None:
                     n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                         v_wr_refunded_addr_sk
-                    ] = {(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d2}
-                else:
-                    _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                    if _o is None:
-                        _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = _d2
-                    else:
+                    ] = (_t7, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t7
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = _n
+                            n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                v_wr_refunded_addr_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)]
-                            if not _grp:
-                                del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                            del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                v_wr_refunded_addr_sk
+                            ]
+                    else:
+                        n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                            v_wr_refunded_addr_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t7)
+                    if _o is None:
+                        _grp[_t7] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t7] = _n
+                        else:
+                            del _grp[_t7]
+                            if len(_grp) == 1:
+                                n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                                     v_wr_refunded_addr_sk
-                                ]
-                _w4 = customer_address_count_by_wr_refunded_addr_sk.get(
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w8 = customer_address_count_by_wr_refunded_addr_sk.get(
                     v_wr_refunded_addr_sk
                 )
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
+                if _w8 is not None:
+                    _d9 = (
+                        _d3[0] * _w8[0],
+                        _d3[1] * _w8[1],
+                        _d3[2] * _w8[2],
+                        _d3[3] * _w8[3],
+                        _d3[4] * _w8[4],
+                        _d3[5] * _w8[5],
+                        _d3[6] * _w8[6],
                     )
-                    _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                        (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                    )
+                    _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(_t7)
                     if _grp is None:
-                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            ): _d5
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d5
-                        else:
+                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t7] = (_t5, _d9)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t7] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
+                                del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t7]
+                        else:
+                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t7] = {
+                                _grp[0]: _grp[1],
+                                _e: _d9,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t7
+                                    ] = next(iter(_grp.items()))
+                    _t10 = (v_ws_item_sk, v_ws_order_number)
                     _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(
                         v_wr_reason_sk
                     )
                     if _grp is None:
                         n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
                             v_wr_reason_sk
-                        ] = {(v_ws_item_sk, v_ws_order_number): _d5}
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number)] = _d5
-                        else:
+                        ] = (_t10, _d9)
+                    elif type(_grp) is tuple:
+                        _e = _t10
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
                             )
                             if _n[0]:
-                                _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                                n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_item_sk, v_ws_order_number)]
-                                if not _grp:
-                                    del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                        v_wr_reason_sk
-                                    ]
-                    _w6 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                    if _w6 is not None:
-                        _d7 = (
-                            _d5[0] * _w6[0],
-                            _d5[1] * _w6[1],
-                            _d5[2] * _w6[2],
-                            _d5[3] * _w6[3],
-                            _d5[4] * _w6[4],
-                            _d5[5] * _w6[5],
-                            _d5[6] * _w6[6],
-                        )
-                        _grp = n1_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _grp is None:
-                            n1_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = {(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d7}
-                        else:
-                            _o = _grp.get(
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _d7
-                            else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                )
-                                if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ws_item_sk_ws_order_number[
-                                            (v_ws_item_sk, v_ws_order_number)
-                                        ]
-                        _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _o is None:
-                            n1_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _d7
-                        else:
-                            _n = (
-                                _o[0] + _d7[0],
-                                _o[1] + _d7[1],
-                                _o[2] + _d7[2],
-                                _o[3] + _d7[3],
-                                _o[4] + _d7[4],
-                                _o[5] + _d7[5],
-                                _o[6] + _d7[6],
-                            )
-                            if _n[0]:
-                                n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _n
-                            else:
-                                del n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
+                                del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
                                 ]
-                        _w8 = n10_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _w8 is not None:
-                            _d9 = (
-                                _d7[0] * _w8[0],
-                                _d7[1] * _w8[1],
-                                _d7[2] * _w8[2],
-                                _d7[3] * _w8[3],
-                                _d7[4] * _w8[4],
-                                _d7[5] * _w8[5],
-                                _d7[6] * _w8[6],
+                        else:
+                            n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                v_wr_reason_sk
+                            ] = {_grp[0]: _grp[1], _e: _d9}
+                    else:
+                        _o = _grp.get(_t10)
+                        if _o is None:
+                            _grp[_t10] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
                             )
-                            _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                            if _o is None:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _d9
+                            if _n[0]:
+                                _grp[_t10] = _n
                             else:
+                                del _grp[_t10]
+                                if len(_grp) == 1:
+                                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
+                                    ] = next(iter(_grp.items()))
+                    _w11 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                    if _w11 is not None:
+                        _d12 = (
+                            _d9[0] * _w11[0],
+                            _d9[1] * _w11[1],
+                            _d9[2] * _w11[2],
+                            _d9[3] * _w11[3],
+                            _d9[4] * _w11[4],
+                            _d9[5] * _w11[5],
+                            _d9[6] * _w11[6],
+                        )
+                        _grp = n1_by_ws_item_sk_ws_order_number.get(_t10)
+                        if _grp is None:
+                            n1_by_ws_item_sk_ws_order_number[_t10] = (_t7, _d12)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d9[0],
-                                    _o[1] + _d9[1],
-                                    _o[2] + _d9[2],
-                                    _o[3] + _d9[3],
-                                    _o[4] + _d9[4],
-                                    _o[5] + _d9[5],
-                                    _o[6] + _d9[6],
+                                    _o[0] + _d12[0],
+                                    _o[1] + _d12[1],
+                                    _o[2] + _d12[2],
+                                    _o[3] + _d12[3],
+                                    _o[4] + _d12[4],
+                                    _o[5] + _d12[5],
+                                    _o[6] + _d12[6],
                                 )
                                 if _n[0]:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n1_by_ws_item_sk_ws_order_number[_t10] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                    del n1_by_ws_item_sk_ws_order_number[_t10]
+                            else:
+                                n1_by_ws_item_sk_ws_order_number[_t10] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d12,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d12
+                            else:
+                                _n = (
+                                    _o[0] + _d12[0],
+                                    _o[1] + _d12[1],
+                                    _o[2] + _d12[2],
+                                    _o[3] + _d12[3],
+                                    _o[4] + _d12[4],
+                                    _o[5] + _d12[5],
+                                    _o[6] + _d12[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_item_sk_ws_order_number[_t10] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_ws_item_sk_ws_order_number.get(_t10)
+                        if _o is None:
+                            n1_count_by_ws_item_sk_ws_order_number[_t10] = _d12
+                        else:
+                            _n = (
+                                _o[0] + _d12[0],
+                                _o[1] + _d12[1],
+                                _o[2] + _d12[2],
+                                _o[3] + _d12[3],
+                                _o[4] + _d12[4],
+                                _o[5] + _d12[5],
+                                _o[6] + _d12[6],
+                            )
+                            if _n[0]:
+                                n1_count_by_ws_item_sk_ws_order_number[_t10] = _n
+                            else:
+                                del n1_count_by_ws_item_sk_ws_order_number[_t10]
+                        _w13 = n10_count_by_ws_item_sk_ws_order_number.get(_t10)
+                        if _w13 is not None:
+                            _d14 = (
+                                _d12[0] * _w13[0],
+                                _d12[1] * _w13[1],
+                                _d12[2] * _w13[2],
+                                _d12[3] * _w13[3],
+                                _d12[4] * _w13[4],
+                                _d12[5] * _w13[5],
+                                _d12[6] * _w13[6],
+                            )
+                            _o = n0_root.get(_t10)
+                            if _o is None:
+                                n0_root[_t10] = _d14
+                            else:
+                                _n = (
+                                    _o[0] + _d14[0],
+                                    _o[1] + _d14[1],
+                                    _o[2] + _d14[2],
+                                    _o[3] + _d14[3],
+                                    _o[4] + _d14[4],
+                                    _o[5] + _d14[5],
+                                    _o[6] + _d14[6],
+                                )
+                                if _n[0]:
+                                    n0_root[_t10] = _n
+                                else:
+                                    del n0_root[_t10]
                             if pending is not None:
                                 for (
                                     v_ws_item_sk,
@@ -4450,16 +4669,25 @@ class View:
                                     v_wr_refunded_addr_sk,
                                     v_wr_returning_cdemo_sk,
                                     v_wr_reason_sk,
-                                ), _m10 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
+                                ), _m15 in (
+                                    (_g16,)
+                                    if type(
+                                        (
+                                            _g16 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_refunded_addr_sk,
+                                                    v_wr_returning_cdemo_sk,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
-                                    _m11 = self.web_returns[
+                                    is tuple
+                                    else _g16.items()
+                                ):
+                                    _m17 = self.web_returns[
                                         (
                                             v_ws_item_sk,
                                             v_wr_refunded_cdemo_sk,
@@ -4473,30 +4701,69 @@ class View:
                                         v_wr_refunded_cdemo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m12 in self.cd1_by_wr_refunded_cdemo_sk[
-                                        v_wr_refunded_cdemo_sk
-                                    ].items():
+                                    ), _m18 in (
+                                        (_g19,)
+                                        if type(
+                                            (
+                                                _g19 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                    v_wr_refunded_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g19.items()
+                                    ):
                                         for (
                                             v_wr_refunded_addr_sk,
                                             v_ca_state,
                                             v_ca_country,
-                                        ), _m13 in self.customer_address_by_wr_refunded_addr_sk[
-                                            v_wr_refunded_addr_sk
-                                        ].items():
+                                        ), _m20 in (
+                                            (_g21,)
+                                            if type(
+                                                (
+                                                    _g21 := self.customer_address_by_wr_refunded_addr_sk[
+                                                        v_wr_refunded_addr_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g21.items()
+                                        ):
                                             for (
                                                 v_wr_reason_sk,
                                                 v_r_reason_desc,
-                                            ), _m14 in self.reason_by_wr_reason_sk[
-                                                v_wr_reason_sk
-                                            ].items():
+                                            ), _m22 in (
+                                                (_g23,)
+                                                if type(
+                                                    (
+                                                        _g23 := self.reason_by_wr_reason_sk[
+                                                            v_wr_reason_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g23.items()
+                                            ):
                                                 for (
                                                     v_ws_item_sk,
                                                     v_ws_order_number,
                                                     v_ws_sales_price,
                                                     v_ws_net_profit,
-                                                ), _m15 in self.n10_by_ws_item_sk_ws_order_number[
-                                                    (v_ws_item_sk, v_ws_order_number)
-                                                ].items():
+                                                ), _m24 in (
+                                                    (_g25,)
+                                                    if type(
+                                                        (
+                                                            _g25 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                (
+                                                                    v_ws_item_sk,
+                                                                    v_ws_order_number,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g25.items()
+                                                ):
                                                     if (
                                                         (
                                                             (
@@ -4740,47 +5007,47 @@ class View:
                                                         _k = (v_r_reason_desc,)
                                                         _v = (
                                                             _p[0]
-                                                            * _m11[0]
-                                                            * _m12[0]
-                                                            * _m13[0]
-                                                            * _m14[0]
-                                                            * _m15[0],
+                                                            * _m17[0]
+                                                            * _m18[0]
+                                                            * _m20[0]
+                                                            * _m22[0]
+                                                            * _m24[0],
                                                             _p[1]
-                                                            * _m11[1]
-                                                            * _m12[1]
-                                                            * _m13[1]
-                                                            * _m14[1]
-                                                            * _m15[1],
+                                                            * _m17[1]
+                                                            * _m18[1]
+                                                            * _m20[1]
+                                                            * _m22[1]
+                                                            * _m24[1],
                                                             _p[2]
-                                                            * _m11[2]
-                                                            * _m12[2]
-                                                            * _m13[2]
-                                                            * _m14[2]
-                                                            * _m15[2],
+                                                            * _m17[2]
+                                                            * _m18[2]
+                                                            * _m20[2]
+                                                            * _m22[2]
+                                                            * _m24[2],
                                                             _p[3]
-                                                            * _m11[3]
-                                                            * _m12[3]
-                                                            * _m13[3]
-                                                            * _m14[3]
-                                                            * _m15[3],
+                                                            * _m17[3]
+                                                            * _m18[3]
+                                                            * _m20[3]
+                                                            * _m22[3]
+                                                            * _m24[3],
                                                             _p[4]
-                                                            * _m11[4]
-                                                            * _m12[4]
-                                                            * _m13[4]
-                                                            * _m14[4]
-                                                            * _m15[4],
+                                                            * _m17[4]
+                                                            * _m18[4]
+                                                            * _m20[4]
+                                                            * _m22[4]
+                                                            * _m24[4],
                                                             _p[5]
-                                                            * _m11[5]
-                                                            * _m12[5]
-                                                            * _m13[5]
-                                                            * _m14[5]
-                                                            * _m15[5],
+                                                            * _m17[5]
+                                                            * _m18[5]
+                                                            * _m20[5]
+                                                            * _m22[5]
+                                                            * _m24[5],
                                                             _p[6]
-                                                            * _m11[6]
-                                                            * _m12[6]
-                                                            * _m13[6]
-                                                            * _m14[6]
-                                                            * _m15[6],
+                                                            * _m17[6]
+                                                            * _m18[6]
+                                                            * _m20[6]
+                                                            * _m22[6]
+                                                            * _m24[6],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -4855,15 +5122,39 @@ class View:
         else:
             del store[row]
         # atom customer_address
+        _t1 = (v_wr_refunded_addr_sk, v_ca_state, v_ca_country)
         _grp = customer_address_by_wr_refunded_addr_sk.get(v_wr_refunded_addr_sk)
         if _grp is None:
-            customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = {
-                (v_wr_refunded_addr_sk, v_ca_state, v_ca_country): _p
-            }
+            customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk]
+            else:
+                customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_wr_refunded_addr_sk, v_ca_state, v_ca_country))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_wr_refunded_addr_sk, v_ca_state, v_ca_country)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -4875,13 +5166,13 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_wr_refunded_addr_sk, v_ca_state, v_ca_country)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_wr_refunded_addr_sk, v_ca_state, v_ca_country)]
-                    if not _grp:
-                        del customer_address_by_wr_refunded_addr_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_address_by_wr_refunded_addr_sk[
                             v_wr_refunded_addr_sk
-                        ]
+                        ] = next(iter(_grp.items()))
         _o = customer_address_count_by_wr_refunded_addr_sk.get(v_wr_refunded_addr_sk)
         if _o is None:
             customer_address_count_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = _p
@@ -4901,212 +5192,236 @@ class View:
                 )
             else:
                 del customer_address_count_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk]
-        _g3 = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
+        _g4 = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
             v_wr_refunded_addr_sk
         )
-        if _g3:
-            for (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk), _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+        if _g4:
+            for (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk), _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                _t5 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                _t6 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_addr_sk,
+                    v_wr_reason_sk,
                 )
+                _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(_t5)
                 if _grp is None:
-                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                        (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5] = (_t6, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
+                            del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5]
+                    else:
+                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5] = (
+                                    next(iter(_grp.items()))
                                 )
-                            ]
-                            if not _grp:
-                                del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ]
+                _t7 = (v_ws_item_sk, v_ws_order_number)
                 _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(v_wr_reason_sk)
                 if _grp is None:
-                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[v_wr_reason_sk] = {
-                        (v_ws_item_sk, v_ws_order_number): _d2
-                    }
-                else:
-                    _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                    if _o is None:
-                        _grp[(v_ws_item_sk, v_ws_order_number)] = _d2
-                    else:
+                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[v_wr_reason_sk] = (
+                        _t7,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t7
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                            n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                v_wr_reason_sk
+                            ] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ws_item_sk, v_ws_order_number)]
-                            if not _grp:
-                                del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                    v_wr_reason_sk
-                                ]
-                _w4 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
-                    )
-                    _grp = n1_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _grp is None:
-                        n1_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = {(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d5}
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = (
-                                _d5
-                            )
-                        else:
-                            _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
-                            )
-                            if _n[0]:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _n
-                            else:
-                                del _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ]
-                                if not _grp:
-                                    del n1_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ]
-                    _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _o is None:
-                        n1_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = _d5
-                    else:
-                        _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
-                            _o[6] + _d5[6],
-                        )
-                        if _n[0]:
-                            n1_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _n
-                        else:
-                            del n1_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
+                            del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                v_wr_reason_sk
                             ]
-                    _w6 = n10_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _w6 is not None:
-                        _d7 = (
-                            _d5[0] * _w6[0],
-                            _d5[1] * _w6[1],
-                            _d5[2] * _w6[2],
-                            _d5[3] * _w6[3],
-                            _d5[4] * _w6[4],
-                            _d5[5] * _w6[5],
-                            _d5[6] * _w6[6],
+                    else:
+                        n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                            v_wr_reason_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t7)
+                    if _o is None:
+                        _grp[_t7] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
-                        _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                        if _o is None:
-                            n0_root[(v_ws_item_sk, v_ws_order_number)] = _d7
+                        if _n[0]:
+                            _grp[_t7] = _n
                         else:
+                            del _grp[_t7]
+                            if len(_grp) == 1:
+                                n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
+                                ] = next(iter(_grp.items()))
+                _w8 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                if _w8 is not None:
+                    _d9 = (
+                        _d3[0] * _w8[0],
+                        _d3[1] * _w8[1],
+                        _d3[2] * _w8[2],
+                        _d3[3] * _w8[3],
+                        _d3[4] * _w8[4],
+                        _d3[5] * _w8[5],
+                        _d3[6] * _w8[6],
+                    )
+                    _grp = n1_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _grp is None:
+                        n1_by_ws_item_sk_ws_order_number[_t7] = (_t5, _d9)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d7[0],
-                                _o[1] + _d7[1],
-                                _o[2] + _d7[2],
-                                _o[3] + _d7[3],
-                                _o[4] + _d7[4],
-                                _o[5] + _d7[5],
-                                _o[6] + _d7[6],
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
                             )
                             if _n[0]:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                n1_by_ws_item_sk_ws_order_number[_t7] = (_grp[0], _n)
                             else:
-                                del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                del n1_by_ws_item_sk_ws_order_number[_t7]
+                        else:
+                            n1_by_ws_item_sk_ws_order_number[_t7] = {
+                                _grp[0]: _grp[1],
+                                _e: _d9,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
+                            )
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_ws_item_sk_ws_order_number[_t7] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n1_count_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _o is None:
+                        n1_count_by_ws_item_sk_ws_order_number[_t7] = _d9
+                    else:
+                        _n = (
+                            _o[0] + _d9[0],
+                            _o[1] + _d9[1],
+                            _o[2] + _d9[2],
+                            _o[3] + _d9[3],
+                            _o[4] + _d9[4],
+                            _o[5] + _d9[5],
+                            _o[6] + _d9[6],
+                        )
+                        if _n[0]:
+                            n1_count_by_ws_item_sk_ws_order_number[_t7] = _n
+                        else:
+                            del n1_count_by_ws_item_sk_ws_order_number[_t7]
+                    _w10 = n10_count_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _w10 is not None:
+                        _d11 = (
+                            _d9[0] * _w10[0],
+                            _d9[1] * _w10[1],
+                            _d9[2] * _w10[2],
+                            _d9[3] * _w10[3],
+                            _d9[4] * _w10[4],
+                            _d9[5] * _w10[5],
+                            _d9[6] * _w10[6],
+                        )
+                        _o = n0_root.get(_t7)
+                        if _o is None:
+                            n0_root[_t7] = _d11
+                        else:
+                            _n = (
+                                _o[0] + _d11[0],
+                                _o[1] + _d11[1],
+                                _o[2] + _d11[2],
+                                _o[3] + _d11[3],
+                                _o[4] + _d11[4],
+                                _o[5] + _d11[5],
+                                _o[6] + _d11[6],
+                            )
+                            if _n[0]:
+                                n0_root[_t7] = _n
+                            else:
+                                del n0_root[_t7]
                         if pending is not None:
                             for (
                                 v_ws_item_sk,
@@ -5114,14 +5429,23 @@ class View:
                                 v_wr_refunded_addr_sk,
                                 v_wr_returning_cdemo_sk,
                                 v_wr_reason_sk,
-                            ), _m8 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
+                            ), _m12 in (
+                                (_g13,)
+                                if type(
+                                    (
+                                        _g13 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                            (
+                                                v_ws_item_sk,
+                                                v_ws_order_number,
+                                                v_wr_refunded_addr_sk,
+                                                v_wr_reason_sk,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g13.items()
+                            ):
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
@@ -5129,16 +5453,25 @@ class View:
                                     v_wr_refunded_addr_sk,
                                     v_wr_returning_cdemo_sk,
                                     v_wr_reason_sk,
-                                ), _m9 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
+                                ), _m14 in (
+                                    (_g15,)
+                                    if type(
+                                        (
+                                            _g15 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_refunded_addr_sk,
+                                                    v_wr_returning_cdemo_sk,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
-                                    _m10 = self.web_returns[
+                                    is tuple
+                                    else _g15.items()
+                                ):
+                                    _m16 = self.web_returns[
                                         (
                                             v_ws_item_sk,
                                             v_wr_refunded_cdemo_sk,
@@ -5152,30 +5485,69 @@ class View:
                                         v_wr_refunded_cdemo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m11 in self.cd1_by_wr_refunded_cdemo_sk[
-                                        v_wr_refunded_cdemo_sk
-                                    ].items():
+                                    ), _m17 in (
+                                        (_g18,)
+                                        if type(
+                                            (
+                                                _g18 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                    v_wr_refunded_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g18.items()
+                                    ):
                                         for (
                                             v_wr_returning_cdemo_sk,
                                             v_cd2_cd_marital_status,
                                             v_cd2_cd_education_status,
-                                        ), _m12 in self.cd2_by_wr_returning_cdemo_sk[
-                                            v_wr_returning_cdemo_sk
-                                        ].items():
+                                        ), _m19 in (
+                                            (_g20,)
+                                            if type(
+                                                (
+                                                    _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                        v_wr_returning_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g20.items()
+                                        ):
                                             for (
                                                 v_wr_reason_sk,
                                                 v_r_reason_desc,
-                                            ), _m13 in self.reason_by_wr_reason_sk[
-                                                v_wr_reason_sk
-                                            ].items():
+                                            ), _m21 in (
+                                                (_g22,)
+                                                if type(
+                                                    (
+                                                        _g22 := self.reason_by_wr_reason_sk[
+                                                            v_wr_reason_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g22.items()
+                                            ):
                                                 for (
                                                     v_ws_item_sk,
                                                     v_ws_order_number,
                                                     v_ws_sales_price,
                                                     v_ws_net_profit,
-                                                ), _m14 in self.n10_by_ws_item_sk_ws_order_number[
-                                                    (v_ws_item_sk, v_ws_order_number)
-                                                ].items():
+                                                ), _m23 in (
+                                                    (_g24,)
+                                                    if type(
+                                                        (
+                                                            _g24 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                (
+                                                                    v_ws_item_sk,
+                                                                    v_ws_order_number,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g24.items()
+                                                ):
                                                     if (
                                                         (
                                                             (
@@ -5419,47 +5791,47 @@ class View:
                                                         _k = (v_r_reason_desc,)
                                                         _v = (
                                                             _p[0]
-                                                            * _m10[0]
-                                                            * _m11[0]
-                                                            * _m12[0]
-                                                            * _m13[0]
-                                                            * _m14[0],
+                                                            * _m16[0]
+                                                            * _m17[0]
+                                                            * _m19[0]
+                                                            * _m21[0]
+                                                            * _m23[0],
                                                             _p[1]
-                                                            * _m10[1]
-                                                            * _m11[1]
-                                                            * _m12[1]
-                                                            * _m13[1]
-                                                            * _m14[1],
+                                                            * _m16[1]
+                                                            * _m17[1]
+                                                            * _m19[1]
+                                                            * _m21[1]
+                                                            * _m23[1],
                                                             _p[2]
-                                                            * _m10[2]
-                                                            * _m11[2]
-                                                            * _m12[2]
-                                                            * _m13[2]
-                                                            * _m14[2],
+                                                            * _m16[2]
+                                                            * _m17[2]
+                                                            * _m19[2]
+                                                            * _m21[2]
+                                                            * _m23[2],
                                                             _p[3]
-                                                            * _m10[3]
-                                                            * _m11[3]
-                                                            * _m12[3]
-                                                            * _m13[3]
-                                                            * _m14[3],
+                                                            * _m16[3]
+                                                            * _m17[3]
+                                                            * _m19[3]
+                                                            * _m21[3]
+                                                            * _m23[3],
                                                             _p[4]
-                                                            * _m10[4]
-                                                            * _m11[4]
-                                                            * _m12[4]
-                                                            * _m13[4]
-                                                            * _m14[4],
+                                                            * _m16[4]
+                                                            * _m17[4]
+                                                            * _m19[4]
+                                                            * _m21[4]
+                                                            * _m23[4],
                                                             _p[5]
-                                                            * _m10[5]
-                                                            * _m11[5]
-                                                            * _m12[5]
-                                                            * _m13[5]
-                                                            * _m14[5],
+                                                            * _m16[5]
+                                                            * _m17[5]
+                                                            * _m19[5]
+                                                            * _m21[5]
+                                                            * _m23[5],
                                                             _p[6]
-                                                            * _m10[6]
-                                                            * _m11[6]
-                                                            * _m12[6]
-                                                            * _m13[6]
-                                                            * _m14[6],
+                                                            * _m16[6]
+                                                            * _m17[6]
+                                                            * _m19[6]
+                                                            * _m21[6]
+                                                            * _m23[6],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -5543,7 +5915,7 @@ class View:
                     v_ws_order_number,
                     v_ws_sales_price,
                     v_ws_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -5553,38 +5925,57 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_ws_sales_price,
+                        v_ws_net_profit,
+                    )
                     _grp = n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk.get(
                         v_ws_web_page_sk
                     )
                     if _grp is None:
                         n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
                             v_ws_web_page_sk
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
+                        ] = (
+                            _t4,
+                            _d2,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _d2
+                            else:
+                                del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ]
+                        else:
+                            n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                v_ws_web_page_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -5596,191 +5987,183 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
                                         v_ws_web_page_sk
-                                    ]
-                    _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                        )
-                        _grp = n10_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _grp is None:
-                            n10_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = {
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ] = _d5
-                            else:
+                    _w5 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
+                            _d2[5] * _w5[5],
+                            _d2[6] * _w5[6],
+                        )
+                        _t7 = (v_ws_item_sk, v_ws_order_number)
+                        _grp = n10_by_ws_item_sk_ws_order_number.get(_t7)
+                        if _grp is None:
+                            n10_by_ws_item_sk_ws_order_number[_t7] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_ws_sales_price,
-                                            v_ws_net_profit,
-                                        )
-                                    ] = _n
+                                    n10_by_ws_item_sk_ws_order_number[_t7] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_ws_sales_price,
-                                            v_ws_net_profit,
+                                    del n10_by_ws_item_sk_ws_order_number[_t7]
+                            else:
+                                n10_by_ws_item_sk_ws_order_number[_t7] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n10_by_ws_item_sk_ws_order_number[_t7] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n10_by_ws_item_sk_ws_order_number[
-                                            (v_ws_item_sk, v_ws_order_number)
-                                        ]
-                        _o = n10_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
+                        _o = n10_count_by_ws_item_sk_ws_order_number.get(_t7)
                         if _o is None:
-                            n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _d5
+                            n10_count_by_ws_item_sk_ws_order_number[_t7] = _d6
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                n10_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _n
+                                n10_count_by_ws_item_sk_ws_order_number[_t7] = _n
                             else:
-                                del n10_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ]
-                        _w6 = n1_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
+                                del n10_count_by_ws_item_sk_ws_order_number[_t7]
+                        _w8 = n1_count_by_ws_item_sk_ws_order_number.get(_t7)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d6[0] * _w8[0],
+                                _d6[1] * _w8[1],
+                                _d6[2] * _w8[2],
+                                _d6[3] * _w8[3],
+                                _d6[4] * _w8[4],
+                                _d6[5] * _w8[5],
+                                _d6[6] * _w8[6],
                             )
-                            _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _d7
+                                n0_root[_t7] = _d9
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
                                     v_wr_reason_sk,
-                                ), _m8 in self.n1_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n1_by_ws_item_sk_ws_order_number[
+                                                (v_ws_item_sk, v_ws_order_number)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
                                         v_wr_refunded_addr_sk,
                                         v_wr_reason_sk,
-                                    ), _m9 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_ws_item_sk,
                                             v_ws_order_number,
                                             v_wr_refunded_addr_sk,
                                             v_wr_returning_cdemo_sk,
                                             v_wr_reason_sk,
-                                        ), _m10 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_reason_sk,
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                        (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
+                                                            v_wr_refunded_addr_sk,
+                                                            v_wr_reason_sk,
+                                                        )
+                                                    ]
+                                                )
                                             )
-                                        ].items():
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_ws_item_sk,
                                                 v_ws_order_number,
@@ -5788,16 +6171,25 @@ class View:
                                                 v_wr_refunded_addr_sk,
                                                 v_wr_returning_cdemo_sk,
                                                 v_wr_reason_sk,
-                                            ), _m11 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                                (
-                                                    v_ws_item_sk,
-                                                    v_ws_order_number,
-                                                    v_wr_refunded_addr_sk,
-                                                    v_wr_returning_cdemo_sk,
-                                                    v_wr_reason_sk,
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                            (
+                                                                v_ws_item_sk,
+                                                                v_ws_order_number,
+                                                                v_wr_refunded_addr_sk,
+                                                                v_wr_returning_cdemo_sk,
+                                                                v_wr_reason_sk,
+                                                            )
+                                                        ]
+                                                    )
                                                 )
-                                            ].items():
-                                                _m12 = self.web_returns[
+                                                is tuple
+                                                else _g17.items()
+                                            ):
+                                                _m18 = self.web_returns[
                                                     (
                                                         v_ws_item_sk,
                                                         v_wr_refunded_cdemo_sk,
@@ -5811,29 +6203,65 @@ class View:
                                                     v_wr_refunded_cdemo_sk,
                                                     v_cd_marital_status,
                                                     v_cd_education_status,
-                                                ), _m13 in self.cd1_by_wr_refunded_cdemo_sk[
-                                                    v_wr_refunded_cdemo_sk
-                                                ].items():
+                                                ), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                                v_wr_refunded_cdemo_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     for (
                                                         v_wr_returning_cdemo_sk,
                                                         v_cd2_cd_marital_status,
                                                         v_cd2_cd_education_status,
-                                                    ), _m14 in self.cd2_by_wr_returning_cdemo_sk[
-                                                        v_wr_returning_cdemo_sk
-                                                    ].items():
+                                                    ), _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.cd2_by_wr_returning_cdemo_sk[
+                                                                    v_wr_returning_cdemo_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
                                                         for (
                                                             v_wr_refunded_addr_sk,
                                                             v_ca_state,
                                                             v_ca_country,
-                                                        ), _m15 in self.customer_address_by_wr_refunded_addr_sk[
-                                                            v_wr_refunded_addr_sk
-                                                        ].items():
+                                                        ), _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.customer_address_by_wr_refunded_addr_sk[
+                                                                        v_wr_refunded_addr_sk
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v_wr_reason_sk,
                                                                 v_r_reason_desc,
-                                                            ), _m16 in self.reason_by_wr_reason_sk[
-                                                                v_wr_reason_sk
-                                                            ].items():
+                                                            ), _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.reason_by_wr_reason_sk[
+                                                                            v_wr_reason_sk
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 if (
                                                                     (
                                                                         (
@@ -6079,48 +6507,48 @@ class View:
                                                                         v_r_reason_desc,
                                                                     )
                                                                     _v = (
-                                                                        _d5[0]
-                                                                        * _m12[0]
-                                                                        * _m13[0]
-                                                                        * _m14[0]
-                                                                        * _m15[0]
-                                                                        * _m16[0],
-                                                                        _d5[1]
-                                                                        * _m12[1]
-                                                                        * _m13[1]
-                                                                        * _m14[1]
-                                                                        * _m15[1]
-                                                                        * _m16[1],
-                                                                        _d5[2]
-                                                                        * _m12[2]
-                                                                        * _m13[2]
-                                                                        * _m14[2]
-                                                                        * _m15[2]
-                                                                        * _m16[2],
-                                                                        _d5[3]
-                                                                        * _m12[3]
-                                                                        * _m13[3]
-                                                                        * _m14[3]
-                                                                        * _m15[3]
-                                                                        * _m16[3],
-                                                                        _d5[4]
-                                                                        * _m12[4]
-                                                                        * _m13[4]
-                                                                        * _m14[4]
-                                                                        * _m15[4]
-                                                                        * _m16[4],
-                                                                        _d5[5]
-                                                                        * _m12[5]
-                                                                        * _m13[5]
-                                                                        * _m14[5]
-                                                                        * _m15[5]
-                                                                        * _m16[5],
-                                                                        _d5[6]
-                                                                        * _m12[6]
-                                                                        * _m13[6]
-                                                                        * _m14[6]
-                                                                        * _m15[6]
-                                                                        * _m16[6],
+                                                                        _d6[0]
+                                                                        * _m18[0]
+                                                                        * _m19[0]
+                                                                        * _m21[0]
+                                                                        * _m23[0]
+                                                                        * _m25[0],
+                                                                        _d6[1]
+                                                                        * _m18[1]
+                                                                        * _m19[1]
+                                                                        * _m21[1]
+                                                                        * _m23[1]
+                                                                        * _m25[1],
+                                                                        _d6[2]
+                                                                        * _m18[2]
+                                                                        * _m19[2]
+                                                                        * _m21[2]
+                                                                        * _m23[2]
+                                                                        * _m25[2],
+                                                                        _d6[3]
+                                                                        * _m18[3]
+                                                                        * _m19[3]
+                                                                        * _m21[3]
+                                                                        * _m23[3]
+                                                                        * _m25[3],
+                                                                        _d6[4]
+                                                                        * _m18[4]
+                                                                        * _m19[4]
+                                                                        * _m21[4]
+                                                                        * _m23[4]
+                                                                        * _m25[4],
+                                                                        _d6[5]
+                                                                        * _m18[5]
+                                                                        * _m19[5]
+                                                                        * _m21[5]
+                                                                        * _m23[5]
+                                                                        * _m25[5],
+                                                                        _d6[6]
+                                                                        * _m18[6]
+                                                                        * _m19[6]
+                                                                        * _m21[6]
+                                                                        * _m23[6]
+                                                                        * _m25[6],
                                                                     )
                                                                     _o = pending.get(_k)
                                                                     pending[_k] = (
@@ -6181,15 +6609,33 @@ class View:
         else:
             del store[row]
         # atom reason
+        _t1 = (v_wr_reason_sk, v_r_reason_desc)
         _grp = reason_by_wr_reason_sk.get(v_wr_reason_sk)
         if _grp is None:
-            reason_by_wr_reason_sk[v_wr_reason_sk] = {
-                (v_wr_reason_sk, v_r_reason_desc): _p
-            }
+            reason_by_wr_reason_sk[v_wr_reason_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                    _o[5] + _p[5],
+                    _o[6] + _p[6],
+                )
+                if _n[0]:
+                    reason_by_wr_reason_sk[v_wr_reason_sk] = (_grp[0], _n)
+                else:
+                    del reason_by_wr_reason_sk[v_wr_reason_sk]
+            else:
+                reason_by_wr_reason_sk[v_wr_reason_sk] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_wr_reason_sk, v_r_reason_desc))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_wr_reason_sk, v_r_reason_desc)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -6201,11 +6647,13 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    _grp[(v_wr_reason_sk, v_r_reason_desc)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_wr_reason_sk, v_r_reason_desc)]
-                    if not _grp:
-                        del reason_by_wr_reason_sk[v_wr_reason_sk]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        reason_by_wr_reason_sk[v_wr_reason_sk] = next(
+                            iter(_grp.items())
+                        )
         _o = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
         if _o is None:
             reason_count_by_wr_reason_sk[v_wr_reason_sk] = _p
@@ -6223,125 +6671,159 @@ class View:
                 reason_count_by_wr_reason_sk[v_wr_reason_sk] = _n
             else:
                 del reason_count_by_wr_reason_sk[v_wr_reason_sk]
-        _g3 = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(v_wr_reason_sk)
-        if _g3:
-            for (v_ws_item_sk, v_ws_order_number), _w1 in _g3.items():
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+        _g4 = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(v_wr_reason_sk)
+        if _g4:
+            for (v_ws_item_sk, v_ws_order_number), _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
                 )
-                _grp = n1_by_ws_item_sk_ws_order_number.get(
-                    (v_ws_item_sk, v_ws_order_number)
-                )
+                _t5 = (v_ws_item_sk, v_ws_order_number)
+                _t6 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                _grp = n1_by_ws_item_sk_ws_order_number.get(_t5)
                 if _grp is None:
-                    n1_by_ws_item_sk_ws_order_number[
-                        (v_ws_item_sk, v_ws_order_number)
-                    ] = {(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d2}
-                else:
-                    _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                    if _o is None:
-                        _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = _d2
-                    else:
+                    n1_by_ws_item_sk_ws_order_number[_t5] = (_t6, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = _n
+                            n1_by_ws_item_sk_ws_order_number[_t5] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)]
-                            if not _grp:
-                                del n1_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ]
-                _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                    (v_ws_item_sk, v_ws_order_number)
-                )
+                            del n1_by_ws_item_sk_ws_order_number[_t5]
+                    else:
+                        n1_by_ws_item_sk_ws_order_number[_t5] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n1_by_ws_item_sk_ws_order_number[_t5] = next(
+                                    iter(_grp.items())
+                                )
+                _o = n1_count_by_ws_item_sk_ws_order_number.get(_t5)
                 if _o is None:
-                    n1_count_by_ws_item_sk_ws_order_number[
-                        (v_ws_item_sk, v_ws_order_number)
-                    ] = _d2
+                    n1_count_by_ws_item_sk_ws_order_number[_t5] = _d3
                 else:
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
-                        _o[5] + _d2[5],
-                        _o[6] + _d2[6],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                        _o[5] + _d3[5],
+                        _o[6] + _d3[6],
                     )
                     if _n[0]:
-                        n1_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = _n
+                        n1_count_by_ws_item_sk_ws_order_number[_t5] = _n
                     else:
-                        del n1_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ]
-                _w4 = n10_count_by_ws_item_sk_ws_order_number.get(
-                    (v_ws_item_sk, v_ws_order_number)
-                )
-                if _w4 is not None:
-                    _d5 = (
-                        _d2[0] * _w4[0],
-                        _d2[1] * _w4[1],
-                        _d2[2] * _w4[2],
-                        _d2[3] * _w4[3],
-                        _d2[4] * _w4[4],
-                        _d2[5] * _w4[5],
-                        _d2[6] * _w4[6],
+                        del n1_count_by_ws_item_sk_ws_order_number[_t5]
+                _w7 = n10_count_by_ws_item_sk_ws_order_number.get(_t5)
+                if _w7 is not None:
+                    _d8 = (
+                        _d3[0] * _w7[0],
+                        _d3[1] * _w7[1],
+                        _d3[2] * _w7[2],
+                        _d3[3] * _w7[3],
+                        _d3[4] * _w7[4],
+                        _d3[5] * _w7[5],
+                        _d3[6] * _w7[6],
                     )
-                    _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                    _o = n0_root.get(_t5)
                     if _o is None:
-                        n0_root[(v_ws_item_sk, v_ws_order_number)] = _d5
+                        n0_root[_t5] = _d8
                     else:
                         _n = (
-                            _o[0] + _d5[0],
-                            _o[1] + _d5[1],
-                            _o[2] + _d5[2],
-                            _o[3] + _d5[3],
-                            _o[4] + _d5[4],
-                            _o[5] + _d5[5],
-                            _o[6] + _d5[6],
+                            _o[0] + _d8[0],
+                            _o[1] + _d8[1],
+                            _o[2] + _d8[2],
+                            _o[3] + _d8[3],
+                            _o[4] + _d8[4],
+                            _o[5] + _d8[5],
+                            _o[6] + _d8[6],
                         )
                         if _n[0]:
-                            n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                            n0_root[_t5] = _n
                         else:
-                            del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                            del n0_root[_t5]
                     if pending is not None:
                         for (
                             v_ws_item_sk,
                             v_ws_order_number,
                             v_wr_refunded_addr_sk,
                             v_wr_reason_sk,
-                        ), _m6 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                        ].items():
+                        ), _m9 in (
+                            (_g10,)
+                            if type(
+                                (
+                                    _g10 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        (
+                                            v_ws_item_sk,
+                                            v_ws_order_number,
+                                            v_wr_reason_sk,
+                                        )
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g10.items()
+                        ):
                             for (
                                 v_ws_item_sk,
                                 v_ws_order_number,
                                 v_wr_refunded_addr_sk,
                                 v_wr_returning_cdemo_sk,
                                 v_wr_reason_sk,
-                            ), _m7 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
+                            ), _m11 in (
+                                (_g12,)
+                                if type(
+                                    (
+                                        _g12 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                            (
+                                                v_ws_item_sk,
+                                                v_ws_order_number,
+                                                v_wr_refunded_addr_sk,
+                                                v_wr_reason_sk,
+                                            )
+                                        ]
+                                    )
                                 )
-                            ].items():
+                                is tuple
+                                else _g12.items()
+                            ):
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
@@ -6349,16 +6831,25 @@ class View:
                                     v_wr_refunded_addr_sk,
                                     v_wr_returning_cdemo_sk,
                                     v_wr_reason_sk,
-                                ), _m8 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
+                                ), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (
+                                            _g14 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_refunded_addr_sk,
+                                                    v_wr_returning_cdemo_sk,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
-                                    _m9 = self.web_returns[
+                                    is tuple
+                                    else _g14.items()
+                                ):
+                                    _m15 = self.web_returns[
                                         (
                                             v_ws_item_sk,
                                             v_wr_refunded_cdemo_sk,
@@ -6372,31 +6863,70 @@ class View:
                                         v_wr_refunded_cdemo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m10 in self.cd1_by_wr_refunded_cdemo_sk[
-                                        v_wr_refunded_cdemo_sk
-                                    ].items():
+                                    ), _m16 in (
+                                        (_g17,)
+                                        if type(
+                                            (
+                                                _g17 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                    v_wr_refunded_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g17.items()
+                                    ):
                                         for (
                                             v_wr_returning_cdemo_sk,
                                             v_cd2_cd_marital_status,
                                             v_cd2_cd_education_status,
-                                        ), _m11 in self.cd2_by_wr_returning_cdemo_sk[
-                                            v_wr_returning_cdemo_sk
-                                        ].items():
+                                        ), _m18 in (
+                                            (_g19,)
+                                            if type(
+                                                (
+                                                    _g19 := self.cd2_by_wr_returning_cdemo_sk[
+                                                        v_wr_returning_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g19.items()
+                                        ):
                                             for (
                                                 v_wr_refunded_addr_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m12 in self.customer_address_by_wr_refunded_addr_sk[
-                                                v_wr_refunded_addr_sk
-                                            ].items():
+                                            ), _m20 in (
+                                                (_g21,)
+                                                if type(
+                                                    (
+                                                        _g21 := self.customer_address_by_wr_refunded_addr_sk[
+                                                            v_wr_refunded_addr_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g21.items()
+                                            ):
                                                 for (
                                                     v_ws_item_sk,
                                                     v_ws_order_number,
                                                     v_ws_sales_price,
                                                     v_ws_net_profit,
-                                                ), _m13 in self.n10_by_ws_item_sk_ws_order_number[
-                                                    (v_ws_item_sk, v_ws_order_number)
-                                                ].items():
+                                                ), _m22 in (
+                                                    (_g23,)
+                                                    if type(
+                                                        (
+                                                            _g23 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                (
+                                                                    v_ws_item_sk,
+                                                                    v_ws_order_number,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g23.items()
+                                                ):
                                                     if (
                                                         (
                                                             (
@@ -6640,47 +7170,47 @@ class View:
                                                         _k = (v_r_reason_desc,)
                                                         _v = (
                                                             _p[0]
-                                                            * _m9[0]
-                                                            * _m10[0]
-                                                            * _m11[0]
-                                                            * _m12[0]
-                                                            * _m13[0],
+                                                            * _m15[0]
+                                                            * _m16[0]
+                                                            * _m18[0]
+                                                            * _m20[0]
+                                                            * _m22[0],
                                                             _p[1]
-                                                            * _m9[1]
-                                                            * _m10[1]
-                                                            * _m11[1]
-                                                            * _m12[1]
-                                                            * _m13[1],
+                                                            * _m15[1]
+                                                            * _m16[1]
+                                                            * _m18[1]
+                                                            * _m20[1]
+                                                            * _m22[1],
                                                             _p[2]
-                                                            * _m9[2]
-                                                            * _m10[2]
-                                                            * _m11[2]
-                                                            * _m12[2]
-                                                            * _m13[2],
+                                                            * _m15[2]
+                                                            * _m16[2]
+                                                            * _m18[2]
+                                                            * _m20[2]
+                                                            * _m22[2],
                                                             _p[3]
-                                                            * _m9[3]
-                                                            * _m10[3]
-                                                            * _m11[3]
-                                                            * _m12[3]
-                                                            * _m13[3],
+                                                            * _m15[3]
+                                                            * _m16[3]
+                                                            * _m18[3]
+                                                            * _m20[3]
+                                                            * _m22[3],
                                                             _p[4]
-                                                            * _m9[4]
-                                                            * _m10[4]
-                                                            * _m11[4]
-                                                            * _m12[4]
-                                                            * _m13[4],
+                                                            * _m15[4]
+                                                            * _m16[4]
+                                                            * _m18[4]
+                                                            * _m20[4]
+                                                            * _m22[4],
                                                             _p[5]
-                                                            * _m9[5]
-                                                            * _m10[5]
-                                                            * _m11[5]
-                                                            * _m12[5]
-                                                            * _m13[5],
+                                                            * _m15[5]
+                                                            * _m16[5]
+                                                            * _m18[5]
+                                                            * _m20[5]
+                                                            * _m22[5],
                                                             _p[6]
-                                                            * _m9[6]
-                                                            * _m10[6]
-                                                            * _m11[6]
-                                                            * _m12[6]
-                                                            * _m13[6],
+                                                            * _m15[6]
+                                                            * _m16[6]
+                                                            * _m18[6]
+                                                            * _m20[6]
+                                                            * _m22[6],
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -6817,60 +7347,73 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk.get(
+                        v_ws_sold_date_sk
+                    ),
                     (
-                        self.web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk.get(
-                            v_ws_sold_date_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_web_page_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
-                        )
-                    )
-                    or _ZERO
+                        v_ws_item_sk,
+                        v_ws_web_page_sk,
+                        v_ws_order_number,
+                        v_ws_sales_price,
+                        v_ws_net_profit,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (
+                v_ws_item_sk,
+                v_ws_web_page_sk,
+                v_ws_order_number,
+                v_ws_sales_price,
+                v_ws_net_profit,
+            )
             _grp = web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk.get(
                 v_ws_sold_date_sk
             )
             if _grp is None:
                 web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
                     v_ws_sold_date_sk
-                ] = {
-                    (
-                        v_ws_item_sk,
-                        v_ws_web_page_sk,
-                        v_ws_order_number,
-                        v_ws_sales_price,
-                        v_ws_net_profit,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_web_page_sk,
-                        v_ws_order_number,
-                        v_ws_sales_price,
-                        v_ws_net_profit,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ws_item_sk,
-                            v_ws_web_page_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                            v_ws_sold_date_sk
+                        ]
+                else:
+                    web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                        v_ws_sold_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -6882,39 +7425,31 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_web_page_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_web_page_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
-                        ]
-                        if not _grp:
-                            del web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ]
-            _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
+                    _p[5] * _w2[5],
+                    _p[6] * _w2[6],
+                )
+                _t4 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_ws_sales_price,
+                    v_ws_net_profit,
                 )
                 _grp = n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk.get(
                     v_ws_web_page_sk
@@ -6922,180 +7457,106 @@ class View:
                 if _grp is None:
                     n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
                         v_ws_web_page_sk
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_ws_sales_price,
-                            v_ws_net_profit,
-                        )
+                    ] = (
+                        _t4,
+                        _d3,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ] = _n
-                        else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ]
-                            if not _grp:
-                                del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
-                                    v_ws_web_page_sk
-                                ]
-                _w3 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
-                    )
-                    _grp = n10_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _grp is None:
-                        n10_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
+                            n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                v_ws_web_page_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ] = _d4
                         else:
+                            del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                v_ws_web_page_sk
+                            ]
+                    else:
+                        n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                            v_ws_web_page_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
+                        _d3[5] * _w5[5],
+                        _d3[6] * _w5[6],
+                    )
+                    _t7 = (v_ws_item_sk, v_ws_order_number)
+                    _grp = n10_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _grp is None:
+                        n10_by_ws_item_sk_ws_order_number[_t7] = (_t4, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ] = _n
+                                n10_by_ws_item_sk_ws_order_number[_t7] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n10_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ]
-                    _o = n10_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _o is None:
-                        n10_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                            _o[5] + _d4[5],
-                            _o[6] + _d4[6],
-                        )
-                        if _n[0]:
-                            n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _n
+                                del n10_by_ws_item_sk_ws_order_number[_t7]
                         else:
-                            del n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ]
-                    _w5 = n1_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
-                        )
-                        _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                            n10_by_ws_item_sk_ws_order_number[_t7] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            n0_root[(v_ws_item_sk, v_ws_order_number)] = _d6
+                            _grp[_t4] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -7107,39 +7568,119 @@ class View:
                                 _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n10_by_ws_item_sk_ws_order_number[_t7] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n10_count_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _o is None:
+                        n10_count_by_ws_item_sk_ws_order_number[_t7] = _d6
+                    else:
+                        _n = (
+                            _o[0] + _d6[0],
+                            _o[1] + _d6[1],
+                            _o[2] + _d6[2],
+                            _o[3] + _d6[3],
+                            _o[4] + _d6[4],
+                            _o[5] + _d6[5],
+                            _o[6] + _d6[6],
+                        )
+                        if _n[0]:
+                            n10_count_by_ws_item_sk_ws_order_number[_t7] = _n
+                        else:
+                            del n10_count_by_ws_item_sk_ws_order_number[_t7]
+                    _w8 = n1_count_by_ws_item_sk_ws_order_number.get(_t7)
+                    if _w8 is not None:
+                        _d9 = (
+                            _d6[0] * _w8[0],
+                            _d6[1] * _w8[1],
+                            _d6[2] * _w8[2],
+                            _d6[3] * _w8[3],
+                            _d6[4] * _w8[4],
+                            _d6[5] * _w8[5],
+                            _d6[6] * _w8[6],
+                        )
+                        _o = n0_root.get(_t7)
+                        if _o is None:
+                            n0_root[_t7] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
+                            )
+                            if _n[0]:
+                                n0_root[_t7] = _n
+                            else:
+                                del n0_root[_t7]
                         if pending is not None:
                             for (
                                 v_ws_item_sk,
                                 v_ws_order_number,
                                 v_wr_reason_sk,
-                            ), _m7 in self.n1_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ].items():
+                            ), _m10 in (
+                                (_g11,)
+                                if type(
+                                    (
+                                        _g11 := self.n1_by_ws_item_sk_ws_order_number[
+                                            (v_ws_item_sk, v_ws_order_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
                                     v_wr_refunded_addr_sk,
                                     v_wr_reason_sk,
-                                ), _m8 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
                                         v_wr_refunded_addr_sk,
                                         v_wr_returning_cdemo_sk,
                                         v_wr_reason_sk,
-                                    ), _m9 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_refunded_addr_sk,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_ws_item_sk,
                                             v_ws_order_number,
@@ -7147,16 +7688,25 @@ class View:
                                             v_wr_refunded_addr_sk,
                                             v_wr_returning_cdemo_sk,
                                             v_wr_reason_sk,
-                                        ), _m10 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_returning_cdemo_sk,
-                                                v_wr_reason_sk,
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                        (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
+                                                            v_wr_refunded_addr_sk,
+                                                            v_wr_returning_cdemo_sk,
+                                                            v_wr_reason_sk,
+                                                        )
+                                                    ]
+                                                )
                                             )
-                                        ].items():
-                                            _m11 = self.web_returns[
+                                            is tuple
+                                            else _g17.items()
+                                        ):
+                                            _m18 = self.web_returns[
                                                 (
                                                     v_ws_item_sk,
                                                     v_wr_refunded_cdemo_sk,
@@ -7170,29 +7720,65 @@ class View:
                                                 v_wr_refunded_cdemo_sk,
                                                 v_cd_marital_status,
                                                 v_cd_education_status,
-                                            ), _m12 in self.cd1_by_wr_refunded_cdemo_sk[
-                                                v_wr_refunded_cdemo_sk
-                                            ].items():
+                                            ), _m19 in (
+                                                (_g20,)
+                                                if type(
+                                                    (
+                                                        _g20 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                            v_wr_refunded_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g20.items()
+                                            ):
                                                 for (
                                                     v_wr_returning_cdemo_sk,
                                                     v_cd2_cd_marital_status,
                                                     v_cd2_cd_education_status,
-                                                ), _m13 in self.cd2_by_wr_returning_cdemo_sk[
-                                                    v_wr_returning_cdemo_sk
-                                                ].items():
+                                                ), _m21 in (
+                                                    (_g22,)
+                                                    if type(
+                                                        (
+                                                            _g22 := self.cd2_by_wr_returning_cdemo_sk[
+                                                                v_wr_returning_cdemo_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g22.items()
+                                                ):
                                                     for (
                                                         v_wr_refunded_addr_sk,
                                                         v_ca_state,
                                                         v_ca_country,
-                                                    ), _m14 in self.customer_address_by_wr_refunded_addr_sk[
-                                                        v_wr_refunded_addr_sk
-                                                    ].items():
+                                                    ), _m23 in (
+                                                        (_g24,)
+                                                        if type(
+                                                            (
+                                                                _g24 := self.customer_address_by_wr_refunded_addr_sk[
+                                                                    v_wr_refunded_addr_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g24.items()
+                                                    ):
                                                         for (
                                                             v_wr_reason_sk,
                                                             v_r_reason_desc,
-                                                        ), _m15 in self.reason_by_wr_reason_sk[
-                                                            v_wr_reason_sk
-                                                        ].items():
+                                                        ), _m25 in (
+                                                            (_g26,)
+                                                            if type(
+                                                                (
+                                                                    _g26 := self.reason_by_wr_reason_sk[
+                                                                        v_wr_reason_sk
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g26.items()
+                                                        ):
                                                             if (
                                                                 (
                                                                     (
@@ -7436,48 +8022,48 @@ class View:
                                                             ):  # conditions on result rows
                                                                 _k = (v_r_reason_desc,)
                                                                 _v = (
-                                                                    _d4[0]
-                                                                    * _m11[0]
-                                                                    * _m12[0]
-                                                                    * _m13[0]
-                                                                    * _m14[0]
-                                                                    * _m15[0],
-                                                                    _d4[1]
-                                                                    * _m11[1]
-                                                                    * _m12[1]
-                                                                    * _m13[1]
-                                                                    * _m14[1]
-                                                                    * _m15[1],
-                                                                    _d4[2]
-                                                                    * _m11[2]
-                                                                    * _m12[2]
-                                                                    * _m13[2]
-                                                                    * _m14[2]
-                                                                    * _m15[2],
-                                                                    _d4[3]
-                                                                    * _m11[3]
-                                                                    * _m12[3]
-                                                                    * _m13[3]
-                                                                    * _m14[3]
-                                                                    * _m15[3],
-                                                                    _d4[4]
-                                                                    * _m11[4]
-                                                                    * _m12[4]
-                                                                    * _m13[4]
-                                                                    * _m14[4]
-                                                                    * _m15[4],
-                                                                    _d4[5]
-                                                                    * _m11[5]
-                                                                    * _m12[5]
-                                                                    * _m13[5]
-                                                                    * _m14[5]
-                                                                    * _m15[5],
-                                                                    _d4[6]
-                                                                    * _m11[6]
-                                                                    * _m12[6]
-                                                                    * _m13[6]
-                                                                    * _m14[6]
-                                                                    * _m15[6],
+                                                                    _d6[0]
+                                                                    * _m18[0]
+                                                                    * _m19[0]
+                                                                    * _m21[0]
+                                                                    * _m23[0]
+                                                                    * _m25[0],
+                                                                    _d6[1]
+                                                                    * _m18[1]
+                                                                    * _m19[1]
+                                                                    * _m21[1]
+                                                                    * _m23[1]
+                                                                    * _m25[1],
+                                                                    _d6[2]
+                                                                    * _m18[2]
+                                                                    * _m19[2]
+                                                                    * _m21[2]
+                                                                    * _m23[2]
+                                                                    * _m25[2],
+                                                                    _d6[3]
+                                                                    * _m18[3]
+                                                                    * _m19[3]
+                                                                    * _m21[3]
+                                                                    * _m23[3]
+                                                                    * _m25[3],
+                                                                    _d6[4]
+                                                                    * _m18[4]
+                                                                    * _m19[4]
+                                                                    * _m21[4]
+                                                                    * _m23[4]
+                                                                    * _m25[4],
+                                                                    _d6[5]
+                                                                    * _m18[5]
+                                                                    * _m19[5]
+                                                                    * _m21[5]
+                                                                    * _m23[5]
+                                                                    * _m25[5],
+                                                                    _d6[6]
+                                                                    * _m18[6]
+                                                                    * _m19[6]
+                                                                    * _m21[6]
+                                                                    * _m23[6]
+                                                                    * _m25[6],
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -7643,27 +8229,17 @@ class View:
                 )[0]
             ):
                 continue
-            _o = web_returns.get(
-                (
-                    v_ws_item_sk,
-                    v_wr_refunded_cdemo_sk,
-                    v_wr_refunded_addr_sk,
-                    v_wr_returning_cdemo_sk,
-                    v_wr_reason_sk,
-                    v_ws_order_number,
-                )
+            _t1 = (
+                v_ws_item_sk,
+                v_wr_refunded_cdemo_sk,
+                v_wr_refunded_addr_sk,
+                v_wr_returning_cdemo_sk,
+                v_wr_reason_sk,
+                v_ws_order_number,
             )
+            _o = web_returns.get(_t1)
             if _o is None:
-                web_returns[
-                    (
-                        v_ws_item_sk,
-                        v_wr_refunded_cdemo_sk,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                        v_ws_order_number,
-                    )
-                ] = _p
+                web_returns[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -7675,62 +8251,61 @@ class View:
                     _o[6] + _p[6],
                 )
                 if _n[0]:
-                    web_returns[
-                        (
-                            v_ws_item_sk,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                            v_ws_order_number,
-                        )
-                    ] = _n
+                    web_returns[_t1] = _n
                 else:
-                    del web_returns[
-                        (
-                            v_ws_item_sk,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                            v_ws_order_number,
-                        )
-                    ]
+                    del web_returns[_t1]
+            _t2 = (
+                v_ws_item_sk,
+                v_ws_order_number,
+                v_wr_refunded_addr_sk,
+                v_wr_returning_cdemo_sk,
+                v_wr_reason_sk,
+            )
             _grp = web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk.get(
                 v_wr_refunded_cdemo_sk
             )
             if _grp is None:
                 web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
                     v_wr_refunded_cdemo_sk
-                ] = {
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                    )
+                ] = (
+                    _t2,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                            v_wr_refunded_cdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                            v_wr_refunded_cdemo_sk
+                        ]
+                else:
+                    web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                        v_wr_refunded_cdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t2)
+                if _o is None:
+                    _grp[_t2] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -7742,598 +8317,624 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ]
-                        if not _grp:
-                            del web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk[
                                 v_wr_refunded_cdemo_sk
-                            ]
-            _w1 = cd1_count_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
-                    _p[5] * _w1[5],
-                    _p[6] * _w1[6],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w3 = cd1_count_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
+            if _w3 is not None:
+                _d4 = (
+                    _p[0] * _w3[0],
+                    _p[1] * _w3[1],
+                    _p[2] * _w3[2],
+                    _p[3] * _w3[3],
+                    _p[4] * _w3[4],
+                    _p[5] * _w3[5],
+                    _p[6] * _w3[6],
+                )
+                _t5 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_cdemo_sk,
+                    v_wr_refunded_addr_sk,
+                    v_wr_returning_cdemo_sk,
+                    v_wr_reason_sk,
                 )
                 _grp = n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk.get(
-                    (
-                        v_ws_item_sk,
-                        v_ws_order_number,
-                        v_wr_refunded_addr_sk,
-                        v_wr_returning_cdemo_sk,
-                        v_wr_reason_sk,
-                    )
+                    _t2
                 )
                 if _grp is None:
                     n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_cdemo_sk,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t2
+                    ] = (
+                        _t5,
+                        _d4,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_cdemo_sk,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_cdemo_sk,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                _t2
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_cdemo_sk,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
+                            del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                _t2
                             ]
-                            if not _grp:
-                                del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ]
+                    else:
+                        n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                            _t2
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d4
+                    else:
+                        _n = (
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
+                        )
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                    _t2
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _t6 = (
+                    v_ws_item_sk,
+                    v_ws_order_number,
+                    v_wr_refunded_addr_sk,
+                    v_wr_reason_sk,
+                )
                 _grp = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
                     v_wr_returning_cdemo_sk
                 )
                 if _grp is None:
                     n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                         v_wr_returning_cdemo_sk
-                    ] = {
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
+                    ] = (
+                        _t6,
+                        _d4,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = _d2
-                    else:
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
                         )
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _n
+                            n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                v_wr_returning_cdemo_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
+                            del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                v_wr_returning_cdemo_sk
                             ]
-                            if not _grp:
-                                del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                    else:
+                        n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                            v_wr_returning_cdemo_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d4,
+                        }
+                else:
+                    _o = _grp.get(_t6)
+                    if _o is None:
+                        _grp[_t6] = _d4
+                    else:
+                        _n = (
+                            _o[0] + _d4[0],
+                            _o[1] + _d4[1],
+                            _o[2] + _d4[2],
+                            _o[3] + _d4[3],
+                            _o[4] + _d4[4],
+                            _o[5] + _d4[5],
+                            _o[6] + _d4[6],
+                        )
+                        if _n[0]:
+                            _grp[_t6] = _n
+                        else:
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                                     v_wr_returning_cdemo_sk
-                                ]
-                _w3 = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
-                        _d2[5] * _w3[5],
-                        _d2[6] * _w3[6],
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w7 = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
+                if _w7 is not None:
+                    _d8 = (
+                        _d4[0] * _w7[0],
+                        _d4[1] * _w7[1],
+                        _d4[2] * _w7[2],
+                        _d4[3] * _w7[3],
+                        _d4[4] * _w7[4],
+                        _d4[5] * _w7[5],
+                        _d4[6] * _w7[6],
                     )
                     _grp = n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t6
                     )
                     if _grp is None:
                         n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            ): _d4
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
+                            _t6
+                        ] = (
+                            _t2,
+                            _d8,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d4
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t6
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
+                                del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t6
                                 ]
-                                if not _grp:
-                                    del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
+                        else:
+                            n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                _t6
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d8,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                            )
+                            if _n[0]:
+                                _grp[_t2] = _n
+                            else:
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                        _t6
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _t9 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
                     _grp = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
                     if _grp is None:
                         n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                             v_wr_refunded_addr_sk
-                        ] = {
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = (
-                                _d4
-                            )
-                        else:
+                        ] = (
+                            _t9,
+                            _d8,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t9
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                                _o[5] + _d4[5],
-                                _o[6] + _d4[6],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _n
+                                n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                                del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
                                 ]
-                                if not _grp:
-                                    del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                        else:
+                            n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                v_wr_refunded_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d8,
+                            }
+                    else:
+                        _o = _grp.get(_t9)
+                        if _o is None:
+                            _grp[_t9] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
+                            )
+                            if _n[0]:
+                                _grp[_t9] = _n
+                            else:
+                                del _grp[_t9]
+                                if len(_grp) == 1:
+                                    n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                                         v_wr_refunded_addr_sk
-                                    ]
-                    _w5 = customer_address_count_by_wr_refunded_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w10 = customer_address_count_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                            _d4[5] * _w5[5],
-                            _d4[6] * _w5[6],
+                    if _w10 is not None:
+                        _d11 = (
+                            _d8[0] * _w10[0],
+                            _d8[1] * _w10[1],
+                            _d8[2] * _w10[2],
+                            _d8[3] * _w10[3],
+                            _d8[4] * _w10[4],
+                            _d8[5] * _w10[5],
+                            _d8[6] * _w10[6],
                         )
-                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                        )
+                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(_t9)
                         if _grp is None:
-                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            ] = {
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                ): _d6
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
+                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t9] = (
+                                _t6,
+                                _d11,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _d6
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t9
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
+                                    del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t9
                                     ]
-                                    if not _grp:
-                                        del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
+                            else:
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t9] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d11,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d11
+                            else:
+                                _n = (
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            _t9
+                                        ] = next(iter(_grp.items()))
+                        _t12 = (v_ws_item_sk, v_ws_order_number)
                         _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(
                             v_wr_reason_sk
                         )
                         if _grp is None:
                             n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
                                 v_wr_reason_sk
-                            ] = {(v_ws_item_sk, v_ws_order_number): _d6}
-                        else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                            if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_order_number)] = _d6
-                            else:
+                            ] = (_t12, _d11)
+                        elif type(_grp) is tuple:
+                            _e = _t12
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d6[0],
-                                    _o[1] + _d6[1],
-                                    _o[2] + _d6[2],
-                                    _o[3] + _d6[3],
-                                    _o[4] + _d6[4],
-                                    _o[5] + _d6[5],
-                                    _o[6] + _d6[6],
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_order_number)]
-                                    if not _grp:
-                                        del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                            v_wr_reason_sk
-                                        ]
-                        _w7 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
-                                _d6[5] * _w7[5],
-                                _d6[6] * _w7[6],
-                            )
-                            _grp = n1_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _grp is None:
-                                n1_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = {
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_reason_sk,
-                                    ): _d8
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _d8
-                                else:
-                                    _n = (
-                                        _o[0] + _d8[0],
-                                        _o[1] + _d8[1],
-                                        _o[2] + _d8[2],
-                                        _o[3] + _d8[3],
-                                        _o[4] + _d8[4],
-                                        _o[5] + _d8[5],
-                                        _o[6] + _d8[6],
-                                    )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ws_item_sk_ws_order_number[
-                                                (v_ws_item_sk, v_ws_order_number)
-                                            ]
-                            _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _o is None:
-                                n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _d8
-                            else:
-                                _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
-                                    _o[5] + _d8[5],
-                                    _o[6] + _d8[6],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ] = _n
-                                else:
-                                    del n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
+                                    del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
                                     ]
-                            _w9 = n10_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
-                                    _d8[5] * _w9[5],
-                                    _d8[6] * _w9[6],
+                            else:
+                                n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
+                                ] = {_grp[0]: _grp[1], _e: _d11}
+                        else:
+                            _o = _grp.get(_t12)
+                            if _o is None:
+                                _grp[_t12] = _d11
+                            else:
+                                _n = (
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
                                 )
-                                _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                                if _o is None:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _d10
+                                if _n[0]:
+                                    _grp[_t12] = _n
                                 else:
+                                    del _grp[_t12]
+                                    if len(_grp) == 1:
+                                        n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                            v_wr_reason_sk
+                                        ] = next(iter(_grp.items()))
+                        _w13 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                        if _w13 is not None:
+                            _d14 = (
+                                _d11[0] * _w13[0],
+                                _d11[1] * _w13[1],
+                                _d11[2] * _w13[2],
+                                _d11[3] * _w13[3],
+                                _d11[4] * _w13[4],
+                                _d11[5] * _w13[5],
+                                _d11[6] * _w13[6],
+                            )
+                            _grp = n1_by_ws_item_sk_ws_order_number.get(_t12)
+                            if _grp is None:
+                                n1_by_ws_item_sk_ws_order_number[_t12] = (_t9, _d14)
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
-                                        _o[5] + _d10[5],
-                                        _o[6] + _d10[6],
+                                        _o[0] + _d14[0],
+                                        _o[1] + _d14[1],
+                                        _o[2] + _d14[2],
+                                        _o[3] + _d14[3],
+                                        _o[4] + _d14[4],
+                                        _o[5] + _d14[5],
+                                        _o[6] + _d14[6],
                                     )
                                     if _n[0]:
-                                        n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                        n1_by_ws_item_sk_ws_order_number[_t12] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                        del n1_by_ws_item_sk_ws_order_number[_t12]
+                                else:
+                                    n1_by_ws_item_sk_ws_order_number[_t12] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d14,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d14
+                                else:
+                                    _n = (
+                                        _o[0] + _d14[0],
+                                        _o[1] + _d14[1],
+                                        _o[2] + _d14[2],
+                                        _o[3] + _d14[3],
+                                        _o[4] + _d14[4],
+                                        _o[5] + _d14[5],
+                                        _o[6] + _d14[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_item_sk_ws_order_number[_t12] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n1_count_by_ws_item_sk_ws_order_number.get(_t12)
+                            if _o is None:
+                                n1_count_by_ws_item_sk_ws_order_number[_t12] = _d14
+                            else:
+                                _n = (
+                                    _o[0] + _d14[0],
+                                    _o[1] + _d14[1],
+                                    _o[2] + _d14[2],
+                                    _o[3] + _d14[3],
+                                    _o[4] + _d14[4],
+                                    _o[5] + _d14[5],
+                                    _o[6] + _d14[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ws_item_sk_ws_order_number[_t12] = _n
+                                else:
+                                    del n1_count_by_ws_item_sk_ws_order_number[_t12]
+                            _w15 = n10_count_by_ws_item_sk_ws_order_number.get(_t12)
+                            if _w15 is not None:
+                                _d16 = (
+                                    _d14[0] * _w15[0],
+                                    _d14[1] * _w15[1],
+                                    _d14[2] * _w15[2],
+                                    _d14[3] * _w15[3],
+                                    _d14[4] * _w15[4],
+                                    _d14[5] * _w15[5],
+                                    _d14[6] * _w15[6],
+                                )
+                                _o = n0_root.get(_t12)
+                                if _o is None:
+                                    n0_root[_t12] = _d16
+                                else:
+                                    _n = (
+                                        _o[0] + _d16[0],
+                                        _o[1] + _d16[1],
+                                        _o[2] + _d16[2],
+                                        _o[3] + _d16[3],
+                                        _o[4] + _d16[4],
+                                        _o[5] + _d16[5],
+                                        _o[6] + _d16[6],
+                                    )
+                                    if _n[0]:
+                                        n0_root[_t12] = _n
+                                    else:
+                                        del n0_root[_t12]
                                 if pending is not None:
                                     for (
                                         v_wr_refunded_cdemo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m11 in self.cd1_by_wr_refunded_cdemo_sk[
-                                        v_wr_refunded_cdemo_sk
-                                    ].items():
+                                    ), _m17 in (
+                                        (_g18,)
+                                        if type(
+                                            (
+                                                _g18 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                    v_wr_refunded_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g18.items()
+                                    ):
                                         for (
                                             v_wr_returning_cdemo_sk,
                                             v_cd2_cd_marital_status,
                                             v_cd2_cd_education_status,
-                                        ), _m12 in self.cd2_by_wr_returning_cdemo_sk[
-                                            v_wr_returning_cdemo_sk
-                                        ].items():
+                                        ), _m19 in (
+                                            (_g20,)
+                                            if type(
+                                                (
+                                                    _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                        v_wr_returning_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g20.items()
+                                        ):
                                             for (
                                                 v_wr_refunded_addr_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m13 in self.customer_address_by_wr_refunded_addr_sk[
-                                                v_wr_refunded_addr_sk
-                                            ].items():
+                                            ), _m21 in (
+                                                (_g22,)
+                                                if type(
+                                                    (
+                                                        _g22 := self.customer_address_by_wr_refunded_addr_sk[
+                                                            v_wr_refunded_addr_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g22.items()
+                                            ):
                                                 for (
                                                     v_wr_reason_sk,
                                                     v_r_reason_desc,
-                                                ), _m14 in self.reason_by_wr_reason_sk[
-                                                    v_wr_reason_sk
-                                                ].items():
+                                                ), _m23 in (
+                                                    (_g24,)
+                                                    if type(
+                                                        (
+                                                            _g24 := self.reason_by_wr_reason_sk[
+                                                                v_wr_reason_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g24.items()
+                                                ):
                                                     for (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                         v_ws_sales_price,
                                                         v_ws_net_profit,
-                                                    ), _m15 in self.n10_by_ws_item_sk_ws_order_number[
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                    ), _m25 in (
+                                                        (_g26,)
+                                                        if type(
+                                                            (
+                                                                _g26 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                    (
+                                                                        v_ws_item_sk,
+                                                                        v_ws_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g26.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 (
@@ -8578,47 +9179,47 @@ class View:
                                                             _k = (v_r_reason_desc,)
                                                             _v = (
                                                                 _p[0]
-                                                                * _m11[0]
-                                                                * _m12[0]
-                                                                * _m13[0]
-                                                                * _m14[0]
-                                                                * _m15[0],
+                                                                * _m17[0]
+                                                                * _m19[0]
+                                                                * _m21[0]
+                                                                * _m23[0]
+                                                                * _m25[0],
                                                                 _p[1]
-                                                                * _m11[1]
-                                                                * _m12[1]
-                                                                * _m13[1]
-                                                                * _m14[1]
-                                                                * _m15[1],
+                                                                * _m17[1]
+                                                                * _m19[1]
+                                                                * _m21[1]
+                                                                * _m23[1]
+                                                                * _m25[1],
                                                                 _p[2]
-                                                                * _m11[2]
-                                                                * _m12[2]
-                                                                * _m13[2]
-                                                                * _m14[2]
-                                                                * _m15[2],
+                                                                * _m17[2]
+                                                                * _m19[2]
+                                                                * _m21[2]
+                                                                * _m23[2]
+                                                                * _m25[2],
                                                                 _p[3]
-                                                                * _m11[3]
-                                                                * _m12[3]
-                                                                * _m13[3]
-                                                                * _m14[3]
-                                                                * _m15[3],
+                                                                * _m17[3]
+                                                                * _m19[3]
+                                                                * _m21[3]
+                                                                * _m23[3]
+                                                                * _m25[3],
                                                                 _p[4]
-                                                                * _m11[4]
-                                                                * _m12[4]
-                                                                * _m13[4]
-                                                                * _m14[4]
-                                                                * _m15[4],
+                                                                * _m17[4]
+                                                                * _m19[4]
+                                                                * _m21[4]
+                                                                * _m23[4]
+                                                                * _m25[4],
                                                                 _p[5]
-                                                                * _m11[5]
-                                                                * _m12[5]
-                                                                * _m13[5]
-                                                                * _m14[5]
-                                                                * _m15[5],
+                                                                * _m17[5]
+                                                                * _m19[5]
+                                                                * _m21[5]
+                                                                * _m23[5]
+                                                                * _m25[5],
                                                                 _p[6]
-                                                                * _m11[6]
-                                                                * _m12[6]
-                                                                * _m13[6]
-                                                                * _m14[6]
-                                                                * _m15[6],
+                                                                * _m17[6]
+                                                                * _m19[6]
+                                                                * _m21[6]
+                                                                * _m23[6]
+                                                                * _m25[6],
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -8732,7 +9333,7 @@ class View:
                     v_ws_order_number,
                     v_ws_sales_price,
                     v_ws_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -8742,38 +9343,42 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
-                    _grp = n10_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
+                    _t4 = (v_ws_item_sk, v_ws_order_number)
+                    _t5 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_ws_sales_price,
+                        v_ws_net_profit,
                     )
+                    _grp = n10_by_ws_item_sk_ws_order_number.get(_t4)
                     if _grp is None:
-                        n10_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
+                        n10_by_ws_item_sk_ws_order_number[_t4] = (_t5, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
                             )
-                        )
+                            if _n[0]:
+                                n10_by_ws_item_sk_ws_order_number[_t4] = (_grp[0], _n)
+                            else:
+                                del n10_by_ws_item_sk_ws_order_number[_t4]
+                        else:
+                            n10_by_ws_item_sk_ws_order_number[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
                         if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            ] = _d2
+                            _grp[_t5] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -8785,34 +9390,16 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t5] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n10_by_ws_item_sk_ws_order_number[_t4] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n10_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ]
-                    _o = n10_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
+                    _o = n10_count_by_ws_item_sk_ws_order_number.get(_t4)
                     if _o is None:
-                        n10_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = _d2
+                        n10_count_by_ws_item_sk_ws_order_number[_t4] = _d2
                     else:
                         _n = (
                             _o[0] + _d2[0],
@@ -8824,73 +9411,98 @@ class View:
                             _o[6] + _d2[6],
                         )
                         if _n[0]:
-                            n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _n
+                            n10_count_by_ws_item_sk_ws_order_number[_t4] = _n
                         else:
-                            del n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ]
-                    _w4 = n1_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                            del n10_count_by_ws_item_sk_ws_order_number[_t4]
+                    _w6 = n1_count_by_ws_item_sk_ws_order_number.get(_t4)
+                    if _w6 is not None:
+                        _d7 = (
+                            _d2[0] * _w6[0],
+                            _d2[1] * _w6[1],
+                            _d2[2] * _w6[2],
+                            _d2[3] * _w6[3],
+                            _d2[4] * _w6[4],
+                            _d2[5] * _w6[5],
+                            _d2[6] * _w6[6],
                         )
-                        _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_ws_item_sk, v_ws_order_number)] = _d5
+                            n0_root[_t4] = _d7
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d7[0],
+                                _o[1] + _d7[1],
+                                _o[2] + _d7[2],
+                                _o[3] + _d7[3],
+                                _o[4] + _d7[4],
+                                _o[5] + _d7[5],
+                                _o[6] + _d7[6],
                             )
                             if _n[0]:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                del n0_root[_t4]
                         if pending is not None:
                             for (
                                 v_ws_item_sk,
                                 v_ws_order_number,
                                 v_wr_reason_sk,
-                            ), _m6 in self.n1_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n1_by_ws_item_sk_ws_order_number[
+                                            (v_ws_item_sk, v_ws_order_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
                                     v_wr_refunded_addr_sk,
                                     v_wr_reason_sk,
-                                ), _m7 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
                                         v_wr_refunded_addr_sk,
                                         v_wr_returning_cdemo_sk,
                                         v_wr_reason_sk,
-                                    ), _m8 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_refunded_addr_sk,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_ws_item_sk,
                                             v_ws_order_number,
@@ -8898,16 +9510,25 @@ class View:
                                             v_wr_refunded_addr_sk,
                                             v_wr_returning_cdemo_sk,
                                             v_wr_reason_sk,
-                                        ), _m9 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_returning_cdemo_sk,
-                                                v_wr_reason_sk,
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                        (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
+                                                            v_wr_refunded_addr_sk,
+                                                            v_wr_returning_cdemo_sk,
+                                                            v_wr_reason_sk,
+                                                        )
+                                                    ]
+                                                )
                                             )
-                                        ].items():
-                                            _m10 = self.web_returns[
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            _m16 = self.web_returns[
                                                 (
                                                     v_ws_item_sk,
                                                     v_wr_refunded_cdemo_sk,
@@ -8921,29 +9542,65 @@ class View:
                                                 v_wr_refunded_cdemo_sk,
                                                 v_cd_marital_status,
                                                 v_cd_education_status,
-                                            ), _m11 in self.cd1_by_wr_refunded_cdemo_sk[
-                                                v_wr_refunded_cdemo_sk
-                                            ].items():
+                                            ), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                            v_wr_refunded_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 for (
                                                     v_wr_returning_cdemo_sk,
                                                     v_cd2_cd_marital_status,
                                                     v_cd2_cd_education_status,
-                                                ), _m12 in self.cd2_by_wr_returning_cdemo_sk[
-                                                    v_wr_returning_cdemo_sk
-                                                ].items():
+                                                ), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                                v_wr_returning_cdemo_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     for (
                                                         v_wr_refunded_addr_sk,
                                                         v_ca_state,
                                                         v_ca_country,
-                                                    ), _m13 in self.customer_address_by_wr_refunded_addr_sk[
-                                                        v_wr_refunded_addr_sk
-                                                    ].items():
+                                                    ), _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.customer_address_by_wr_refunded_addr_sk[
+                                                                    v_wr_refunded_addr_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
                                                         for (
                                                             v_wr_reason_sk,
                                                             v_r_reason_desc,
-                                                        ), _m14 in self.reason_by_wr_reason_sk[
-                                                            v_wr_reason_sk
-                                                        ].items():
+                                                        ), _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.reason_by_wr_reason_sk[
+                                                                        v_wr_reason_sk
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             if (
                                                                 (
                                                                     (
@@ -9188,47 +9845,47 @@ class View:
                                                                 _k = (v_r_reason_desc,)
                                                                 _v = (
                                                                     _d2[0]
-                                                                    * _m10[0]
-                                                                    * _m11[0]
-                                                                    * _m12[0]
-                                                                    * _m13[0]
-                                                                    * _m14[0],
+                                                                    * _m16[0]
+                                                                    * _m17[0]
+                                                                    * _m19[0]
+                                                                    * _m21[0]
+                                                                    * _m23[0],
                                                                     _d2[1]
-                                                                    * _m10[1]
-                                                                    * _m11[1]
-                                                                    * _m12[1]
-                                                                    * _m13[1]
-                                                                    * _m14[1],
+                                                                    * _m16[1]
+                                                                    * _m17[1]
+                                                                    * _m19[1]
+                                                                    * _m21[1]
+                                                                    * _m23[1],
                                                                     _d2[2]
-                                                                    * _m10[2]
-                                                                    * _m11[2]
-                                                                    * _m12[2]
-                                                                    * _m13[2]
-                                                                    * _m14[2],
+                                                                    * _m16[2]
+                                                                    * _m17[2]
+                                                                    * _m19[2]
+                                                                    * _m21[2]
+                                                                    * _m23[2],
                                                                     _d2[3]
-                                                                    * _m10[3]
-                                                                    * _m11[3]
-                                                                    * _m12[3]
-                                                                    * _m13[3]
-                                                                    * _m14[3],
+                                                                    * _m16[3]
+                                                                    * _m17[3]
+                                                                    * _m19[3]
+                                                                    * _m21[3]
+                                                                    * _m23[3],
                                                                     _d2[4]
-                                                                    * _m10[4]
-                                                                    * _m11[4]
-                                                                    * _m12[4]
-                                                                    * _m13[4]
-                                                                    * _m14[4],
+                                                                    * _m16[4]
+                                                                    * _m17[4]
+                                                                    * _m19[4]
+                                                                    * _m21[4]
+                                                                    * _m23[4],
                                                                     _d2[5]
-                                                                    * _m10[5]
-                                                                    * _m11[5]
-                                                                    * _m12[5]
-                                                                    * _m13[5]
-                                                                    * _m14[5],
+                                                                    * _m16[5]
+                                                                    * _m17[5]
+                                                                    * _m19[5]
+                                                                    * _m21[5]
+                                                                    * _m23[5],
                                                                     _d2[6]
-                                                                    * _m10[6]
-                                                                    * _m11[6]
-                                                                    * _m12[6]
-                                                                    * _m13[6]
-                                                                    * _m14[6],
+                                                                    * _m16[6]
+                                                                    * _m17[6]
+                                                                    * _m19[6]
+                                                                    * _m21[6]
+                                                                    * _m23[6],
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -9388,42 +10045,50 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.cd1_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_wr_refunded_cdemo_sk,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                        )
-                    )
-                    or _ZERO
-                )[0]
-            ):
-                continue
-            _grp = cd1_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
-            if _grp is None:
-                cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = {
+                or not _entry(
+                    self.cd1_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk),
                     (
                         v_wr_refunded_cdemo_sk,
                         v_cd_marital_status,
                         v_cd_education_status,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status)
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_wr_refunded_cdemo_sk,
-                            v_cd_marital_status,
-                            v_cd_education_status,
+                    ),
+                    _ZERO,
+                )[0]
+            ):
+                continue
+            _t1 = (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status)
+            _grp = cd1_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
+            if _grp is None:
+                cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk]
+                else:
+                    cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -9435,23 +10100,13 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_wr_refunded_cdemo_sk,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_wr_refunded_cdemo_sk,
-                                v_cd_marital_status,
-                                v_cd_education_status,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = next(
+                                iter(_grp.items())
                             )
-                        ]
-                        if not _grp:
-                            del cd1_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk]
             _o = cd1_count_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
             if _o is None:
                 cd1_count_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = _p
@@ -9469,569 +10124,561 @@ class View:
                     cd1_count_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk] = _n
                 else:
                     del cd1_count_by_wr_refunded_cdemo_sk[v_wr_refunded_cdemo_sk]
-            _g3 = web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk.get(
+            _g4 = web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk.get(
                 v_wr_refunded_cdemo_sk
             )
-            if _g3:
+            if _g4:
                 for (
                     v_ws_item_sk,
                     v_ws_order_number,
                     v_wr_refunded_addr_sk,
                     v_wr_returning_cdemo_sk,
                     v_wr_reason_sk,
-                ), _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+                ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
+                    )
+                    _t5 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_wr_refunded_addr_sk,
+                        v_wr_returning_cdemo_sk,
+                        v_wr_reason_sk,
+                    )
+                    _t6 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_wr_refunded_cdemo_sk,
+                        v_wr_refunded_addr_sk,
+                        v_wr_returning_cdemo_sk,
+                        v_wr_reason_sk,
                     )
                     _grp = n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_returning_cdemo_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t5
                     )
                     if _grp is None:
                         n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_cdemo_sk,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_cdemo_sk,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
+                            _t5
+                        ] = (
+                            _t6,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_cdemo_sk,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_cdemo_sk,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                    _t5
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_cdemo_sk,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
+                                del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                    _t5
                                 ]
-                                if not _grp:
-                                    del n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_returning_cdemo_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
+                        else:
+                            n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                _t5
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                        _t5
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _t7 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_wr_refunded_addr_sk,
+                        v_wr_reason_sk,
+                    )
                     _grp = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
                         v_wr_returning_cdemo_sk
                     )
                     if _grp is None:
                         n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                             v_wr_returning_cdemo_sk
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
+                        ] = (
+                            _t7,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                    v_wr_returning_cdemo_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
+                                del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                    v_wr_returning_cdemo_sk
                                 ]
-                                if not _grp:
-                                    del n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                        else:
+                            n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
+                                v_wr_returning_cdemo_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t7)
+                        if _o is None:
+                            _grp[_t7] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t7] = _n
+                            else:
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk[
                                         v_wr_returning_cdemo_sk
-                                    ]
-                    _w4 = cd2_count_by_wr_returning_cdemo_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w8 = cd2_count_by_wr_returning_cdemo_sk.get(
                         v_wr_returning_cdemo_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                    if _w8 is not None:
+                        _d9 = (
+                            _d3[0] * _w8[0],
+                            _d3[1] * _w8[1],
+                            _d3[2] * _w8[2],
+                            _d3[3] * _w8[3],
+                            _d3[4] * _w8[4],
+                            _d3[5] * _w8[5],
+                            _d3[6] * _w8[6],
                         )
                         _grp = n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
+                            _t7
                         )
                         if _grp is None:
                             n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = {
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
+                                _t7
+                            ] = (
+                                _t5,
+                                _d9,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _d5
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_returning_cdemo_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
+                                    n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                        _t7
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_returning_cdemo_sk,
-                                            v_wr_reason_sk,
-                                        )
+                                    del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                        _t7
                                     ]
-                                    if not _grp:
-                                        del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
+                            else:
+                                n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t7
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d9,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                            _t7
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _t10 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
                         _grp = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
                             v_wr_refunded_addr_sk
                         )
                         if _grp is None:
                             n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                                 v_wr_refunded_addr_sk
-                            ] = {
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                            ] = (
+                                _t10,
+                                _d9,
                             )
-                            if _o is None:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _d5
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t10
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
+                                    n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                        v_wr_refunded_addr_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
+                                    del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                        v_wr_refunded_addr_sk
                                     ]
-                                    if not _grp:
-                                        del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                            else:
+                                n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d9,
+                                }
+                        else:
+                            _o = _grp.get(_t10)
+                            if _o is None:
+                                _grp[_t10] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t10] = _n
+                                else:
+                                    del _grp[_t10]
+                                    if len(_grp) == 1:
+                                        n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                                             v_wr_refunded_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_wr_refunded_addr_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w11 = customer_address_count_by_wr_refunded_addr_sk.get(
                             v_wr_refunded_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
+                        if _w11 is not None:
+                            _d12 = (
+                                _d9[0] * _w11[0],
+                                _d9[1] * _w11[1],
+                                _d9[2] * _w11[2],
+                                _d9[3] * _w11[3],
+                                _d9[4] * _w11[4],
+                                _d9[5] * _w11[5],
+                                _d9[6] * _w11[6],
                             )
                             _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                                _t10
                             )
                             if _grp is None:
-                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = {
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    ): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t10] = (
+                                    _t7,
+                                    _d12,
                                 )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _d7
-                                else:
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_reason_sk,
-                                            )
-                                        ] = _n
+                                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            _t10
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_reason_sk,
-                                            )
+                                        del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            _t10
                                         ]
-                                        if not _grp:
-                                            del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                                (
-                                                    v_ws_item_sk,
-                                                    v_ws_order_number,
-                                                    v_wr_reason_sk,
-                                                )
-                                            ]
+                                else:
+                                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t10
+                                    ] = {_grp[0]: _grp[1], _e: _d12}
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d12
+                                else:
+                                    _n = (
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                                _t10
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _t13 = (v_ws_item_sk, v_ws_order_number)
                             _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(
                                 v_wr_reason_sk
                             )
                             if _grp is None:
                                 n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
                                     v_wr_reason_sk
-                                ] = {(v_ws_item_sk, v_ws_order_number): _d7}
-                            else:
-                                _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                                if _o is None:
-                                    _grp[(v_ws_item_sk, v_ws_order_number)] = _d7
-                                else:
+                                ] = (_t13, _d12)
+                            elif type(_grp) is tuple:
+                                _e = _t13
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
                                     )
                                     if _n[0]:
-                                        _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                                        n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                            v_wr_reason_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_ws_item_sk, v_ws_order_number)]
-                                        if not _grp:
-                                            del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                                v_wr_reason_sk
-                                            ]
-                            _w8 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
-                                )
-                                _grp = n1_by_ws_item_sk_ws_order_number.get(
-                                    (v_ws_item_sk, v_ws_order_number)
-                                )
-                                if _grp is None:
-                                    n1_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ] = {
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        ): _d9
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ] = _d9
-                                    else:
-                                        _n = (
-                                            _o[0] + _d9[0],
-                                            _o[1] + _d9[1],
-                                            _o[2] + _d9[2],
-                                            _o[3] + _d9[3],
-                                            _o[4] + _d9[4],
-                                            _o[5] + _d9[5],
-                                            _o[6] + _d9[6],
-                                        )
-                                        if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_ws_item_sk,
-                                                    v_ws_order_number,
-                                                    v_wr_reason_sk,
-                                                )
-                                            ] = _n
-                                        else:
-                                            del _grp[
-                                                (
-                                                    v_ws_item_sk,
-                                                    v_ws_order_number,
-                                                    v_wr_reason_sk,
-                                                )
-                                            ]
-                                            if not _grp:
-                                                del n1_by_ws_item_sk_ws_order_number[
-                                                    (v_ws_item_sk, v_ws_order_number)
-                                                ]
-                                _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                                    (v_ws_item_sk, v_ws_order_number)
-                                )
-                                if _o is None:
-                                    n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ] = _d9
-                                else:
-                                    _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
-                                    )
-                                    if _n[0]:
-                                        n1_count_by_ws_item_sk_ws_order_number[
-                                            (v_ws_item_sk, v_ws_order_number)
-                                        ] = _n
-                                    else:
-                                        del n1_count_by_ws_item_sk_ws_order_number[
-                                            (v_ws_item_sk, v_ws_order_number)
+                                        del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                            v_wr_reason_sk
                                         ]
-                                _w10 = n10_count_by_ws_item_sk_ws_order_number.get(
-                                    (v_ws_item_sk, v_ws_order_number)
-                                )
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
-                                        _d9[5] * _w10[5],
-                                        _d9[6] * _w10[6],
+                                else:
+                                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d12}
+                            else:
+                                _o = _grp.get(_t13)
+                                if _o is None:
+                                    _grp[_t13] = _d12
+                                else:
+                                    _n = (
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
                                     )
-                                    _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                                    if _o is None:
-                                        n0_root[(v_ws_item_sk, v_ws_order_number)] = (
-                                            _d11
-                                        )
+                                    if _n[0]:
+                                        _grp[_t13] = _n
                                     else:
+                                        del _grp[_t13]
+                                        if len(_grp) == 1:
+                                            n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                                v_wr_reason_sk
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w14 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                            if _w14 is not None:
+                                _d15 = (
+                                    _d12[0] * _w14[0],
+                                    _d12[1] * _w14[1],
+                                    _d12[2] * _w14[2],
+                                    _d12[3] * _w14[3],
+                                    _d12[4] * _w14[4],
+                                    _d12[5] * _w14[5],
+                                    _d12[6] * _w14[6],
+                                )
+                                _grp = n1_by_ws_item_sk_ws_order_number.get(_t13)
+                                if _grp is None:
+                                    n1_by_ws_item_sk_ws_order_number[_t13] = (
+                                        _t10,
+                                        _d15,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = _t10
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
-                                            _o[5] + _d11[5],
-                                            _o[6] + _d11[6],
+                                            _o[0] + _d15[0],
+                                            _o[1] + _d15[1],
+                                            _o[2] + _d15[2],
+                                            _o[3] + _d15[3],
+                                            _o[4] + _d15[4],
+                                            _o[5] + _d15[5],
+                                            _o[6] + _d15[6],
                                         )
                                         if _n[0]:
-                                            n0_root[
-                                                (v_ws_item_sk, v_ws_order_number)
-                                            ] = _n
+                                            n1_by_ws_item_sk_ws_order_number[_t13] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del n0_root[
-                                                (v_ws_item_sk, v_ws_order_number)
-                                            ]
+                                            del n1_by_ws_item_sk_ws_order_number[_t13]
+                                    else:
+                                        n1_by_ws_item_sk_ws_order_number[_t13] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d15,
+                                        }
+                                else:
+                                    _o = _grp.get(_t10)
+                                    if _o is None:
+                                        _grp[_t10] = _d15
+                                    else:
+                                        _n = (
+                                            _o[0] + _d15[0],
+                                            _o[1] + _d15[1],
+                                            _o[2] + _d15[2],
+                                            _o[3] + _d15[3],
+                                            _o[4] + _d15[4],
+                                            _o[5] + _d15[5],
+                                            _o[6] + _d15[6],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t10] = _n
+                                        else:
+                                            del _grp[_t10]
+                                            if len(_grp) == 1:
+                                                n1_by_ws_item_sk_ws_order_number[
+                                                    _t13
+                                                ] = next(iter(_grp.items()))
+                                _o = n1_count_by_ws_item_sk_ws_order_number.get(_t13)
+                                if _o is None:
+                                    n1_count_by_ws_item_sk_ws_order_number[_t13] = _d15
+                                else:
+                                    _n = (
+                                        _o[0] + _d15[0],
+                                        _o[1] + _d15[1],
+                                        _o[2] + _d15[2],
+                                        _o[3] + _d15[3],
+                                        _o[4] + _d15[4],
+                                        _o[5] + _d15[5],
+                                        _o[6] + _d15[6],
+                                    )
+                                    if _n[0]:
+                                        n1_count_by_ws_item_sk_ws_order_number[_t13] = (
+                                            _n
+                                        )
+                                    else:
+                                        del n1_count_by_ws_item_sk_ws_order_number[_t13]
+                                _w16 = n10_count_by_ws_item_sk_ws_order_number.get(_t13)
+                                if _w16 is not None:
+                                    _d17 = (
+                                        _d15[0] * _w16[0],
+                                        _d15[1] * _w16[1],
+                                        _d15[2] * _w16[2],
+                                        _d15[3] * _w16[3],
+                                        _d15[4] * _w16[4],
+                                        _d15[5] * _w16[5],
+                                        _d15[6] * _w16[6],
+                                    )
+                                    _o = n0_root.get(_t13)
+                                    if _o is None:
+                                        n0_root[_t13] = _d17
+                                    else:
+                                        _n = (
+                                            _o[0] + _d17[0],
+                                            _o[1] + _d17[1],
+                                            _o[2] + _d17[2],
+                                            _o[3] + _d17[3],
+                                            _o[4] + _d17[4],
+                                            _o[5] + _d17[5],
+                                            _o[6] + _d17[6],
+                                        )
+                                        if _n[0]:
+                                            n0_root[_t13] = _n
+                                        else:
+                                            del n0_root[_t13]
                                     if pending is not None:
-                                        _m12 = self.web_returns[
+                                        _m18 = self.web_returns[
                                             (
                                                 v_ws_item_sk,
                                                 v_wr_refunded_cdemo_sk,
@@ -10045,33 +10692,69 @@ class View:
                                             v_wr_returning_cdemo_sk,
                                             v_cd2_cd_marital_status,
                                             v_cd2_cd_education_status,
-                                        ), _m13 in self.cd2_by_wr_returning_cdemo_sk[
-                                            v_wr_returning_cdemo_sk
-                                        ].items():
+                                        ), _m19 in (
+                                            (_g20,)
+                                            if type(
+                                                (
+                                                    _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                        v_wr_returning_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g20.items()
+                                        ):
                                             for (
                                                 v_wr_refunded_addr_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m14 in self.customer_address_by_wr_refunded_addr_sk[
-                                                v_wr_refunded_addr_sk
-                                            ].items():
+                                            ), _m21 in (
+                                                (_g22,)
+                                                if type(
+                                                    (
+                                                        _g22 := self.customer_address_by_wr_refunded_addr_sk[
+                                                            v_wr_refunded_addr_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g22.items()
+                                            ):
                                                 for (
                                                     v_wr_reason_sk,
                                                     v_r_reason_desc,
-                                                ), _m15 in self.reason_by_wr_reason_sk[
-                                                    v_wr_reason_sk
-                                                ].items():
+                                                ), _m23 in (
+                                                    (_g24,)
+                                                    if type(
+                                                        (
+                                                            _g24 := self.reason_by_wr_reason_sk[
+                                                                v_wr_reason_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g24.items()
+                                                ):
                                                     for (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                         v_ws_sales_price,
                                                         v_ws_net_profit,
-                                                    ), _m16 in self.n10_by_ws_item_sk_ws_order_number[
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                    ), _m25 in (
+                                                        (_g26,)
+                                                        if type(
+                                                            (
+                                                                _g26 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                    (
+                                                                        v_ws_item_sk,
+                                                                        v_ws_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g26.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 (
@@ -10316,47 +10999,47 @@ class View:
                                                             _k = (v_r_reason_desc,)
                                                             _v = (
                                                                 _p[0]
-                                                                * _m12[0]
-                                                                * _m13[0]
-                                                                * _m14[0]
-                                                                * _m15[0]
-                                                                * _m16[0],
+                                                                * _m18[0]
+                                                                * _m19[0]
+                                                                * _m21[0]
+                                                                * _m23[0]
+                                                                * _m25[0],
                                                                 _p[1]
-                                                                * _m12[1]
-                                                                * _m13[1]
-                                                                * _m14[1]
-                                                                * _m15[1]
-                                                                * _m16[1],
+                                                                * _m18[1]
+                                                                * _m19[1]
+                                                                * _m21[1]
+                                                                * _m23[1]
+                                                                * _m25[1],
                                                                 _p[2]
-                                                                * _m12[2]
-                                                                * _m13[2]
-                                                                * _m14[2]
-                                                                * _m15[2]
-                                                                * _m16[2],
+                                                                * _m18[2]
+                                                                * _m19[2]
+                                                                * _m21[2]
+                                                                * _m23[2]
+                                                                * _m25[2],
                                                                 _p[3]
-                                                                * _m12[3]
-                                                                * _m13[3]
-                                                                * _m14[3]
-                                                                * _m15[3]
-                                                                * _m16[3],
+                                                                * _m18[3]
+                                                                * _m19[3]
+                                                                * _m21[3]
+                                                                * _m23[3]
+                                                                * _m25[3],
                                                                 _p[4]
-                                                                * _m12[4]
-                                                                * _m13[4]
-                                                                * _m14[4]
-                                                                * _m15[4]
-                                                                * _m16[4],
+                                                                * _m18[4]
+                                                                * _m19[4]
+                                                                * _m21[4]
+                                                                * _m23[4]
+                                                                * _m25[4],
                                                                 _p[5]
-                                                                * _m12[5]
-                                                                * _m13[5]
-                                                                * _m14[5]
-                                                                * _m15[5]
-                                                                * _m16[5],
+                                                                * _m18[5]
+                                                                * _m19[5]
+                                                                * _m21[5]
+                                                                * _m23[5]
+                                                                * _m25[5],
                                                                 _p[6]
-                                                                * _m12[6]
-                                                                * _m13[6]
-                                                                * _m14[6]
-                                                                * _m15[6]
-                                                                * _m16[6],
+                                                                * _m18[6]
+                                                                * _m19[6]
+                                                                * _m21[6]
+                                                                * _m23[6]
+                                                                * _m25[6],
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -10384,46 +11067,54 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.cd2_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk),
                     (
-                        self.cd2_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_wr_returning_cdemo_sk,
-                            v_cd2_cd_marital_status,
-                            v_cd2_cd_education_status,
-                        )
-                    )
-                    or _ZERO
+                        v_wr_returning_cdemo_sk,
+                        v_cd2_cd_marital_status,
+                        v_cd2_cd_education_status,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (
+                v_wr_returning_cdemo_sk,
+                v_cd2_cd_marital_status,
+                v_cd2_cd_education_status,
+            )
             _grp = cd2_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
             if _grp is None:
-                cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = {
-                    (
-                        v_wr_returning_cdemo_sk,
-                        v_cd2_cd_marital_status,
-                        v_cd2_cd_education_status,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_wr_returning_cdemo_sk,
-                        v_cd2_cd_marital_status,
-                        v_cd2_cd_education_status,
+                cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
                     )
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_wr_returning_cdemo_sk,
-                            v_cd2_cd_marital_status,
-                            v_cd2_cd_education_status,
+                    if _n[0]:
+                        cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk]
+                else:
+                    cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -10435,23 +11126,13 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[
-                            (
-                                v_wr_returning_cdemo_sk,
-                                v_cd2_cd_marital_status,
-                                v_cd2_cd_education_status,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_wr_returning_cdemo_sk,
-                                v_cd2_cd_marital_status,
-                                v_cd2_cd_education_status,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = (
+                                next(iter(_grp.items()))
                             )
-                        ]
-                        if not _grp:
-                            del cd2_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk]
             _o = cd2_count_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
             if _o is None:
                 cd2_count_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = _p
@@ -10469,377 +11150,397 @@ class View:
                     cd2_count_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk] = _n
                 else:
                     del cd2_count_by_wr_returning_cdemo_sk[v_wr_returning_cdemo_sk]
-            _g3 = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
+            _g4 = n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk.get(
                 v_wr_returning_cdemo_sk
             )
-            if _g3:
+            if _g4:
                 for (
                     v_ws_item_sk,
                     v_ws_order_number,
                     v_wr_refunded_addr_sk,
                     v_wr_reason_sk,
-                ), _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+                ), _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
+                    )
+                    _t5 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_wr_refunded_addr_sk,
+                        v_wr_reason_sk,
+                    )
+                    _t6 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_wr_refunded_addr_sk,
+                        v_wr_returning_cdemo_sk,
+                        v_wr_reason_sk,
                     )
                     _grp = n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk.get(
-                        (
-                            v_ws_item_sk,
-                            v_ws_order_number,
-                            v_wr_refunded_addr_sk,
-                            v_wr_reason_sk,
-                        )
+                        _t5
                     )
                     if _grp is None:
                         n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_returning_cdemo_sk,
-                                v_wr_reason_sk,
-                            )
+                            _t5
+                        ] = (
+                            _t6,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_returning_cdemo_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d2
-                        else:
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t5
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_returning_cdemo_sk,
-                                        v_wr_reason_sk,
-                                    )
+                                del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                    _t5
                                 ]
-                                if not _grp:
-                                    del n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
+                        else:
+                            n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                _t5
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                        _t5
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _t7 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
                     _grp = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
                     if _grp is None:
                         n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                             v_wr_refunded_addr_sk
-                        ] = {
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = (
-                                _d2
-                            )
-                        else:
+                        ] = (
+                            _t7,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _n
+                                n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                                del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                    v_wr_refunded_addr_sk
                                 ]
-                                if not _grp:
-                                    del n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                        else:
+                            n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
+                                v_wr_refunded_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t7)
+                        if _o is None:
+                            _grp[_t7] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t7] = _n
+                            else:
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk[
                                         v_wr_refunded_addr_sk
-                                    ]
-                    _w4 = customer_address_count_by_wr_refunded_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w8 = customer_address_count_by_wr_refunded_addr_sk.get(
                         v_wr_refunded_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                    if _w8 is not None:
+                        _d9 = (
+                            _d3[0] * _w8[0],
+                            _d3[1] * _w8[1],
+                            _d3[2] * _w8[2],
+                            _d3[3] * _w8[3],
+                            _d3[4] * _w8[4],
+                            _d3[5] * _w8[5],
+                            _d3[6] * _w8[6],
                         )
-                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                        )
+                        _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(_t7)
                         if _grp is None:
-                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            ] = {
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
+                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t7] = (
+                                _t5,
+                                _d9,
                             )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _d5
-                            else:
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
+                                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t7
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_reason_sk,
-                                        )
+                                    del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t7
                                     ]
-                                    if not _grp:
-                                        del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
+                            else:
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t7] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d9,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            _t7
+                                        ] = next(iter(_grp.items()))
+                        _t10 = (v_ws_item_sk, v_ws_order_number)
                         _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(
                             v_wr_reason_sk
                         )
                         if _grp is None:
                             n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
                                 v_wr_reason_sk
-                            ] = {(v_ws_item_sk, v_ws_order_number): _d5}
-                        else:
-                            _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                            if _o is None:
-                                _grp[(v_ws_item_sk, v_ws_order_number)] = _d5
-                            else:
+                            ] = (_t10, _d9)
+                        elif type(_grp) is tuple:
+                            _e = _t10
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_ws_item_sk, v_ws_order_number)]
-                                    if not _grp:
-                                        del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                            v_wr_reason_sk
-                                        ]
-                        _w6 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
-                            )
-                            _grp = n1_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _grp is None:
-                                n1_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = {
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_reason_sk,
-                                    ): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _d7
-                                else:
-                                    _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
-                                        _o[3] + _d7[3],
-                                        _o[4] + _d7[4],
-                                        _o[5] + _d7[5],
-                                        _o[6] + _d7[6],
-                                    )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_reason_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_ws_item_sk_ws_order_number[
-                                                (v_ws_item_sk, v_ws_order_number)
-                                            ]
-                            _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _o is None:
-                                n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _d7
-                            else:
-                                _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
-                                )
-                                if _n[0]:
-                                    n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ] = _n
-                                else:
-                                    del n1_count_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
+                                    del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
                                     ]
-                            _w8 = n10_count_by_ws_item_sk_ws_order_number.get(
-                                (v_ws_item_sk, v_ws_order_number)
-                            )
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
-                                    _d7[5] * _w8[5],
-                                    _d7[6] * _w8[6],
+                            else:
+                                n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
+                                ] = {_grp[0]: _grp[1], _e: _d9}
+                        else:
+                            _o = _grp.get(_t10)
+                            if _o is None:
+                                _grp[_t10] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
-                                _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                                if _o is None:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _d9
+                                if _n[0]:
+                                    _grp[_t10] = _n
                                 else:
+                                    del _grp[_t10]
+                                    if len(_grp) == 1:
+                                        n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                            v_wr_reason_sk
+                                        ] = next(iter(_grp.items()))
+                        _w11 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                        if _w11 is not None:
+                            _d12 = (
+                                _d9[0] * _w11[0],
+                                _d9[1] * _w11[1],
+                                _d9[2] * _w11[2],
+                                _d9[3] * _w11[3],
+                                _d9[4] * _w11[4],
+                                _d9[5] * _w11[5],
+                                _d9[6] * _w11[6],
+                            )
+                            _grp = n1_by_ws_item_sk_ws_order_number.get(_t10)
+                            if _grp is None:
+                                n1_by_ws_item_sk_ws_order_number[_t10] = (_t7, _d12)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
-                                        _o[5] + _d9[5],
-                                        _o[6] + _d9[6],
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
                                     )
                                     if _n[0]:
-                                        n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                        n1_by_ws_item_sk_ws_order_number[_t10] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                        del n1_by_ws_item_sk_ws_order_number[_t10]
+                                else:
+                                    n1_by_ws_item_sk_ws_order_number[_t10] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d12,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d12
+                                else:
+                                    _n = (
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
+                                        _o[5] + _d12[5],
+                                        _o[6] + _d12[6],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_ws_item_sk_ws_order_number[_t10] = (
+                                                next(iter(_grp.items()))
+                                            )
+                            _o = n1_count_by_ws_item_sk_ws_order_number.get(_t10)
+                            if _o is None:
+                                n1_count_by_ws_item_sk_ws_order_number[_t10] = _d12
+                            else:
+                                _n = (
+                                    _o[0] + _d12[0],
+                                    _o[1] + _d12[1],
+                                    _o[2] + _d12[2],
+                                    _o[3] + _d12[3],
+                                    _o[4] + _d12[4],
+                                    _o[5] + _d12[5],
+                                    _o[6] + _d12[6],
+                                )
+                                if _n[0]:
+                                    n1_count_by_ws_item_sk_ws_order_number[_t10] = _n
+                                else:
+                                    del n1_count_by_ws_item_sk_ws_order_number[_t10]
+                            _w13 = n10_count_by_ws_item_sk_ws_order_number.get(_t10)
+                            if _w13 is not None:
+                                _d14 = (
+                                    _d12[0] * _w13[0],
+                                    _d12[1] * _w13[1],
+                                    _d12[2] * _w13[2],
+                                    _d12[3] * _w13[3],
+                                    _d12[4] * _w13[4],
+                                    _d12[5] * _w13[5],
+                                    _d12[6] * _w13[6],
+                                )
+                                _o = n0_root.get(_t10)
+                                if _o is None:
+                                    n0_root[_t10] = _d14
+                                else:
+                                    _n = (
+                                        _o[0] + _d14[0],
+                                        _o[1] + _d14[1],
+                                        _o[2] + _d14[2],
+                                        _o[3] + _d14[3],
+                                        _o[4] + _d14[4],
+                                        _o[5] + _d14[5],
+                                        _o[6] + _d14[6],
+                                    )
+                                    if _n[0]:
+                                        n0_root[_t10] = _n
+                                    else:
+                                        del n0_root[_t10]
                                 if pending is not None:
                                     for (
                                         v_ws_item_sk,
@@ -10848,16 +11549,25 @@ class View:
                                         v_wr_refunded_addr_sk,
                                         v_wr_returning_cdemo_sk,
                                         v_wr_reason_sk,
-                                    ), _m10 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_returning_cdemo_sk,
-                                            v_wr_reason_sk,
+                                    ), _m15 in (
+                                        (_g16,)
+                                        if type(
+                                            (
+                                                _g16 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_refunded_addr_sk,
+                                                        v_wr_returning_cdemo_sk,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
-                                        _m11 = self.web_returns[
+                                        is tuple
+                                        else _g16.items()
+                                    ):
+                                        _m17 = self.web_returns[
                                             (
                                                 v_ws_item_sk,
                                                 v_wr_refunded_cdemo_sk,
@@ -10871,33 +11581,69 @@ class View:
                                             v_wr_refunded_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m12 in self.cd1_by_wr_refunded_cdemo_sk[
-                                            v_wr_refunded_cdemo_sk
-                                        ].items():
+                                        ), _m18 in (
+                                            (_g19,)
+                                            if type(
+                                                (
+                                                    _g19 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                        v_wr_refunded_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g19.items()
+                                        ):
                                             for (
                                                 v_wr_refunded_addr_sk,
                                                 v_ca_state,
                                                 v_ca_country,
-                                            ), _m13 in self.customer_address_by_wr_refunded_addr_sk[
-                                                v_wr_refunded_addr_sk
-                                            ].items():
+                                            ), _m20 in (
+                                                (_g21,)
+                                                if type(
+                                                    (
+                                                        _g21 := self.customer_address_by_wr_refunded_addr_sk[
+                                                            v_wr_refunded_addr_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g21.items()
+                                            ):
                                                 for (
                                                     v_wr_reason_sk,
                                                     v_r_reason_desc,
-                                                ), _m14 in self.reason_by_wr_reason_sk[
-                                                    v_wr_reason_sk
-                                                ].items():
+                                                ), _m22 in (
+                                                    (_g23,)
+                                                    if type(
+                                                        (
+                                                            _g23 := self.reason_by_wr_reason_sk[
+                                                                v_wr_reason_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g23.items()
+                                                ):
                                                     for (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                         v_ws_sales_price,
                                                         v_ws_net_profit,
-                                                    ), _m15 in self.n10_by_ws_item_sk_ws_order_number[
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                    ), _m24 in (
+                                                        (_g25,)
+                                                        if type(
+                                                            (
+                                                                _g25 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                    (
+                                                                        v_ws_item_sk,
+                                                                        v_ws_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g25.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 (
@@ -11142,47 +11888,47 @@ class View:
                                                             _k = (v_r_reason_desc,)
                                                             _v = (
                                                                 _p[0]
-                                                                * _m11[0]
-                                                                * _m12[0]
-                                                                * _m13[0]
-                                                                * _m14[0]
-                                                                * _m15[0],
+                                                                * _m17[0]
+                                                                * _m18[0]
+                                                                * _m20[0]
+                                                                * _m22[0]
+                                                                * _m24[0],
                                                                 _p[1]
-                                                                * _m11[1]
-                                                                * _m12[1]
-                                                                * _m13[1]
-                                                                * _m14[1]
-                                                                * _m15[1],
+                                                                * _m17[1]
+                                                                * _m18[1]
+                                                                * _m20[1]
+                                                                * _m22[1]
+                                                                * _m24[1],
                                                                 _p[2]
-                                                                * _m11[2]
-                                                                * _m12[2]
-                                                                * _m13[2]
-                                                                * _m14[2]
-                                                                * _m15[2],
+                                                                * _m17[2]
+                                                                * _m18[2]
+                                                                * _m20[2]
+                                                                * _m22[2]
+                                                                * _m24[2],
                                                                 _p[3]
-                                                                * _m11[3]
-                                                                * _m12[3]
-                                                                * _m13[3]
-                                                                * _m14[3]
-                                                                * _m15[3],
+                                                                * _m17[3]
+                                                                * _m18[3]
+                                                                * _m20[3]
+                                                                * _m22[3]
+                                                                * _m24[3],
                                                                 _p[4]
-                                                                * _m11[4]
-                                                                * _m12[4]
-                                                                * _m13[4]
-                                                                * _m14[4]
-                                                                * _m15[4],
+                                                                * _m17[4]
+                                                                * _m18[4]
+                                                                * _m20[4]
+                                                                * _m22[4]
+                                                                * _m24[4],
                                                                 _p[5]
-                                                                * _m11[5]
-                                                                * _m12[5]
-                                                                * _m13[5]
-                                                                * _m14[5]
-                                                                * _m15[5],
+                                                                * _m17[5]
+                                                                * _m18[5]
+                                                                * _m20[5]
+                                                                * _m22[5]
+                                                                * _m24[5],
                                                                 _p[6]
-                                                                * _m11[6]
-                                                                * _m12[6]
-                                                                * _m13[6]
-                                                                * _m14[6]
-                                                                * _m15[6],
+                                                                * _m17[6]
+                                                                * _m18[6]
+                                                                * _m20[6]
+                                                                * _m22[6]
+                                                                * _m24[6],
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -11291,26 +12037,52 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.customer_address_by_wr_refunded_addr_sk.get(
-                            v_wr_refunded_addr_sk
-                        )
-                        or _EMPTY
-                    ).get((v_wr_refunded_addr_sk, v_ca_state, v_ca_country))
-                    or _ZERO
+                or not _entry(
+                    self.customer_address_by_wr_refunded_addr_sk.get(
+                        v_wr_refunded_addr_sk
+                    ),
+                    (v_wr_refunded_addr_sk, v_ca_state, v_ca_country),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_wr_refunded_addr_sk, v_ca_state, v_ca_country)
             _grp = customer_address_by_wr_refunded_addr_sk.get(v_wr_refunded_addr_sk)
             if _grp is None:
-                customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = {
-                    (v_wr_refunded_addr_sk, v_ca_state, v_ca_country): _p
-                }
+                customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        customer_address_by_wr_refunded_addr_sk[
+                            v_wr_refunded_addr_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_address_by_wr_refunded_addr_sk[
+                            v_wr_refunded_addr_sk
+                        ]
+                else:
+                    customer_address_by_wr_refunded_addr_sk[v_wr_refunded_addr_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_wr_refunded_addr_sk, v_ca_state, v_ca_country))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_wr_refunded_addr_sk, v_ca_state, v_ca_country)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -11322,13 +12094,13 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_wr_refunded_addr_sk, v_ca_state, v_ca_country)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_wr_refunded_addr_sk, v_ca_state, v_ca_country)]
-                        if not _grp:
-                            del customer_address_by_wr_refunded_addr_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_address_by_wr_refunded_addr_sk[
                                 v_wr_refunded_addr_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_address_count_by_wr_refunded_addr_sk.get(
                 v_wr_refunded_addr_sk
             )
@@ -11354,232 +12126,240 @@ class View:
                     del customer_address_count_by_wr_refunded_addr_sk[
                         v_wr_refunded_addr_sk
                     ]
-            _g3 = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
+            _g4 = n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk.get(
                 v_wr_refunded_addr_sk
             )
-            if _g3:
-                for (
-                    v_ws_item_sk,
-                    v_ws_order_number,
-                    v_wr_reason_sk,
-                ), _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+            if _g4:
+                for (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
                     )
-                    _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
-                        (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                    _t5 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                    _t6 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_wr_refunded_addr_sk,
+                        v_wr_reason_sk,
                     )
+                    _grp = n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(_t5)
                     if _grp is None:
-                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                            (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_wr_refunded_addr_sk,
-                                v_wr_reason_sk,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_wr_refunded_addr_sk,
-                                    v_wr_reason_sk,
-                                )
-                            ] = _d2
-                        else:
+                        n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ] = _n
+                                n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
+                                del n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5]
+                        else:
+                            n2_by_ws_item_sk_ws_order_number_wr_reason_sk[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                        _t5
+                                    ] = next(iter(_grp.items()))
+                    _t7 = (v_ws_item_sk, v_ws_order_number)
                     _grp = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(
                         v_wr_reason_sk
                     )
                     if _grp is None:
                         n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
                             v_wr_reason_sk
-                        ] = {(v_ws_item_sk, v_ws_order_number): _d2}
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number)] = _d2
-                        else:
+                        ] = (_t7, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[(v_ws_item_sk, v_ws_order_number)] = _n
+                                n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[(v_ws_item_sk, v_ws_order_number)]
-                                if not _grp:
-                                    del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
-                                        v_wr_reason_sk
-                                    ]
-                    _w4 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                        )
-                        _grp = n1_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _grp is None:
-                            n1_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = {(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d5}
-                        else:
-                            _o = _grp.get(
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _d5
-                            else:
-                                _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
-                                )
-                                if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ] = _n
-                                else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_ws_item_sk_ws_order_number[
-                                            (v_ws_item_sk, v_ws_order_number)
-                                        ]
-                        _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _o is None:
-                            n1_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _d5
-                        else:
-                            _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
-                            )
-                            if _n[0]:
-                                n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _n
-                            else:
-                                del n1_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
+                                del n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                    v_wr_reason_sk
                                 ]
-                        _w6 = n10_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
+                        else:
+                            n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                v_wr_reason_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t7)
+                        if _o is None:
+                            _grp[_t7] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
-                            _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
-                            if _o is None:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _d7
+                            if _n[0]:
+                                _grp[_t7] = _n
                             else:
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n2_ws_item_sk_ws_order_number_by_wr_reason_sk[
+                                        v_wr_reason_sk
+                                    ] = next(iter(_grp.items()))
+                    _w8 = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
+                    if _w8 is not None:
+                        _d9 = (
+                            _d3[0] * _w8[0],
+                            _d3[1] * _w8[1],
+                            _d3[2] * _w8[2],
+                            _d3[3] * _w8[3],
+                            _d3[4] * _w8[4],
+                            _d3[5] * _w8[5],
+                            _d3[6] * _w8[6],
+                        )
+                        _grp = n1_by_ws_item_sk_ws_order_number.get(_t7)
+                        if _grp is None:
+                            n1_by_ws_item_sk_ws_order_number[_t7] = (_t5, _d9)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n1_by_ws_item_sk_ws_order_number[_t7] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                    del n1_by_ws_item_sk_ws_order_number[_t7]
+                            else:
+                                n1_by_ws_item_sk_ws_order_number[_t7] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d9,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d9
+                            else:
+                                _n = (
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_ws_item_sk_ws_order_number[_t7] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n1_count_by_ws_item_sk_ws_order_number.get(_t7)
+                        if _o is None:
+                            n1_count_by_ws_item_sk_ws_order_number[_t7] = _d9
+                        else:
+                            _n = (
+                                _o[0] + _d9[0],
+                                _o[1] + _d9[1],
+                                _o[2] + _d9[2],
+                                _o[3] + _d9[3],
+                                _o[4] + _d9[4],
+                                _o[5] + _d9[5],
+                                _o[6] + _d9[6],
+                            )
+                            if _n[0]:
+                                n1_count_by_ws_item_sk_ws_order_number[_t7] = _n
+                            else:
+                                del n1_count_by_ws_item_sk_ws_order_number[_t7]
+                        _w10 = n10_count_by_ws_item_sk_ws_order_number.get(_t7)
+                        if _w10 is not None:
+                            _d11 = (
+                                _d9[0] * _w10[0],
+                                _d9[1] * _w10[1],
+                                _d9[2] * _w10[2],
+                                _d9[3] * _w10[3],
+                                _d9[4] * _w10[4],
+                                _d9[5] * _w10[5],
+                                _d9[6] * _w10[6],
+                            )
+                            _o = n0_root.get(_t7)
+                            if _o is None:
+                                n0_root[_t7] = _d11
+                            else:
+                                _n = (
+                                    _o[0] + _d11[0],
+                                    _o[1] + _d11[1],
+                                    _o[2] + _d11[2],
+                                    _o[3] + _d11[3],
+                                    _o[4] + _d11[4],
+                                    _o[5] + _d11[5],
+                                    _o[6] + _d11[6],
+                                )
+                                if _n[0]:
+                                    n0_root[_t7] = _n
+                                else:
+                                    del n0_root[_t7]
                             if pending is not None:
                                 for (
                                     v_ws_item_sk,
@@ -11587,14 +12367,23 @@ class View:
                                     v_wr_refunded_addr_sk,
                                     v_wr_returning_cdemo_sk,
                                     v_wr_reason_sk,
-                                ), _m8 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_refunded_addr_sk,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
@@ -11602,16 +12391,25 @@ class View:
                                         v_wr_refunded_addr_sk,
                                         v_wr_returning_cdemo_sk,
                                         v_wr_reason_sk,
-                                    ), _m9 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_returning_cdemo_sk,
-                                            v_wr_reason_sk,
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_refunded_addr_sk,
+                                                        v_wr_returning_cdemo_sk,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
-                                        _m10 = self.web_returns[
+                                        is tuple
+                                        else _g15.items()
+                                    ):
+                                        _m16 = self.web_returns[
                                             (
                                                 v_ws_item_sk,
                                                 v_wr_refunded_cdemo_sk,
@@ -11625,33 +12423,69 @@ class View:
                                             v_wr_refunded_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m11 in self.cd1_by_wr_refunded_cdemo_sk[
-                                            v_wr_refunded_cdemo_sk
-                                        ].items():
+                                        ), _m17 in (
+                                            (_g18,)
+                                            if type(
+                                                (
+                                                    _g18 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                        v_wr_refunded_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g18.items()
+                                        ):
                                             for (
                                                 v_wr_returning_cdemo_sk,
                                                 v_cd2_cd_marital_status,
                                                 v_cd2_cd_education_status,
-                                            ), _m12 in self.cd2_by_wr_returning_cdemo_sk[
-                                                v_wr_returning_cdemo_sk
-                                            ].items():
+                                            ), _m19 in (
+                                                (_g20,)
+                                                if type(
+                                                    (
+                                                        _g20 := self.cd2_by_wr_returning_cdemo_sk[
+                                                            v_wr_returning_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g20.items()
+                                            ):
                                                 for (
                                                     v_wr_reason_sk,
                                                     v_r_reason_desc,
-                                                ), _m13 in self.reason_by_wr_reason_sk[
-                                                    v_wr_reason_sk
-                                                ].items():
+                                                ), _m21 in (
+                                                    (_g22,)
+                                                    if type(
+                                                        (
+                                                            _g22 := self.reason_by_wr_reason_sk[
+                                                                v_wr_reason_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g22.items()
+                                                ):
                                                     for (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                         v_ws_sales_price,
                                                         v_ws_net_profit,
-                                                    ), _m14 in self.n10_by_ws_item_sk_ws_order_number[
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                    ), _m23 in (
+                                                        (_g24,)
+                                                        if type(
+                                                            (
+                                                                _g24 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                    (
+                                                                        v_ws_item_sk,
+                                                                        v_ws_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g24.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 (
@@ -11896,47 +12730,47 @@ class View:
                                                             _k = (v_r_reason_desc,)
                                                             _v = (
                                                                 _p[0]
-                                                                * _m10[0]
-                                                                * _m11[0]
-                                                                * _m12[0]
-                                                                * _m13[0]
-                                                                * _m14[0],
+                                                                * _m16[0]
+                                                                * _m17[0]
+                                                                * _m19[0]
+                                                                * _m21[0]
+                                                                * _m23[0],
                                                                 _p[1]
-                                                                * _m10[1]
-                                                                * _m11[1]
-                                                                * _m12[1]
-                                                                * _m13[1]
-                                                                * _m14[1],
+                                                                * _m16[1]
+                                                                * _m17[1]
+                                                                * _m19[1]
+                                                                * _m21[1]
+                                                                * _m23[1],
                                                                 _p[2]
-                                                                * _m10[2]
-                                                                * _m11[2]
-                                                                * _m12[2]
-                                                                * _m13[2]
-                                                                * _m14[2],
+                                                                * _m16[2]
+                                                                * _m17[2]
+                                                                * _m19[2]
+                                                                * _m21[2]
+                                                                * _m23[2],
                                                                 _p[3]
-                                                                * _m10[3]
-                                                                * _m11[3]
-                                                                * _m12[3]
-                                                                * _m13[3]
-                                                                * _m14[3],
+                                                                * _m16[3]
+                                                                * _m17[3]
+                                                                * _m19[3]
+                                                                * _m21[3]
+                                                                * _m23[3],
                                                                 _p[4]
-                                                                * _m10[4]
-                                                                * _m11[4]
-                                                                * _m12[4]
-                                                                * _m13[4]
-                                                                * _m14[4],
+                                                                * _m16[4]
+                                                                * _m17[4]
+                                                                * _m19[4]
+                                                                * _m21[4]
+                                                                * _m23[4],
                                                                 _p[5]
-                                                                * _m10[5]
-                                                                * _m11[5]
-                                                                * _m12[5]
-                                                                * _m13[5]
-                                                                * _m14[5],
+                                                                * _m16[5]
+                                                                * _m17[5]
+                                                                * _m19[5]
+                                                                * _m21[5]
+                                                                * _m23[5],
                                                                 _p[6]
-                                                                * _m10[6]
-                                                                * _m11[6]
-                                                                * _m12[6]
-                                                                * _m13[6]
-                                                                * _m14[6],
+                                                                * _m16[6]
+                                                                * _m17[6]
+                                                                * _m19[6]
+                                                                * _m21[6]
+                                                                * _m23[6],
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -12060,7 +12894,7 @@ class View:
                     v_ws_order_number,
                     v_ws_sales_price,
                     v_ws_net_profit,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -12070,38 +12904,57 @@ class View:
                         _p[5] * _w1[5],
                         _p[6] * _w1[6],
                     )
+                    _t4 = (
+                        v_ws_item_sk,
+                        v_ws_order_number,
+                        v_ws_sales_price,
+                        v_ws_net_profit,
+                    )
                     _grp = n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk.get(
                         v_ws_web_page_sk
                     )
                     if _grp is None:
                         n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
                             v_ws_web_page_sk
-                        ] = {
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ws_item_sk,
-                                v_ws_order_number,
-                                v_ws_sales_price,
-                                v_ws_net_profit,
-                            )
+                        ] = (
+                            _t4,
+                            _d2,
                         )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                                _o[5] + _d2[5],
+                                _o[6] + _d2[6],
+                            )
+                            if _n[0]:
+                                n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _d2
+                            else:
+                                del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ]
+                        else:
+                            n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                v_ws_web_page_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -12113,191 +12966,183 @@ class View:
                                 _o[6] + _d2[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
-                                    )
-                                ]
-                                if not _grp:
-                                    del n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk[
                                         v_ws_web_page_sk
-                                    ]
-                    _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
-                        )
-                        _grp = n10_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _grp is None:
-                            n10_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = {
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                ): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ws_item_sk,
-                                    v_ws_order_number,
-                                    v_ws_sales_price,
-                                    v_ws_net_profit,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_ws_sales_price,
-                                        v_ws_net_profit,
+                                    ] = next(
+                                        iter(_grp.items())
                                     )
-                                ] = _d5
-                            else:
+                    _w5 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
+                            _d2[5] * _w5[5],
+                            _d2[6] * _w5[6],
+                        )
+                        _t7 = (v_ws_item_sk, v_ws_order_number)
+                        _grp = n10_by_ws_item_sk_ws_order_number.get(_t7)
+                        if _grp is None:
+                            n10_by_ws_item_sk_ws_order_number[_t7] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
-                                    _o[5] + _d5[5],
-                                    _o[6] + _d5[6],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
                                 )
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_ws_sales_price,
-                                            v_ws_net_profit,
-                                        )
-                                    ] = _n
+                                    n10_by_ws_item_sk_ws_order_number[_t7] = (
+                                        _grp[0],
+                                        _n,
+                                    )
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_ws_sales_price,
-                                            v_ws_net_profit,
+                                    del n10_by_ws_item_sk_ws_order_number[_t7]
+                            else:
+                                n10_by_ws_item_sk_ws_order_number[_t7] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                    _o[5] + _d6[5],
+                                    _o[6] + _d6[6],
+                                )
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n10_by_ws_item_sk_ws_order_number[_t7] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n10_by_ws_item_sk_ws_order_number[
-                                            (v_ws_item_sk, v_ws_order_number)
-                                        ]
-                        _o = n10_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
+                        _o = n10_count_by_ws_item_sk_ws_order_number.get(_t7)
                         if _o is None:
-                            n10_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _d5
+                            n10_count_by_ws_item_sk_ws_order_number[_t7] = _d6
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                                _o[5] + _d6[5],
+                                _o[6] + _d6[6],
                             )
                             if _n[0]:
-                                n10_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ] = _n
+                                n10_count_by_ws_item_sk_ws_order_number[_t7] = _n
                             else:
-                                del n10_count_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ]
-                        _w6 = n1_count_by_ws_item_sk_ws_order_number.get(
-                            (v_ws_item_sk, v_ws_order_number)
-                        )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
-                                _d5[5] * _w6[5],
-                                _d5[6] * _w6[6],
+                                del n10_count_by_ws_item_sk_ws_order_number[_t7]
+                        _w8 = n1_count_by_ws_item_sk_ws_order_number.get(_t7)
+                        if _w8 is not None:
+                            _d9 = (
+                                _d6[0] * _w8[0],
+                                _d6[1] * _w8[1],
+                                _d6[2] * _w8[2],
+                                _d6[3] * _w8[3],
+                                _d6[4] * _w8[4],
+                                _d6[5] * _w8[5],
+                                _d6[6] * _w8[6],
                             )
-                            _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                            _o = n0_root.get(_t7)
                             if _o is None:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _d7
+                                n0_root[_t7] = _d9
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
-                                    _o[5] + _d7[5],
-                                    _o[6] + _d7[6],
+                                    _o[0] + _d9[0],
+                                    _o[1] + _d9[1],
+                                    _o[2] + _d9[2],
+                                    _o[3] + _d9[3],
+                                    _o[4] + _d9[4],
+                                    _o[5] + _d9[5],
+                                    _o[6] + _d9[6],
                                 )
                                 if _n[0]:
-                                    n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                    n0_root[_t7] = _n
                                 else:
-                                    del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                    del n0_root[_t7]
                             if pending is not None:
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
                                     v_wr_reason_sk,
-                                ), _m8 in self.n1_by_ws_item_sk_ws_order_number[
-                                    (v_ws_item_sk, v_ws_order_number)
-                                ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n1_by_ws_item_sk_ws_order_number[
+                                                (v_ws_item_sk, v_ws_order_number)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
                                         v_wr_refunded_addr_sk,
                                         v_wr_reason_sk,
-                                    ), _m9 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_reason_sk,
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_ws_item_sk,
                                             v_ws_order_number,
                                             v_wr_refunded_addr_sk,
                                             v_wr_returning_cdemo_sk,
                                             v_wr_reason_sk,
-                                        ), _m10 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                            (
-                                                v_ws_item_sk,
-                                                v_ws_order_number,
-                                                v_wr_refunded_addr_sk,
-                                                v_wr_reason_sk,
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                        (
+                                                            v_ws_item_sk,
+                                                            v_ws_order_number,
+                                                            v_wr_refunded_addr_sk,
+                                                            v_wr_reason_sk,
+                                                        )
+                                                    ]
+                                                )
                                             )
-                                        ].items():
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_ws_item_sk,
                                                 v_ws_order_number,
@@ -12305,16 +13150,25 @@ class View:
                                                 v_wr_refunded_addr_sk,
                                                 v_wr_returning_cdemo_sk,
                                                 v_wr_reason_sk,
-                                            ), _m11 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                                (
-                                                    v_ws_item_sk,
-                                                    v_ws_order_number,
-                                                    v_wr_refunded_addr_sk,
-                                                    v_wr_returning_cdemo_sk,
-                                                    v_wr_reason_sk,
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                            (
+                                                                v_ws_item_sk,
+                                                                v_ws_order_number,
+                                                                v_wr_refunded_addr_sk,
+                                                                v_wr_returning_cdemo_sk,
+                                                                v_wr_reason_sk,
+                                                            )
+                                                        ]
+                                                    )
                                                 )
-                                            ].items():
-                                                _m12 = self.web_returns[
+                                                is tuple
+                                                else _g17.items()
+                                            ):
+                                                _m18 = self.web_returns[
                                                     (
                                                         v_ws_item_sk,
                                                         v_wr_refunded_cdemo_sk,
@@ -12328,29 +13182,65 @@ class View:
                                                     v_wr_refunded_cdemo_sk,
                                                     v_cd_marital_status,
                                                     v_cd_education_status,
-                                                ), _m13 in self.cd1_by_wr_refunded_cdemo_sk[
-                                                    v_wr_refunded_cdemo_sk
-                                                ].items():
+                                                ), _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (
+                                                            _g20 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                                v_wr_refunded_cdemo_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     for (
                                                         v_wr_returning_cdemo_sk,
                                                         v_cd2_cd_marital_status,
                                                         v_cd2_cd_education_status,
-                                                    ), _m14 in self.cd2_by_wr_returning_cdemo_sk[
-                                                        v_wr_returning_cdemo_sk
-                                                    ].items():
+                                                    ), _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.cd2_by_wr_returning_cdemo_sk[
+                                                                    v_wr_returning_cdemo_sk
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
                                                         for (
                                                             v_wr_refunded_addr_sk,
                                                             v_ca_state,
                                                             v_ca_country,
-                                                        ), _m15 in self.customer_address_by_wr_refunded_addr_sk[
-                                                            v_wr_refunded_addr_sk
-                                                        ].items():
+                                                        ), _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.customer_address_by_wr_refunded_addr_sk[
+                                                                        v_wr_refunded_addr_sk
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v_wr_reason_sk,
                                                                 v_r_reason_desc,
-                                                            ), _m16 in self.reason_by_wr_reason_sk[
-                                                                v_wr_reason_sk
-                                                            ].items():
+                                                            ), _m25 in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.reason_by_wr_reason_sk[
+                                                                            v_wr_reason_sk
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 if (
                                                                     (
                                                                         (
@@ -12596,48 +13486,48 @@ class View:
                                                                         v_r_reason_desc,
                                                                     )
                                                                     _v = (
-                                                                        _d5[0]
-                                                                        * _m12[0]
-                                                                        * _m13[0]
-                                                                        * _m14[0]
-                                                                        * _m15[0]
-                                                                        * _m16[0],
-                                                                        _d5[1]
-                                                                        * _m12[1]
-                                                                        * _m13[1]
-                                                                        * _m14[1]
-                                                                        * _m15[1]
-                                                                        * _m16[1],
-                                                                        _d5[2]
-                                                                        * _m12[2]
-                                                                        * _m13[2]
-                                                                        * _m14[2]
-                                                                        * _m15[2]
-                                                                        * _m16[2],
-                                                                        _d5[3]
-                                                                        * _m12[3]
-                                                                        * _m13[3]
-                                                                        * _m14[3]
-                                                                        * _m15[3]
-                                                                        * _m16[3],
-                                                                        _d5[4]
-                                                                        * _m12[4]
-                                                                        * _m13[4]
-                                                                        * _m14[4]
-                                                                        * _m15[4]
-                                                                        * _m16[4],
-                                                                        _d5[5]
-                                                                        * _m12[5]
-                                                                        * _m13[5]
-                                                                        * _m14[5]
-                                                                        * _m15[5]
-                                                                        * _m16[5],
-                                                                        _d5[6]
-                                                                        * _m12[6]
-                                                                        * _m13[6]
-                                                                        * _m14[6]
-                                                                        * _m15[6]
-                                                                        * _m16[6],
+                                                                        _d6[0]
+                                                                        * _m18[0]
+                                                                        * _m19[0]
+                                                                        * _m21[0]
+                                                                        * _m23[0]
+                                                                        * _m25[0],
+                                                                        _d6[1]
+                                                                        * _m18[1]
+                                                                        * _m19[1]
+                                                                        * _m21[1]
+                                                                        * _m23[1]
+                                                                        * _m25[1],
+                                                                        _d6[2]
+                                                                        * _m18[2]
+                                                                        * _m19[2]
+                                                                        * _m21[2]
+                                                                        * _m23[2]
+                                                                        * _m25[2],
+                                                                        _d6[3]
+                                                                        * _m18[3]
+                                                                        * _m19[3]
+                                                                        * _m21[3]
+                                                                        * _m23[3]
+                                                                        * _m25[3],
+                                                                        _d6[4]
+                                                                        * _m18[4]
+                                                                        * _m19[4]
+                                                                        * _m21[4]
+                                                                        * _m23[4]
+                                                                        * _m25[4],
+                                                                        _d6[5]
+                                                                        * _m18[5]
+                                                                        * _m19[5]
+                                                                        * _m21[5]
+                                                                        * _m23[5]
+                                                                        * _m25[5],
+                                                                        _d6[6]
+                                                                        * _m18[6]
+                                                                        * _m19[6]
+                                                                        * _m21[6]
+                                                                        * _m23[6]
+                                                                        * _m25[6],
                                                                     )
                                                                     _o = pending.get(_k)
                                                                     pending[_k] = (
@@ -12734,23 +13624,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.reason_by_wr_reason_sk.get(v_wr_reason_sk) or _EMPTY).get(
-                        (v_wr_reason_sk, v_r_reason_desc)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.reason_by_wr_reason_sk.get(v_wr_reason_sk),
+                    (v_wr_reason_sk, v_r_reason_desc),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_wr_reason_sk, v_r_reason_desc)
             _grp = reason_by_wr_reason_sk.get(v_wr_reason_sk)
             if _grp is None:
-                reason_by_wr_reason_sk[v_wr_reason_sk] = {
-                    (v_wr_reason_sk, v_r_reason_desc): _p
-                }
+                reason_by_wr_reason_sk[v_wr_reason_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                        _o[5] + _p[5],
+                        _o[6] + _p[6],
+                    )
+                    if _n[0]:
+                        reason_by_wr_reason_sk[v_wr_reason_sk] = (_grp[0], _n)
+                    else:
+                        del reason_by_wr_reason_sk[v_wr_reason_sk]
+                else:
+                    reason_by_wr_reason_sk[v_wr_reason_sk] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_wr_reason_sk, v_r_reason_desc))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_wr_reason_sk, v_r_reason_desc)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -12762,11 +13669,13 @@ class View:
                         _o[6] + _p[6],
                     )
                     if _n[0]:
-                        _grp[(v_wr_reason_sk, v_r_reason_desc)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_wr_reason_sk, v_r_reason_desc)]
-                        if not _grp:
-                            del reason_by_wr_reason_sk[v_wr_reason_sk]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            reason_by_wr_reason_sk[v_wr_reason_sk] = next(
+                                iter(_grp.items())
+                            )
             _o = reason_count_by_wr_reason_sk.get(v_wr_reason_sk)
             if _o is None:
                 reason_count_by_wr_reason_sk[v_wr_reason_sk] = _p
@@ -12784,131 +13693,159 @@ class View:
                     reason_count_by_wr_reason_sk[v_wr_reason_sk] = _n
                 else:
                     del reason_count_by_wr_reason_sk[v_wr_reason_sk]
-            _g3 = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(v_wr_reason_sk)
-            if _g3:
-                for (v_ws_item_sk, v_ws_order_number), _w1 in _g3.items():
-                    _d2 = (
-                        _p[0] * _w1[0],
-                        _p[1] * _w1[1],
-                        _p[2] * _w1[2],
-                        _p[3] * _w1[3],
-                        _p[4] * _w1[4],
-                        _p[5] * _w1[5],
-                        _p[6] * _w1[6],
+            _g4 = n2_ws_item_sk_ws_order_number_by_wr_reason_sk.get(v_wr_reason_sk)
+            if _g4:
+                for (v_ws_item_sk, v_ws_order_number), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (
+                        _p[0] * _w2[0],
+                        _p[1] * _w2[1],
+                        _p[2] * _w2[2],
+                        _p[3] * _w2[3],
+                        _p[4] * _w2[4],
+                        _p[5] * _w2[5],
+                        _p[6] * _w2[6],
                     )
-                    _grp = n1_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
+                    _t5 = (v_ws_item_sk, v_ws_order_number)
+                    _t6 = (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
+                    _grp = n1_by_ws_item_sk_ws_order_number.get(_t5)
                     if _grp is None:
-                        n1_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = {(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk): _d2}
-                    else:
-                        _o = _grp.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
-                        if _o is None:
-                            _grp[(v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)] = (
-                                _d2
-                            )
-                        else:
+                        n1_by_ws_item_sk_ws_order_number[_t5] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
                             _n = (
-                                _o[0] + _d2[0],
-                                _o[1] + _d2[1],
-                                _o[2] + _d2[2],
-                                _o[3] + _d2[3],
-                                _o[4] + _d2[4],
-                                _o[5] + _d2[5],
-                                _o[6] + _d2[6],
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
                             )
                             if _n[0]:
-                                _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ] = _n
+                                n1_by_ws_item_sk_ws_order_number[_t5] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                                ]
-                                if not _grp:
-                                    del n1_by_ws_item_sk_ws_order_number[
-                                        (v_ws_item_sk, v_ws_order_number)
-                                    ]
-                    _o = n1_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
+                                del n1_by_ws_item_sk_ws_order_number[_t5]
+                        else:
+                            n1_by_ws_item_sk_ws_order_number[_t5] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = (
+                                _o[0] + _d3[0],
+                                _o[1] + _d3[1],
+                                _o[2] + _d3[2],
+                                _o[3] + _d3[3],
+                                _o[4] + _d3[4],
+                                _o[5] + _d3[5],
+                                _o[6] + _d3[6],
+                            )
+                            if _n[0]:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n1_by_ws_item_sk_ws_order_number[_t5] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n1_count_by_ws_item_sk_ws_order_number.get(_t5)
                     if _o is None:
-                        n1_count_by_ws_item_sk_ws_order_number[
-                            (v_ws_item_sk, v_ws_order_number)
-                        ] = _d2
+                        n1_count_by_ws_item_sk_ws_order_number[_t5] = _d3
                     else:
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
-                            _o[5] + _d2[5],
-                            _o[6] + _d2[6],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                            _o[5] + _d3[5],
+                            _o[6] + _d3[6],
                         )
                         if _n[0]:
-                            n1_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ] = _n
+                            n1_count_by_ws_item_sk_ws_order_number[_t5] = _n
                         else:
-                            del n1_count_by_ws_item_sk_ws_order_number[
-                                (v_ws_item_sk, v_ws_order_number)
-                            ]
-                    _w4 = n10_count_by_ws_item_sk_ws_order_number.get(
-                        (v_ws_item_sk, v_ws_order_number)
-                    )
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
-                            _d2[5] * _w4[5],
-                            _d2[6] * _w4[6],
+                            del n1_count_by_ws_item_sk_ws_order_number[_t5]
+                    _w7 = n10_count_by_ws_item_sk_ws_order_number.get(_t5)
+                    if _w7 is not None:
+                        _d8 = (
+                            _d3[0] * _w7[0],
+                            _d3[1] * _w7[1],
+                            _d3[2] * _w7[2],
+                            _d3[3] * _w7[3],
+                            _d3[4] * _w7[4],
+                            _d3[5] * _w7[5],
+                            _d3[6] * _w7[6],
                         )
-                        _o = n0_root.get((v_ws_item_sk, v_ws_order_number))
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[(v_ws_item_sk, v_ws_order_number)] = _d5
+                            n0_root[_t5] = _d8
                         else:
                             _n = (
-                                _o[0] + _d5[0],
-                                _o[1] + _d5[1],
-                                _o[2] + _d5[2],
-                                _o[3] + _d5[3],
-                                _o[4] + _d5[4],
-                                _o[5] + _d5[5],
-                                _o[6] + _d5[6],
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                                _o[5] + _d8[5],
+                                _o[6] + _d8[6],
                             )
                             if _n[0]:
-                                n0_root[(v_ws_item_sk, v_ws_order_number)] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[(v_ws_item_sk, v_ws_order_number)]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ws_item_sk,
                                 v_ws_order_number,
                                 v_wr_refunded_addr_sk,
                                 v_wr_reason_sk,
-                            ), _m6 in self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
-                                (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk)
-                            ].items():
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk[
+                                            (
+                                                v_ws_item_sk,
+                                                v_ws_order_number,
+                                                v_wr_reason_sk,
+                                            )
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
                                 for (
                                     v_ws_item_sk,
                                     v_ws_order_number,
                                     v_wr_refunded_addr_sk,
                                     v_wr_returning_cdemo_sk,
                                     v_wr_reason_sk,
-                                ), _m7 in self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
-                                    (
-                                        v_ws_item_sk,
-                                        v_ws_order_number,
-                                        v_wr_refunded_addr_sk,
-                                        v_wr_reason_sk,
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk[
+                                                (
+                                                    v_ws_item_sk,
+                                                    v_ws_order_number,
+                                                    v_wr_refunded_addr_sk,
+                                                    v_wr_reason_sk,
+                                                )
+                                            ]
+                                        )
                                     )
-                                ].items():
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_ws_item_sk,
                                         v_ws_order_number,
@@ -12916,16 +13853,25 @@ class View:
                                         v_wr_refunded_addr_sk,
                                         v_wr_returning_cdemo_sk,
                                         v_wr_reason_sk,
-                                    ), _m8 in self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
-                                        (
-                                            v_ws_item_sk,
-                                            v_ws_order_number,
-                                            v_wr_refunded_addr_sk,
-                                            v_wr_returning_cdemo_sk,
-                                            v_wr_reason_sk,
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk[
+                                                    (
+                                                        v_ws_item_sk,
+                                                        v_ws_order_number,
+                                                        v_wr_refunded_addr_sk,
+                                                        v_wr_returning_cdemo_sk,
+                                                        v_wr_reason_sk,
+                                                    )
+                                                ]
+                                            )
                                         )
-                                    ].items():
-                                        _m9 = self.web_returns[
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        _m15 = self.web_returns[
                                             (
                                                 v_ws_item_sk,
                                                 v_wr_refunded_cdemo_sk,
@@ -12939,34 +13885,70 @@ class View:
                                             v_wr_refunded_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m10 in self.cd1_by_wr_refunded_cdemo_sk[
-                                            v_wr_refunded_cdemo_sk
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.cd1_by_wr_refunded_cdemo_sk[
+                                                        v_wr_refunded_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             for (
                                                 v_wr_returning_cdemo_sk,
                                                 v_cd2_cd_marital_status,
                                                 v_cd2_cd_education_status,
-                                            ), _m11 in self.cd2_by_wr_returning_cdemo_sk[
-                                                v_wr_returning_cdemo_sk
-                                            ].items():
+                                            ), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.cd2_by_wr_returning_cdemo_sk[
+                                                            v_wr_returning_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 for (
                                                     v_wr_refunded_addr_sk,
                                                     v_ca_state,
                                                     v_ca_country,
-                                                ), _m12 in self.customer_address_by_wr_refunded_addr_sk[
-                                                    v_wr_refunded_addr_sk
-                                                ].items():
+                                                ), _m20 in (
+                                                    (_g21,)
+                                                    if type(
+                                                        (
+                                                            _g21 := self.customer_address_by_wr_refunded_addr_sk[
+                                                                v_wr_refunded_addr_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g21.items()
+                                                ):
                                                     for (
                                                         v_ws_item_sk,
                                                         v_ws_order_number,
                                                         v_ws_sales_price,
                                                         v_ws_net_profit,
-                                                    ), _m13 in self.n10_by_ws_item_sk_ws_order_number[
-                                                        (
-                                                            v_ws_item_sk,
-                                                            v_ws_order_number,
+                                                    ), _m22 in (
+                                                        (_g23,)
+                                                        if type(
+                                                            (
+                                                                _g23 := self.n10_by_ws_item_sk_ws_order_number[
+                                                                    (
+                                                                        v_ws_item_sk,
+                                                                        v_ws_order_number,
+                                                                    )
+                                                                ]
+                                                            )
                                                         )
-                                                    ].items():
+                                                        is tuple
+                                                        else _g23.items()
+                                                    ):
                                                         if (
                                                             (
                                                                 (
@@ -13211,47 +14193,47 @@ class View:
                                                             _k = (v_r_reason_desc,)
                                                             _v = (
                                                                 _p[0]
-                                                                * _m9[0]
-                                                                * _m10[0]
-                                                                * _m11[0]
-                                                                * _m12[0]
-                                                                * _m13[0],
+                                                                * _m15[0]
+                                                                * _m16[0]
+                                                                * _m18[0]
+                                                                * _m20[0]
+                                                                * _m22[0],
                                                                 _p[1]
-                                                                * _m9[1]
-                                                                * _m10[1]
-                                                                * _m11[1]
-                                                                * _m12[1]
-                                                                * _m13[1],
+                                                                * _m15[1]
+                                                                * _m16[1]
+                                                                * _m18[1]
+                                                                * _m20[1]
+                                                                * _m22[1],
                                                                 _p[2]
-                                                                * _m9[2]
-                                                                * _m10[2]
-                                                                * _m11[2]
-                                                                * _m12[2]
-                                                                * _m13[2],
+                                                                * _m15[2]
+                                                                * _m16[2]
+                                                                * _m18[2]
+                                                                * _m20[2]
+                                                                * _m22[2],
                                                                 _p[3]
-                                                                * _m9[3]
-                                                                * _m10[3]
-                                                                * _m11[3]
-                                                                * _m12[3]
-                                                                * _m13[3],
+                                                                * _m15[3]
+                                                                * _m16[3]
+                                                                * _m18[3]
+                                                                * _m20[3]
+                                                                * _m22[3],
                                                                 _p[4]
-                                                                * _m9[4]
-                                                                * _m10[4]
-                                                                * _m11[4]
-                                                                * _m12[4]
-                                                                * _m13[4],
+                                                                * _m15[4]
+                                                                * _m16[4]
+                                                                * _m18[4]
+                                                                * _m20[4]
+                                                                * _m22[4],
                                                                 _p[5]
-                                                                * _m9[5]
-                                                                * _m10[5]
-                                                                * _m11[5]
-                                                                * _m12[5]
-                                                                * _m13[5],
+                                                                * _m15[5]
+                                                                * _m16[5]
+                                                                * _m18[5]
+                                                                * _m20[5]
+                                                                * _m22[5],
                                                                 _p[6]
-                                                                * _m9[6]
-                                                                * _m10[6]
-                                                                * _m11[6]
-                                                                * _m12[6]
-                                                                * _m13[6],
+                                                                * _m15[6]
+                                                                * _m16[6]
+                                                                * _m18[6]
+                                                                * _m20[6]
+                                                                * _m22[6],
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -13295,7 +14277,7 @@ class View:
         )
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
+        _m3 = _entry(_g2, (v_ws_item_sk, v_ws_order_number, v_wr_reason_sk))
         if _m3 is None:
             return None
         _g4 = self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk.get(
@@ -13303,8 +14285,9 @@ class View:
         )
         if _g4 is None:
             return None
-        _m5 = _g4.get(
-            (v_ws_item_sk, v_ws_order_number, v_wr_refunded_addr_sk, v_wr_reason_sk)
+        _m5 = _entry(
+            _g4,
+            (v_ws_item_sk, v_ws_order_number, v_wr_refunded_addr_sk, v_wr_reason_sk),
         )
         if _m5 is None:
             return None
@@ -13315,14 +14298,15 @@ class View:
         )
         if _g6 is None:
             return None
-        _m7 = _g6.get(
+        _m7 = _entry(
+            _g6,
             (
                 v_ws_item_sk,
                 v_ws_order_number,
                 v_wr_refunded_addr_sk,
                 v_wr_returning_cdemo_sk,
                 v_wr_reason_sk,
-            )
+            ),
         )
         if _m7 is None:
             return None
@@ -13337,7 +14321,8 @@ class View:
         )
         if _g8 is None:
             return None
-        _m9 = _g8.get(
+        _m9 = _entry(
+            _g8,
             (
                 v_ws_item_sk,
                 v_ws_order_number,
@@ -13345,7 +14330,7 @@ class View:
                 v_wr_refunded_addr_sk,
                 v_wr_returning_cdemo_sk,
                 v_wr_reason_sk,
-            )
+            ),
         )
         if _m9 is None:
             return None
@@ -13364,33 +14349,34 @@ class View:
         _g11 = self.cd1_by_wr_refunded_cdemo_sk.get(v_wr_refunded_cdemo_sk)
         if _g11 is None:
             return None
-        _m12 = _g11.get(
-            (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status)
+        _m12 = _entry(
+            _g11, (v_wr_refunded_cdemo_sk, v_cd_marital_status, v_cd_education_status)
         )
         if _m12 is None:
             return None
         _g13 = self.cd2_by_wr_returning_cdemo_sk.get(v_wr_returning_cdemo_sk)
         if _g13 is None:
             return None
-        _m14 = _g13.get(
+        _m14 = _entry(
+            _g13,
             (
                 v_wr_returning_cdemo_sk,
                 v_cd2_cd_marital_status,
                 v_cd2_cd_education_status,
-            )
+            ),
         )
         if _m14 is None:
             return None
         _g15 = self.customer_address_by_wr_refunded_addr_sk.get(v_wr_refunded_addr_sk)
         if _g15 is None:
             return None
-        _m16 = _g15.get((v_wr_refunded_addr_sk, v_ca_state, v_ca_country))
+        _m16 = _entry(_g15, (v_wr_refunded_addr_sk, v_ca_state, v_ca_country))
         if _m16 is None:
             return None
         _g17 = self.reason_by_wr_reason_sk.get(v_wr_reason_sk)
         if _g17 is None:
             return None
-        _m18 = _g17.get((v_wr_reason_sk, v_r_reason_desc))
+        _m18 = _entry(_g17, (v_wr_reason_sk, v_r_reason_desc))
         if _m18 is None:
             return None
         _g19 = self.n10_by_ws_item_sk_ws_order_number.get(
@@ -13398,8 +14384,8 @@ class View:
         )
         if _g19 is None:
             return None
-        _m20 = _g19.get(
-            (v_ws_item_sk, v_ws_order_number, v_ws_sales_price, v_ws_net_profit)
+        _m20 = _entry(
+            _g19, (v_ws_item_sk, v_ws_order_number, v_ws_sales_price, v_ws_net_profit)
         )
         if _m20 is None:
             return None

@@ -119,6 +119,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -196,6 +210,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -315,7 +341,7 @@ def _make_derived1():
         COLUMNS = ("h8_30_to_9",)
         QUERY_ID = "bc09289c9c9884ad"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -506,76 +532,114 @@ def _make_derived1():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -710,13 +774,33 @@ def _make_derived1():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -727,8 +811,10 @@ def _make_derived1():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -804,7 +890,9 @@ def _make_derived1():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -894,87 +982,123 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1165,13 +1289,33 @@ def _make_derived1():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -1182,8 +1326,10 @@ def _make_derived1():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -1284,7 +1430,9 @@ def _make_derived1():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -1515,6 +1663,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -1634,7 +1794,7 @@ def _make_derived2():
         COLUMNS = ("h9_to_9_30",)
         QUERY_ID = "73af3ceb046db0d6"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1825,76 +1985,114 @@ def _make_derived2():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2029,13 +2227,33 @@ def _make_derived2():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -2046,8 +2264,10 @@ def _make_derived2():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -2123,7 +2343,9 @@ def _make_derived2():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -2213,87 +2435,123 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2484,13 +2742,33 @@ def _make_derived2():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -2501,8 +2779,10 @@ def _make_derived2():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -2603,7 +2883,9 @@ def _make_derived2():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -2834,6 +3116,18 @@ def _make_derived3():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -2953,7 +3247,7 @@ def _make_derived3():
         COLUMNS = ("h9_30_to_10",)
         QUERY_ID = "74dc86107504a240"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3144,76 +3438,114 @@ def _make_derived3():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3348,13 +3680,33 @@ def _make_derived3():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -3365,8 +3717,10 @@ def _make_derived3():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -3442,7 +3796,9 @@ def _make_derived3():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -3532,87 +3888,123 @@ def _make_derived3():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -3803,13 +4195,33 @@ def _make_derived3():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -3820,8 +4232,10 @@ def _make_derived3():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -3922,7 +4336,9 @@ def _make_derived3():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -4153,6 +4569,18 @@ def _make_derived4():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -4272,7 +4700,7 @@ def _make_derived4():
         COLUMNS = ("h10_to_10_30",)
         QUERY_ID = "e09f4e05ba517431"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -4463,76 +4891,114 @@ def _make_derived4():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -4667,13 +5133,33 @@ def _make_derived4():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -4684,8 +5170,10 @@ def _make_derived4():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -4761,7 +5249,9 @@ def _make_derived4():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -4851,87 +5341,123 @@ def _make_derived4():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -5122,13 +5648,33 @@ def _make_derived4():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -5139,8 +5685,10 @@ def _make_derived4():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -5241,7 +5789,9 @@ def _make_derived4():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -5472,6 +6022,18 @@ def _make_derived5():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -5591,7 +6153,7 @@ def _make_derived5():
         COLUMNS = ("h10_30_to_11",)
         QUERY_ID = "0baa48c17d04ae82"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -5782,76 +6344,114 @@ def _make_derived5():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -5986,13 +6586,33 @@ def _make_derived5():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -6003,8 +6623,10 @@ def _make_derived5():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -6080,7 +6702,9 @@ def _make_derived5():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -6170,87 +6794,123 @@ def _make_derived5():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -6441,13 +7101,33 @@ def _make_derived5():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -6458,8 +7138,10 @@ def _make_derived5():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -6560,7 +7242,9 @@ def _make_derived5():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -6791,6 +7475,18 @@ def _make_derived6():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -6910,7 +7606,7 @@ def _make_derived6():
         COLUMNS = ("h11_to_11_30",)
         QUERY_ID = "183c69f20a71088b"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -7101,76 +7797,114 @@ def _make_derived6():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -7305,13 +8039,33 @@ def _make_derived6():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -7322,8 +8076,10 @@ def _make_derived6():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -7399,7 +8155,9 @@ def _make_derived6():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -7489,87 +8247,123 @@ def _make_derived6():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -7760,13 +8554,33 @@ def _make_derived6():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -7777,8 +8591,10 @@ def _make_derived6():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -7879,7 +8695,9 @@ def _make_derived6():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -8110,6 +8928,18 @@ def _make_derived7():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -8229,7 +9059,7 @@ def _make_derived7():
         COLUMNS = ("h11_30_to_12",)
         QUERY_ID = "f39c024dead33f74"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -8420,76 +9250,114 @@ def _make_derived7():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -8624,13 +9492,33 @@ def _make_derived7():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -8641,8 +9529,10 @@ def _make_derived7():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -8718,7 +9608,9 @@ def _make_derived7():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -8808,87 +9700,123 @@ def _make_derived7():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -9079,13 +10007,33 @@ def _make_derived7():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -9096,8 +10044,10 @@ def _make_derived7():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -9198,7 +10148,9 @@ def _make_derived7():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -9429,6 +10381,18 @@ def _make_derived8():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -9548,7 +10512,7 @@ def _make_derived8():
         COLUMNS = ("h12_to_12_30",)
         QUERY_ID = "2dcd0efab839c187"
         LAYOUT_ID = (
-            "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
+            "cd3997cbf116d19d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -9739,76 +10703,114 @@ def _make_derived8():
             # atom store_sales
             if keep_store_sales:
                 _p = d
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -9943,13 +10945,33 @@ def _make_derived8():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -9960,8 +10982,10 @@ def _make_derived8():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -10037,7 +11061,9 @@ def _make_derived8():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -10127,87 +11153,123 @@ def _make_derived8():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                                v_ss_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                            v_ss_sold_time_sk
+                        ),
+                        (v_ss_hdemo_sk, v_ss_store_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
                 _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                     v_ss_sold_time_sk
                 )
                 if _grp is None:
                     store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                         v_ss_sold_time_sk
-                    ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                                v_ss_sold_time_sk
+                            ]
+                    else:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                            if not _grp:
-                                del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                     v_ss_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
-                            _grp[v_ss_hdemo_sk] = _d2
+                            _grp[v_ss_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                            n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                        _w5 = household_demographics_count_by_ss_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ss_hdemo_sk.get(
                             v_ss_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -10398,13 +11460,33 @@ def _make_derived8():
                     v_ss_sold_time_sk
                 )
                 if _g3:
-                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                    for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                                v_ss_hdemo_sk: _d2
-                            }
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                v_ss_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ss_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_ss_hdemo_sk)
                             if _o is None:
@@ -10415,8 +11497,10 @@ def _make_derived8():
                                     _grp[v_ss_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ss_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                    if len(_grp) == 1:
+                                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -10517,7 +11601,9 @@ def _make_derived8():
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
                 _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _g3:
-                    for v_ss_hdemo_sk, _w1 in _g3.items():
+                    for v_ss_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -10797,7 +11883,7 @@ class View:
         "h12_to_12_30",
     )
     QUERY_ID = "4dce620e48c1c454"
-    LAYOUT_ID = "c9187568df41dba9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "de431bbf272127c7"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -11041,7 +12127,18 @@ class View:
         _p = d
         _grp = s1_by_all.get(())
         if _grp is None:
-            s1_by_all[()] = {v_h8_30_to_9: _p}
+            s1_by_all[()] = (v_h8_30_to_9, _p)
+        elif type(_grp) is tuple:
+            _e = v_h8_30_to_9
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s1_by_all[()] = (_grp[0], _n)
+                else:
+                    del s1_by_all[()]
+            else:
+                s1_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h8_30_to_9)
             if _o is None:
@@ -11052,8 +12149,8 @@ class View:
                     _grp[v_h8_30_to_9] = _n
                 else:
                     del _grp[v_h8_30_to_9]
-                    if not _grp:
-                        del s1_by_all[()]
+                    if len(_grp) == 1:
+                        s1_by_all[()] = next(iter(_grp.items()))
         _o = s1_count_by_all.get(())
         if _o is None:
             s1_count_by_all[()] = _p
@@ -11148,36 +12245,76 @@ class View:
                                         else:
                                             del n0_root[()]
                                     if pending is not None:
-                                        for v_h10_to_10_30, _m15 in self.s4_by_all[
-                                            ()
-                                        ].items():
-                                            for v_h9_30_to_10, _m16 in self.s3_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_h9_to_9_30,
-                                                    _m17,
-                                                ) in self.s2_by_all[()].items():
-                                                    for (
-                                                        v_h10_30_to_11,
-                                                        _m18,
-                                                    ) in self.s5_by_all[()].items():
-                                                        for (
-                                                            v_h11_to_11_30,
-                                                            _m19,
-                                                        ) in self.s6_by_all[()].items():
+                                        for v_h10_to_10_30, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s4_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v_h9_30_to_10, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.s3_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v_h9_to_9_30, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.s2_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v_h10_30_to_11, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (_g22 := self.s5_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v_h11_to_11_30, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.s6_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v_h11_30_to_12,
-                                                                _m20,
-                                                            ) in self.s7_by_all[
-                                                                ()
-                                                            ].items():
+                                                                _m25,
+                                                            ) in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.s7_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v_h12_to_12_30,
-                                                                    _m21,
-                                                                ) in self.s8_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.s8_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     _k = (
                                                                         v_h8_30_to_9,
                                                                         v_h9_to_9_30,
@@ -11191,12 +12328,12 @@ class View:
                                                                     _v = (
                                                                         _p
                                                                         * _m15
-                                                                        * _m16
                                                                         * _m17
-                                                                        * _m18
                                                                         * _m19
-                                                                        * _m20
                                                                         * _m21
+                                                                        * _m23
+                                                                        * _m25
+                                                                        * _m27
                                                                     )
                                                                     _o = pending.get(_k)
                                                                     pending[_k] = (
@@ -11241,7 +12378,18 @@ class View:
         _p = d
         _grp = s2_by_all.get(())
         if _grp is None:
-            s2_by_all[()] = {v_h9_to_9_30: _p}
+            s2_by_all[()] = (v_h9_to_9_30, _p)
+        elif type(_grp) is tuple:
+            _e = v_h9_to_9_30
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s2_by_all[()] = (_grp[0], _n)
+                else:
+                    del s2_by_all[()]
+            else:
+                s2_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h9_to_9_30)
             if _o is None:
@@ -11252,8 +12400,8 @@ class View:
                     _grp[v_h9_to_9_30] = _n
                 else:
                     del _grp[v_h9_to_9_30]
-                    if not _grp:
-                        del s2_by_all[()]
+                    if len(_grp) == 1:
+                        s2_by_all[()] = next(iter(_grp.items()))
         _o = s2_count_by_all.get(())
         if _o is None:
             s2_count_by_all[()] = _p
@@ -11348,36 +12496,76 @@ class View:
                                         else:
                                             del n0_root[()]
                                     if pending is not None:
-                                        for v_h10_to_10_30, _m15 in self.s4_by_all[
-                                            ()
-                                        ].items():
-                                            for v_h9_30_to_10, _m16 in self.s3_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_h8_30_to_9,
-                                                    _m17,
-                                                ) in self.s1_by_all[()].items():
-                                                    for (
-                                                        v_h10_30_to_11,
-                                                        _m18,
-                                                    ) in self.s5_by_all[()].items():
-                                                        for (
-                                                            v_h11_to_11_30,
-                                                            _m19,
-                                                        ) in self.s6_by_all[()].items():
+                                        for v_h10_to_10_30, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s4_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v_h9_30_to_10, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.s3_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v_h8_30_to_9, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.s1_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v_h10_30_to_11, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (_g22 := self.s5_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v_h11_to_11_30, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.s6_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v_h11_30_to_12,
-                                                                _m20,
-                                                            ) in self.s7_by_all[
-                                                                ()
-                                                            ].items():
+                                                                _m25,
+                                                            ) in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.s7_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 for (
                                                                     v_h12_to_12_30,
-                                                                    _m21,
-                                                                ) in self.s8_by_all[
-                                                                    ()
-                                                                ].items():
+                                                                    _m27,
+                                                                ) in (
+                                                                    (_g28,)
+                                                                    if type(
+                                                                        (
+                                                                            _g28 := self.s8_by_all[
+                                                                                ()
+                                                                            ]
+                                                                        )
+                                                                    )
+                                                                    is tuple
+                                                                    else _g28.items()
+                                                                ):
                                                                     _k = (
                                                                         v_h8_30_to_9,
                                                                         v_h9_to_9_30,
@@ -11391,12 +12579,12 @@ class View:
                                                                     _v = (
                                                                         _p
                                                                         * _m15
-                                                                        * _m16
                                                                         * _m17
-                                                                        * _m18
                                                                         * _m19
-                                                                        * _m20
                                                                         * _m21
+                                                                        * _m23
+                                                                        * _m25
+                                                                        * _m27
                                                                     )
                                                                     _o = pending.get(_k)
                                                                     pending[_k] = (
@@ -11439,7 +12627,18 @@ class View:
         _p = d
         _grp = s3_by_all.get(())
         if _grp is None:
-            s3_by_all[()] = {v_h9_30_to_10: _p}
+            s3_by_all[()] = (v_h9_30_to_10, _p)
+        elif type(_grp) is tuple:
+            _e = v_h9_30_to_10
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s3_by_all[()] = (_grp[0], _n)
+                else:
+                    del s3_by_all[()]
+            else:
+                s3_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h9_30_to_10)
             if _o is None:
@@ -11450,8 +12649,8 @@ class View:
                     _grp[v_h9_30_to_10] = _n
                 else:
                     del _grp[v_h9_30_to_10]
-                    if not _grp:
-                        del s3_by_all[()]
+                    if len(_grp) == 1:
+                        s3_by_all[()] = next(iter(_grp.items()))
         _o = s3_count_by_all.get(())
         if _o is None:
             s3_count_by_all[()] = _p
@@ -11534,33 +12733,66 @@ class View:
                                     else:
                                         del n0_root[()]
                                 if pending is not None:
-                                    for v_h10_to_10_30, _m13 in self.s4_by_all[
-                                        ()
-                                    ].items():
-                                        for v_h9_to_9_30, _m14 in self.s2_by_all[
-                                            ()
-                                        ].items():
-                                            for v_h8_30_to_9, _m15 in self.s1_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_h10_30_to_11,
-                                                    _m16,
-                                                ) in self.s5_by_all[()].items():
-                                                    for (
-                                                        v_h11_to_11_30,
-                                                        _m17,
-                                                    ) in self.s6_by_all[()].items():
-                                                        for (
-                                                            v_h11_30_to_12,
-                                                            _m18,
-                                                        ) in self.s7_by_all[()].items():
+                                    for v_h10_to_10_30, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.s4_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v_h9_to_9_30, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s2_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v_h8_30_to_9, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.s1_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v_h10_30_to_11, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.s5_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v_h11_to_11_30, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (_g22 := self.s6_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v_h11_30_to_12, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.s7_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             for (
                                                                 v_h12_to_12_30,
-                                                                _m19,
-                                                            ) in self.s8_by_all[
-                                                                ()
-                                                            ].items():
+                                                                _m25,
+                                                            ) in (
+                                                                (_g26,)
+                                                                if type(
+                                                                    (
+                                                                        _g26 := self.s8_by_all[
+                                                                            ()
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g26.items()
+                                                            ):
                                                                 _k = (
                                                                     v_h8_30_to_9,
                                                                     v_h9_to_9_30,
@@ -11574,12 +12806,12 @@ class View:
                                                                 _v = (
                                                                     _p
                                                                     * _m13
-                                                                    * _m14
                                                                     * _m15
-                                                                    * _m16
                                                                     * _m17
-                                                                    * _m18
                                                                     * _m19
+                                                                    * _m21
+                                                                    * _m23
+                                                                    * _m25
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -11620,7 +12852,18 @@ class View:
         _p = d
         _grp = s4_by_all.get(())
         if _grp is None:
-            s4_by_all[()] = {v_h10_to_10_30: _p}
+            s4_by_all[()] = (v_h10_to_10_30, _p)
+        elif type(_grp) is tuple:
+            _e = v_h10_to_10_30
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s4_by_all[()] = (_grp[0], _n)
+                else:
+                    del s4_by_all[()]
+            else:
+                s4_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h10_to_10_30)
             if _o is None:
@@ -11631,8 +12874,8 @@ class View:
                     _grp[v_h10_to_10_30] = _n
                 else:
                     del _grp[v_h10_to_10_30]
-                    if not _grp:
-                        del s4_by_all[()]
+                    if len(_grp) == 1:
+                        s4_by_all[()] = next(iter(_grp.items()))
         _o = s4_count_by_all.get(())
         if _o is None:
             s4_count_by_all[()] = _p
@@ -11703,28 +12946,56 @@ class View:
                                 else:
                                     del n0_root[()]
                             if pending is not None:
-                                for v_h9_30_to_10, _m11 in self.s3_by_all[()].items():
-                                    for v_h9_to_9_30, _m12 in self.s2_by_all[
-                                        ()
-                                    ].items():
-                                        for v_h8_30_to_9, _m13 in self.s1_by_all[
-                                            ()
-                                        ].items():
-                                            for v_h10_30_to_11, _m14 in self.s5_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_h11_to_11_30,
-                                                    _m15,
-                                                ) in self.s6_by_all[()].items():
-                                                    for (
-                                                        v_h11_30_to_12,
-                                                        _m16,
-                                                    ) in self.s7_by_all[()].items():
-                                                        for (
-                                                            v_h12_to_12_30,
-                                                            _m17,
-                                                        ) in self.s8_by_all[()].items():
+                                for v_h9_30_to_10, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.s3_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v_h9_to_9_30, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.s2_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v_h8_30_to_9, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s1_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v_h10_30_to_11, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.s5_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v_h11_to_11_30, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.s6_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v_h11_30_to_12, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (_g22 := self.s7_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
+                                                        for v_h12_to_12_30, _m23 in (
+                                                            (_g24,)
+                                                            if type(
+                                                                (
+                                                                    _g24 := self.s8_by_all[
+                                                                        ()
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g24.items()
+                                                        ):
                                                             _k = (
                                                                 v_h8_30_to_9,
                                                                 v_h9_to_9_30,
@@ -11738,12 +13009,12 @@ class View:
                                                             _v = (
                                                                 _p
                                                                 * _m11
-                                                                * _m12
                                                                 * _m13
-                                                                * _m14
                                                                 * _m15
-                                                                * _m16
                                                                 * _m17
+                                                                * _m19
+                                                                * _m21
+                                                                * _m23
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -11782,7 +13053,18 @@ class View:
         _p = d
         _grp = s5_by_all.get(())
         if _grp is None:
-            s5_by_all[()] = {v_h10_30_to_11: _p}
+            s5_by_all[()] = (v_h10_30_to_11, _p)
+        elif type(_grp) is tuple:
+            _e = v_h10_30_to_11
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s5_by_all[()] = (_grp[0], _n)
+                else:
+                    del s5_by_all[()]
+            else:
+                s5_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h10_30_to_11)
             if _o is None:
@@ -11793,8 +13075,8 @@ class View:
                     _grp[v_h10_30_to_11] = _n
                 else:
                     del _grp[v_h10_30_to_11]
-                    if not _grp:
-                        del s5_by_all[()]
+                    if len(_grp) == 1:
+                        s5_by_all[()] = next(iter(_grp.items()))
         _o = s5_count_by_all.get(())
         if _o is None:
             s5_count_by_all[()] = _p
@@ -11853,25 +13135,49 @@ class View:
                             else:
                                 del n0_root[()]
                         if pending is not None:
-                            for v_h10_to_10_30, _m9 in self.s4_by_all[()].items():
-                                for v_h9_30_to_10, _m10 in self.s3_by_all[()].items():
-                                    for v_h9_to_9_30, _m11 in self.s2_by_all[
-                                        ()
-                                    ].items():
-                                        for v_h8_30_to_9, _m12 in self.s1_by_all[
-                                            ()
-                                        ].items():
-                                            for v_h11_to_11_30, _m13 in self.s6_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_h11_30_to_12,
-                                                    _m14,
-                                                ) in self.s7_by_all[()].items():
-                                                    for (
-                                                        v_h12_to_12_30,
-                                                        _m15,
-                                                    ) in self.s8_by_all[()].items():
+                            for v_h10_to_10_30, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.s4_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v_h9_30_to_10, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.s3_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v_h9_to_9_30, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.s2_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v_h8_30_to_9, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s1_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v_h11_to_11_30, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.s6_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v_h11_30_to_12, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.s7_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
+                                                    for v_h12_to_12_30, _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (_g22 := self.s8_by_all[()])
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
                                                         _k = (
                                                             v_h8_30_to_9,
                                                             v_h9_to_9_30,
@@ -11885,12 +13191,12 @@ class View:
                                                         _v = (
                                                             _p
                                                             * _m9
-                                                            * _m10
                                                             * _m11
-                                                            * _m12
                                                             * _m13
-                                                            * _m14
                                                             * _m15
+                                                            * _m17
+                                                            * _m19
+                                                            * _m21
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -11927,7 +13233,18 @@ class View:
         _p = d
         _grp = s6_by_all.get(())
         if _grp is None:
-            s6_by_all[()] = {v_h11_to_11_30: _p}
+            s6_by_all[()] = (v_h11_to_11_30, _p)
+        elif type(_grp) is tuple:
+            _e = v_h11_to_11_30
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s6_by_all[()] = (_grp[0], _n)
+                else:
+                    del s6_by_all[()]
+            else:
+                s6_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h11_to_11_30)
             if _o is None:
@@ -11938,8 +13255,8 @@ class View:
                     _grp[v_h11_to_11_30] = _n
                 else:
                     del _grp[v_h11_to_11_30]
-                    if not _grp:
-                        del s6_by_all[()]
+                    if len(_grp) == 1:
+                        s6_by_all[()] = next(iter(_grp.items()))
         _o = s6_count_by_all.get(())
         if _o is None:
             s6_count_by_all[()] = _p
@@ -11986,22 +13303,46 @@ class View:
                         else:
                             del n0_root[()]
                     if pending is not None:
-                        for v_h10_to_10_30, _m7 in self.s4_by_all[()].items():
-                            for v_h9_30_to_10, _m8 in self.s3_by_all[()].items():
-                                for v_h9_to_9_30, _m9 in self.s2_by_all[()].items():
-                                    for v_h8_30_to_9, _m10 in self.s1_by_all[
-                                        ()
-                                    ].items():
-                                        for v_h10_30_to_11, _m11 in self.s5_by_all[
-                                            ()
-                                        ].items():
-                                            for v_h11_30_to_12, _m12 in self.s7_by_all[
-                                                ()
-                                            ].items():
-                                                for (
-                                                    v_h12_to_12_30,
-                                                    _m13,
-                                                ) in self.s8_by_all[()].items():
+                        for v_h10_to_10_30, _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.s4_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for v_h9_30_to_10, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.s3_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v_h9_to_9_30, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.s2_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v_h8_30_to_9, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.s1_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v_h10_30_to_11, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s5_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v_h11_30_to_12, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.s7_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                for v_h12_to_12_30, _m19 in (
+                                                    (_g20,)
+                                                    if type(
+                                                        (_g20 := self.s8_by_all[()])
+                                                    )
+                                                    is tuple
+                                                    else _g20.items()
+                                                ):
                                                     _k = (
                                                         v_h8_30_to_9,
                                                         v_h9_to_9_30,
@@ -12015,12 +13356,12 @@ class View:
                                                     _v = (
                                                         _p
                                                         * _m7
-                                                        * _m8
                                                         * _m9
-                                                        * _m10
                                                         * _m11
-                                                        * _m12
                                                         * _m13
+                                                        * _m15
+                                                        * _m17
+                                                        * _m19
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -12053,7 +13394,18 @@ class View:
         _p = d
         _grp = s7_by_all.get(())
         if _grp is None:
-            s7_by_all[()] = {v_h11_30_to_12: _p}
+            s7_by_all[()] = (v_h11_30_to_12, _p)
+        elif type(_grp) is tuple:
+            _e = v_h11_30_to_12
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s7_by_all[()] = (_grp[0], _n)
+                else:
+                    del s7_by_all[()]
+            else:
+                s7_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h11_30_to_12)
             if _o is None:
@@ -12064,8 +13416,8 @@ class View:
                     _grp[v_h11_30_to_12] = _n
                 else:
                     del _grp[v_h11_30_to_12]
-                    if not _grp:
-                        del s7_by_all[()]
+                    if len(_grp) == 1:
+                        s7_by_all[()] = next(iter(_grp.items()))
         _o = s7_count_by_all.get(())
         if _o is None:
             s7_count_by_all[()] = _p
@@ -12100,19 +13452,43 @@ class View:
                     else:
                         del n0_root[()]
                 if pending is not None:
-                    for v_h10_to_10_30, _m5 in self.s4_by_all[()].items():
-                        for v_h9_30_to_10, _m6 in self.s3_by_all[()].items():
-                            for v_h9_to_9_30, _m7 in self.s2_by_all[()].items():
-                                for v_h8_30_to_9, _m8 in self.s1_by_all[()].items():
-                                    for v_h10_30_to_11, _m9 in self.s5_by_all[
-                                        ()
-                                    ].items():
-                                        for v_h11_to_11_30, _m10 in self.s6_by_all[
-                                            ()
-                                        ].items():
-                                            for v_h12_to_12_30, _m11 in self.s8_by_all[
-                                                ()
-                                            ].items():
+                    for v_h10_to_10_30, _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.s4_by_all[()])) is tuple
+                        else _g6.items()
+                    ):
+                        for v_h9_30_to_10, _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.s3_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for v_h9_to_9_30, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.s2_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v_h8_30_to_9, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.s1_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v_h10_30_to_11, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.s5_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v_h11_to_11_30, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s6_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for v_h12_to_12_30, _m17 in (
+                                                (_g18,)
+                                                if type((_g18 := self.s8_by_all[()]))
+                                                is tuple
+                                                else _g18.items()
+                                            ):
                                                 _k = (
                                                     v_h8_30_to_9,
                                                     v_h9_to_9_30,
@@ -12126,12 +13502,12 @@ class View:
                                                 _v = (
                                                     _p
                                                     * _m5
-                                                    * _m6
                                                     * _m7
-                                                    * _m8
                                                     * _m9
-                                                    * _m10
                                                     * _m11
+                                                    * _m13
+                                                    * _m15
+                                                    * _m17
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -12162,7 +13538,18 @@ class View:
         _p = d
         _grp = s8_by_all.get(())
         if _grp is None:
-            s8_by_all[()] = {v_h12_to_12_30: _p}
+            s8_by_all[()] = (v_h12_to_12_30, _p)
+        elif type(_grp) is tuple:
+            _e = v_h12_to_12_30
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    s8_by_all[()] = (_grp[0], _n)
+                else:
+                    del s8_by_all[()]
+            else:
+                s8_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_h12_to_12_30)
             if _o is None:
@@ -12173,8 +13560,8 @@ class View:
                     _grp[v_h12_to_12_30] = _n
                 else:
                     del _grp[v_h12_to_12_30]
-                    if not _grp:
-                        del s8_by_all[()]
+                    if len(_grp) == 1:
+                        s8_by_all[()] = next(iter(_grp.items()))
         _o = s8_count_by_all.get(())
         if _o is None:
             s8_count_by_all[()] = _p
@@ -12197,17 +13584,42 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for v_h10_to_10_30, _m3 in self.s4_by_all[()].items():
-                    for v_h9_30_to_10, _m4 in self.s3_by_all[()].items():
-                        for v_h9_to_9_30, _m5 in self.s2_by_all[()].items():
-                            for v_h8_30_to_9, _m6 in self.s1_by_all[()].items():
-                                for v_h10_30_to_11, _m7 in self.s5_by_all[()].items():
-                                    for v_h11_to_11_30, _m8 in self.s6_by_all[
-                                        ()
-                                    ].items():
-                                        for v_h11_30_to_12, _m9 in self.s7_by_all[
-                                            ()
-                                        ].items():
+                for v_h10_to_10_30, _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.s4_by_all[()])) is tuple
+                    else _g4.items()
+                ):
+                    for v_h9_30_to_10, _m5 in (
+                        (_g6,)
+                        if type((_g6 := self.s3_by_all[()])) is tuple
+                        else _g6.items()
+                    ):
+                        for v_h9_to_9_30, _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.s2_by_all[()])) is tuple
+                            else _g8.items()
+                        ):
+                            for v_h8_30_to_9, _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.s1_by_all[()])) is tuple
+                                else _g10.items()
+                            ):
+                                for v_h10_30_to_11, _m11 in (
+                                    (_g12,)
+                                    if type((_g12 := self.s5_by_all[()])) is tuple
+                                    else _g12.items()
+                                ):
+                                    for v_h11_to_11_30, _m13 in (
+                                        (_g14,)
+                                        if type((_g14 := self.s6_by_all[()])) is tuple
+                                        else _g14.items()
+                                    ):
+                                        for v_h11_30_to_12, _m15 in (
+                                            (_g16,)
+                                            if type((_g16 := self.s7_by_all[()]))
+                                            is tuple
+                                            else _g16.items()
+                                        ):
                                             _k = (
                                                 v_h8_30_to_9,
                                                 v_h9_to_9_30,
@@ -12221,12 +13633,12 @@ class View:
                                             _v = (
                                                 _p
                                                 * _m3
-                                                * _m4
                                                 * _m5
-                                                * _m6
                                                 * _m7
-                                                * _m8
                                                 * _m9
+                                                * _m11
+                                                * _m13
+                                                * _m15
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
@@ -12479,49 +13891,49 @@ class View:
         _g2 = self.s4_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get(v_h10_to_10_30)
+        _m3 = _entry(_g2, v_h10_to_10_30)
         if _m3 is None:
             return None
         _g4 = self.s3_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get(v_h9_30_to_10)
+        _m5 = _entry(_g4, v_h9_30_to_10)
         if _m5 is None:
             return None
         _g6 = self.s2_by_all.get(())
         if _g6 is None:
             return None
-        _m7 = _g6.get(v_h9_to_9_30)
+        _m7 = _entry(_g6, v_h9_to_9_30)
         if _m7 is None:
             return None
         _g8 = self.s1_by_all.get(())
         if _g8 is None:
             return None
-        _m9 = _g8.get(v_h8_30_to_9)
+        _m9 = _entry(_g8, v_h8_30_to_9)
         if _m9 is None:
             return None
         _g10 = self.s5_by_all.get(())
         if _g10 is None:
             return None
-        _m11 = _g10.get(v_h10_30_to_11)
+        _m11 = _entry(_g10, v_h10_30_to_11)
         if _m11 is None:
             return None
         _g12 = self.s6_by_all.get(())
         if _g12 is None:
             return None
-        _m13 = _g12.get(v_h11_to_11_30)
+        _m13 = _entry(_g12, v_h11_to_11_30)
         if _m13 is None:
             return None
         _g14 = self.s7_by_all.get(())
         if _g14 is None:
             return None
-        _m15 = _g14.get(v_h11_30_to_12)
+        _m15 = _entry(_g14, v_h11_30_to_12)
         if _m15 is None:
             return None
         _g16 = self.s8_by_all.get(())
         if _g16 is None:
             return None
-        _m17 = _g16.get(v_h12_to_12_30)
+        _m17 = _entry(_g16, v_h12_to_12_30)
         if _m17 is None:
             return None
         return _m3 * _m5 * _m7 * _m9 * _m11 * _m13 * _m15 * _m17
@@ -12530,18 +13942,45 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for (), _m1 in self.n0_root.items():
-            for v_h10_to_10_30, _m2 in self.s4_by_all[()].items():
-                for v_h9_30_to_10, _m3 in self.s3_by_all[()].items():
-                    for v_h9_to_9_30, _m4 in self.s2_by_all[()].items():
-                        for v_h8_30_to_9, _m5 in self.s1_by_all[()].items():
-                            for v_h10_30_to_11, _m6 in self.s5_by_all[()].items():
-                                for v_h11_to_11_30, _m7 in self.s6_by_all[()].items():
-                                    for v_h11_30_to_12, _m8 in self.s7_by_all[
-                                        ()
-                                    ].items():
-                                        for v_h12_to_12_30, _m9 in self.s8_by_all[
-                                            ()
-                                        ].items():
+            for v_h10_to_10_30, _m2 in (
+                (_g3,) if type((_g3 := self.s4_by_all[()])) is tuple else _g3.items()
+            ):
+                for v_h9_30_to_10, _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.s3_by_all[()])) is tuple
+                    else _g5.items()
+                ):
+                    for v_h9_to_9_30, _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.s2_by_all[()])) is tuple
+                        else _g7.items()
+                    ):
+                        for v_h8_30_to_9, _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.s1_by_all[()])) is tuple
+                            else _g9.items()
+                        ):
+                            for v_h10_30_to_11, _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.s5_by_all[()])) is tuple
+                                else _g11.items()
+                            ):
+                                for v_h11_to_11_30, _m12 in (
+                                    (_g13,)
+                                    if type((_g13 := self.s6_by_all[()])) is tuple
+                                    else _g13.items()
+                                ):
+                                    for v_h11_30_to_12, _m14 in (
+                                        (_g15,)
+                                        if type((_g15 := self.s7_by_all[()])) is tuple
+                                        else _g15.items()
+                                    ):
+                                        for v_h12_to_12_30, _m16 in (
+                                            (_g17,)
+                                            if type((_g17 := self.s8_by_all[()]))
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             yield (
                                                 v_h8_30_to_9,
                                                 v_h9_to_9_30,
@@ -12551,7 +13990,7 @@ class View:
                                                 v_h11_to_11_30,
                                                 v_h11_30_to_12,
                                                 v_h12_to_12_30,
-                                            ), _m2 * _m3 * _m4 * _m5 * _m6 * _m7 * _m8 * _m9
+                                            ), _m2 * _m4 * _m6 * _m8 * _m10 * _m12 * _m14 * _m16
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

@@ -217,6 +217,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -289,6 +301,18 @@ def _make_derived1():
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
+
+        def _entry(group, entry, default=None):
+            """The payload of `entry` in an index group (None: no group), `default`
+            if absent. A group of one entry is kept inline as the pair (entry,
+            payload): a dict per near-unique key would cost ~200 bytes and a
+            container the cyclic GC tracks; several entries are a dict."""
+            if group is None:
+                return default
+            if type(group) is tuple:
+                return group[1] if group[0] is entry or group[0] == entry else default
+            return group.get(entry, default)
+
         _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
         def _arity_message(relation, arity, row):
@@ -443,7 +467,7 @@ def _make_derived1():
             COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6", "__c7")
             QUERY_ID = "f4f1d4277a112f22"
             LAYOUT_ID = (
-                "b6f2250ca92ef834"  # the state's layout: snapshots restore only here
+                "43b8dc633e545fea"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -653,27 +677,35 @@ def _make_derived1():
                     del store[row]
                 # atom item
                 if keep_item:
+                    _t1 = (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
                     _grp = item_by_i_item_sk.get(v_i_item_sk)
                     if _grp is None:
-                        item_by_i_item_sk[v_i_item_sk] = {
-                            (v_i_item_sk, v_i_brand, v_i_class, v_i_category): _p
-                        }
+                        item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_i_item_sk[v_i_item_sk]
+                        else:
+                            item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_i_brand, v_i_class, v_i_category))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_i_brand, v_i_class, v_i_category)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                                ]
-                                if not _grp:
-                                    del item_by_i_item_sk[v_i_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_i_item_sk[v_i_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
                         item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -683,46 +715,72 @@ def _make_derived1():
                             item_count_by_i_item_sk[v_i_item_sk] = _n
                         else:
                             del item_count_by_i_item_sk[v_i_item_sk]
-                    _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_i_item_sk)
                         if _o is None:
-                            n0_root[v_i_item_sk] = _d2
+                            n0_root[v_i_item_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_i_item_sk] = _n
                             else:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
-                            for (
-                                v_i_item_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
+                            for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_i_item_sk,
                                     v_ss_sold_date_sk,
                                     v_ss_store_sk,
-                                ), _m4 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                ].items():
-                                    _m5 = self.store_sales[
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                (v_i_item_sk, v_ss_sold_date_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
                                     ]
                                     for (
                                         v_ss_store_sk,
                                         v_s_store_name,
                                         v_s_company_name,
-                                    ), _m6 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_moy,
-                                        ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
+                                        for (v_ss_sold_date_sk, v_d_moy), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             _k = (
                                                 v_i_category,
                                                 v_i_class,
@@ -732,9 +790,9 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m5[2] * _m6[2] * _m7[2],
+                                                _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                                _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                                _p[2] * _m8[2] * _m9[2] * _m11[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -801,143 +859,196 @@ def _make_derived1():
                     del store[row]
                 # atom store_sales
                 if keep_store_sales:
-                    _o = store_sales.get(
-                        (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                    )
+                    _t1 = (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)] = (
-                            _p
-                        )
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[
-                                (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                            ] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[
-                                (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                            ]
+                            del store_sales[_t1]
+                    _t2 = (v_i_item_sk, v_ss_sold_date_sk)
                     _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                        ] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                        _o = _grp.get(_t2)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                            _grp[_t2] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                if not _grp:
-                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                            (v_i_item_sk, v_ss_sold_date_sk)
-                        )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w3 is not None:
+                        _d4 = (_p[0] * _w3[0], _p[1] * _w3[1], _p[2] * _w3[2])
+                        _t5 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                        _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t2)
                         if _grp is None:
-                            n2_by_i_item_sk_ss_sold_date_sk[
-                                (v_i_item_sk, v_ss_sold_date_sk)
-                            ] = {(v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk): _d2}
-                        else:
-                            _o = _grp.get(
-                                (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n2_by_i_item_sk_ss_sold_date_sk[_t2] = (_t5, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ] = _n
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t2] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del n2_by_i_item_sk_ss_sold_date_sk[
-                                            (v_i_item_sk, v_ss_sold_date_sk)
-                                        ]
+                                    del n2_by_i_item_sk_ss_sold_date_sk[_t2]
+                            else:
+                                n2_by_i_item_sk_ss_sold_date_sk[_t2] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t2] = next(
+                                            iter(_grp.items())
+                                        )
                         _grp = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                v_i_item_sk: _d2
-                            }
+                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                v_i_item_sk,
+                                _d4,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
                             _o = _grp.get(v_i_item_sk)
                             if _o is None:
-                                _grp[v_i_item_sk] = _d2
+                                _grp[v_i_item_sk] = _d4
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
                                     _grp[v_i_item_sk] = _n
                                 else:
                                     del _grp[v_i_item_sk]
-                                    if not _grp:
-                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w6 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w6 is not None:
+                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t2, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t2
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t2)
+                                if _o is None:
+                                    _grp[_t2] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t2] = _n
+                                    else:
+                                        del _grp[_t2]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d7
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            _w8 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d6
+                                    n0_root[v_i_item_sk] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
@@ -948,23 +1059,47 @@ def _make_derived1():
                                         v_ss_store_sk,
                                         v_s_store_name,
                                         v_s_company_name,
-                                    ), _m7 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_moy,
-                                        ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_category,
-                                            ), _m9 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -974,9 +1109,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                                    _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                                    _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                                    _p[0] * _m10[0] * _m12[0] * _m14[0],
+                                                    _p[1] * _m10[1] * _m12[1] * _m14[1],
+                                                    _p[2] * _m10[2] * _m12[2] * _m14[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1025,23 +1160,41 @@ def _make_derived1():
                     del store[row]
                 # atom date_dim
                 if keep_date_dim:
+                    _t1 = (v_ss_sold_date_sk, v_d_moy)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1051,55 +1204,76 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _g3:
-                        for v_i_item_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _g4:
+                        for v_i_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d5
+                                    n0_root[v_i_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
@@ -1110,10 +1284,19 @@ def _make_derived1():
                                         v_i_item_sk,
                                         v_ss_sold_date_sk,
                                         v_ss_store_sk,
-                                    ), _m6 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                        (v_i_item_sk, v_ss_sold_date_sk)
-                                    ].items():
-                                        _m7 = self.store_sales[
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                    (v_i_item_sk, v_ss_sold_date_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        _m10 = self.store_sales[
                                             (
                                                 v_ss_sold_date_sk,
                                                 v_i_item_sk,
@@ -1124,17 +1307,35 @@ def _make_derived1():
                                             v_ss_store_sk,
                                             v_s_store_name,
                                             v_s_company_name,
-                                        ), _m8 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_category,
-                                            ), _m9 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m13 in (
+                                                (_g14,)
+                                                if type(
+                                                    (
+                                                        _g14 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g14.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -1144,9 +1345,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                                    _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                                    _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                                    _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                                    _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                                    _p[2] * _m10[2] * _m11[2] * _m13[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1195,23 +1396,38 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom store_2
+                _t1 = (v_ss_store_sk, v_s_store_name, v_s_company_name)
                 _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    store_2_by_ss_store_sk[v_ss_store_sk] = {
-                        (v_ss_store_sk, v_s_store_name, v_s_company_name): _p
-                    }
+                    store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                        else:
+                            del store_2_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        store_2_by_ss_store_sk[v_ss_store_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_ss_store_sk, v_s_store_name, v_s_company_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ss_store_sk, v_s_store_name, v_s_company_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            _grp[(v_ss_store_sk, v_s_store_name, v_s_company_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ss_store_sk, v_s_store_name, v_s_company_name)]
-                            if not _grp:
-                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                    iter(_grp.items())
+                                )
                 _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                 if _o is None:
                     store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -1221,131 +1437,189 @@ def _make_derived1():
                         store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                     else:
                         del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                _g3 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
+                _g4 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                     v_ss_store_sk
                 )
-                if _g3:
-                    for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                            (v_i_item_sk, v_ss_sold_date_sk)
-                        )
+                if _g4:
+                    for (v_i_item_sk, v_ss_sold_date_sk), _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                        _t5 = (v_i_item_sk, v_ss_sold_date_sk)
+                        _t6 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                        _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t5)
                         if _grp is None:
-                            n2_by_i_item_sk_ss_sold_date_sk[
-                                (v_i_item_sk, v_ss_sold_date_sk)
-                            ] = {(v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk): _d2}
-                        else:
-                            _o = _grp.get(
-                                (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n2_by_i_item_sk_ss_sold_date_sk[_t5] = (_t6, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
-                                    _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ] = _n
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t5] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del n2_by_i_item_sk_ss_sold_date_sk[
-                                            (v_i_item_sk, v_ss_sold_date_sk)
-                                        ]
+                                    del n2_by_i_item_sk_ss_sold_date_sk[_t5]
+                            else:
+                                n2_by_i_item_sk_ss_sold_date_sk[_t5] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d3
+                            else:
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t5] = next(
+                                            iter(_grp.items())
+                                        )
                         _grp = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                v_i_item_sk: _d2
-                            }
+                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                v_i_item_sk,
+                                _d3,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                                if _n[0]:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
                         else:
                             _o = _grp.get(v_i_item_sk)
                             if _o is None:
-                                _grp[v_i_item_sk] = _d2
+                                _grp[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     _grp[v_i_item_sk] = _n
                                 else:
                                     del _grp[v_i_item_sk]
-                                    if not _grp:
-                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w4 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w4 is not None:
-                            _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                                        ] = next(iter(_grp.items()))
+                        _w7 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w7 is not None:
+                            _d8 = (_d3[0] * _w7[0], _d3[1] * _w7[1], _d3[2] * _w7[2])
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t5, _d8)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d8
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w6 is not None:
-                                _d7 = (
-                                    _d5[0] * _w6[0],
-                                    _d5[1] * _w6[1],
-                                    _d5[2] * _w6[2],
+                            _w9 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d7
+                                    n0_root[v_i_item_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
                                     else:
                                         del n0_root[v_i_item_sk]
                                 if pending is not None:
-                                    _m8 = self.store_sales[
+                                    _m11 = self.store_sales[
                                         (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
                                     ]
-                                    for (
-                                        v_ss_sold_date_sk,
-                                        v_d_moy,
-                                    ), _m9 in self.date_dim_by_ss_sold_date_sk[
-                                        v_ss_sold_date_sk
-                                    ].items():
+                                    for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                    v_ss_sold_date_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_i_item_sk,
                                             v_i_brand,
                                             v_i_class,
                                             v_i_category,
-                                        ), _m10 in self.item_by_i_item_sk[
-                                            v_i_item_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.item_by_i_item_sk[
+                                                        v_i_item_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_i_category,
                                                 v_i_class,
@@ -1355,9 +1629,9 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _p[0] * _m8[0] * _m9[0] * _m10[0],
-                                                _p[1] * _m8[1] * _m9[1] * _m10[1],
-                                                _p[2] * _m8[2] * _m9[2] * _m10[2],
+                                                _p[0] * _m11[0] * _m12[0] * _m14[0],
+                                                _p[1] * _m11[1] * _m12[1] * _m14[1],
+                                                _p[2] * _m11[2] * _m12[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1435,35 +1709,42 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
-                                (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                            )
-                            or _ZERO
+                        or not _entry(
+                            self.item_by_i_item_sk.get(v_i_item_sk),
+                            (v_i_item_sk, v_i_brand, v_i_class, v_i_category),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
                     _grp = item_by_i_item_sk.get(v_i_item_sk)
                     if _grp is None:
-                        item_by_i_item_sk[v_i_item_sk] = {
-                            (v_i_item_sk, v_i_brand, v_i_class, v_i_category): _p
-                        }
+                        item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                            else:
+                                del item_by_i_item_sk[v_i_item_sk]
+                        else:
+                            item_by_i_item_sk[v_i_item_sk] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_i_brand, v_i_class, v_i_category))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_i_brand, v_i_class, v_i_category)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                                ]
-                                if not _grp:
-                                    del item_by_i_item_sk[v_i_item_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    item_by_i_item_sk[v_i_item_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = item_count_by_i_item_sk.get(v_i_item_sk)
                     if _o is None:
                         item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -1473,46 +1754,72 @@ def _make_derived1():
                             item_count_by_i_item_sk[v_i_item_sk] = _n
                         else:
                             del item_count_by_i_item_sk[v_i_item_sk]
-                    _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                    if _w2 is not None:
+                        _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                         _o = n0_root.get(v_i_item_sk)
                         if _o is None:
-                            n0_root[v_i_item_sk] = _d2
+                            n0_root[v_i_item_sk] = _d3
                         else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
                                 n0_root[v_i_item_sk] = _n
                             else:
                                 del n0_root[v_i_item_sk]
                         if pending is not None:
-                            for (
-                                v_i_item_sk,
-                                v_ss_sold_date_sk,
-                            ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
+                            for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                (_g5,)
+                                if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                is tuple
+                                else _g5.items()
+                            ):
                                 for (
                                     v_i_item_sk,
                                     v_ss_sold_date_sk,
                                     v_ss_store_sk,
-                                ), _m4 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                ].items():
-                                    _m5 = self.store_sales[
+                                ), _m6 in (
+                                    (_g7,)
+                                    if type(
+                                        (
+                                            _g7 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                (v_i_item_sk, v_ss_sold_date_sk)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g7.items()
+                                ):
+                                    _m8 = self.store_sales[
                                         (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
                                     ]
                                     for (
                                         v_ss_store_sk,
                                         v_s_store_name,
                                         v_s_company_name,
-                                    ), _m6 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_moy,
-                                        ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                    ), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
+                                        for (v_ss_sold_date_sk, v_d_moy), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             _k = (
                                                 v_i_category,
                                                 v_i_class,
@@ -1522,9 +1829,9 @@ def _make_derived1():
                                                 v_d_moy,
                                             )
                                             _v = (
-                                                _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                                _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                                _p[2] * _m5[2] * _m6[2] * _m7[2],
+                                                _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                                _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                                _p[2] * _m8[2] * _m9[2] * _m11[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1617,143 +1924,196 @@ def _make_derived1():
                         )[0]
                     ):
                         continue
-                    _o = store_sales.get(
-                        (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                    )
+                    _t1 = (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
+                    _o = store_sales.get(_t1)
                     if _o is None:
-                        store_sales[(v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)] = (
-                            _p
-                        )
+                        store_sales[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                         if _n[0]:
-                            store_sales[
-                                (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                            ] = _n
+                            store_sales[_t1] = _n
                         else:
-                            del store_sales[
-                                (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                            ]
+                            del store_sales[_t1]
+                    _t2 = (v_i_item_sk, v_ss_sold_date_sk)
                     _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
                     if _grp is None:
                         store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                             v_ss_store_sk
-                        ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                        ] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ]
+                        else:
+                            store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                v_ss_store_sk
+                            ] = {_grp[0]: _grp[1], _e: _p}
                     else:
-                        _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                        _o = _grp.get(_t2)
                         if _o is None:
-                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                            _grp[_t2] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                if not _grp:
-                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                         v_ss_store_sk
-                                    ]
-                    _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                    if _w1 is not None:
-                        _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                        _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                            (v_i_item_sk, v_ss_sold_date_sk)
-                        )
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                    if _w3 is not None:
+                        _d4 = (_p[0] * _w3[0], _p[1] * _w3[1], _p[2] * _w3[2])
+                        _t5 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                        _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t2)
                         if _grp is None:
-                            n2_by_i_item_sk_ss_sold_date_sk[
-                                (v_i_item_sk, v_ss_sold_date_sk)
-                            ] = {(v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk): _d2}
-                        else:
-                            _o = _grp.get(
-                                (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                ] = _d2
-                            else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            n2_by_i_item_sk_ss_sold_date_sk[_t2] = (_t5, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
-                                    _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ] = _n
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t2] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ]
-                                    if not _grp:
-                                        del n2_by_i_item_sk_ss_sold_date_sk[
-                                            (v_i_item_sk, v_ss_sold_date_sk)
-                                        ]
+                                    del n2_by_i_item_sk_ss_sold_date_sk[_t2]
+                            else:
+                                n2_by_i_item_sk_ss_sold_date_sk[_t2] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d4
+                            else:
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t2] = next(
+                                            iter(_grp.items())
+                                        )
                         _grp = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                v_i_item_sk: _d2
-                            }
+                            n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                v_i_item_sk,
+                                _d4,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_i_item_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                if _n[0]:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ]
+                            else:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
                             _o = _grp.get(v_i_item_sk)
                             if _o is None:
-                                _grp[v_i_item_sk] = _d2
+                                _grp[v_i_item_sk] = _d4
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
                                 if _n[0]:
                                     _grp[v_i_item_sk] = _n
                                 else:
                                     del _grp[v_i_item_sk]
-                                    if not _grp:
-                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                    if len(_grp) == 1:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
-                        _w3 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _w3 is not None:
-                            _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                        ] = next(iter(_grp.items()))
+                        _w6 = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _w6 is not None:
+                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t2, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t2
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d4[0],
-                                        _o[1] + _d4[1],
-                                        _o[2] + _d4[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t2)
+                                if _o is None:
+                                    _grp[_t2] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t2] = _n
+                                    else:
+                                        del _grp[_t2]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d7
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w5 is not None:
-                                _d6 = (
-                                    _d4[0] * _w5[0],
-                                    _d4[1] * _w5[1],
-                                    _d4[2] * _w5[2],
+                            _w8 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w8 is not None:
+                                _d9 = (
+                                    _d7[0] * _w8[0],
+                                    _d7[1] * _w8[1],
+                                    _d7[2] * _w8[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d6
+                                    n0_root[v_i_item_sk] = _d9
                                 else:
                                     _n = (
-                                        _o[0] + _d6[0],
-                                        _o[1] + _d6[1],
-                                        _o[2] + _d6[2],
+                                        _o[0] + _d9[0],
+                                        _o[1] + _d9[1],
+                                        _o[2] + _d9[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
@@ -1764,23 +2124,47 @@ def _make_derived1():
                                         v_ss_store_sk,
                                         v_s_store_name,
                                         v_s_company_name,
-                                    ), _m7 in self.store_2_by_ss_store_sk[
-                                        v_ss_store_sk
-                                    ].items():
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_moy,
-                                        ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.store_2_by_ss_store_sk[
+                                                    v_ss_store_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_category,
-                                            ), _m9 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -1790,9 +2174,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                                    _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                                    _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                                    _p[0] * _m10[0] * _m12[0] * _m14[0],
+                                                    _p[1] * _m10[1] * _m12[1] * _m14[1],
+                                                    _p[2] * _m10[2] * _m12[2] * _m14[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -1866,32 +2250,48 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                                or _EMPTY
-                            ).get((v_ss_sold_date_sk, v_d_moy))
-                            or _ZERO
+                        or not _entry(
+                            self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                            (v_ss_sold_date_sk, v_d_moy),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_sold_date_sk, v_d_moy)
                     _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _grp is None:
-                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                            (v_ss_sold_date_sk, v_d_moy): _p
-                        }
+                        date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                        else:
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_sold_date_sk, v_d_moy))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_sold_date_sk, v_d_moy)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[(v_ss_sold_date_sk, v_d_moy)] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[(v_ss_sold_date_sk, v_d_moy)]
-                                if not _grp:
-                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        next(iter(_grp.items()))
+                                    )
                     _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _o is None:
                         date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -1901,55 +2301,76 @@ def _make_derived1():
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _n
                         else:
                             del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                    _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                    if _g3:
-                        for v_i_item_sk, _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                    if _g4:
+                        for v_i_item_sk, _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                             _grp = n1_by_i_item_sk.get(v_i_item_sk)
                             if _grp is None:
-                                n1_by_i_item_sk[v_i_item_sk] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                if _o is None:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                else:
+                                n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                        n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                        if not _grp:
-                                            del n1_by_i_item_sk[v_i_item_sk]
+                                        del n1_by_i_item_sk[v_i_item_sk]
+                                else:
+                                    n1_by_i_item_sk[v_i_item_sk] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_i_item_sk[v_i_item_sk] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                             if _o is None:
-                                n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                n1_count_by_i_item_sk[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n1_count_by_i_item_sk[v_i_item_sk] = _n
                                 else:
                                     del n1_count_by_i_item_sk[v_i_item_sk]
-                            _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d3[0] * _w6[0],
+                                    _d3[1] * _w6[1],
+                                    _d3[2] * _w6[2],
                                 )
                                 _o = n0_root.get(v_i_item_sk)
                                 if _o is None:
-                                    n0_root[v_i_item_sk] = _d5
+                                    n0_root[v_i_item_sk] = _d7
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_i_item_sk] = _n
@@ -1960,10 +2381,19 @@ def _make_derived1():
                                         v_i_item_sk,
                                         v_ss_sold_date_sk,
                                         v_ss_store_sk,
-                                    ), _m6 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                        (v_i_item_sk, v_ss_sold_date_sk)
-                                    ].items():
-                                        _m7 = self.store_sales[
+                                    ), _m8 in (
+                                        (_g9,)
+                                        if type(
+                                            (
+                                                _g9 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                    (v_i_item_sk, v_ss_sold_date_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g9.items()
+                                    ):
+                                        _m10 = self.store_sales[
                                             (
                                                 v_ss_sold_date_sk,
                                                 v_i_item_sk,
@@ -1974,17 +2404,35 @@ def _make_derived1():
                                             v_ss_store_sk,
                                             v_s_store_name,
                                             v_s_company_name,
-                                        ), _m8 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
+                                        ), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_category,
-                                            ), _m9 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m13 in (
+                                                (_g14,)
+                                                if type(
+                                                    (
+                                                        _g14 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g14.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -1994,9 +2442,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                                    _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                                    _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                                    _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                                    _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                                    _p[2] * _m10[2] * _m11[2] * _m13[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2071,35 +2519,45 @@ def _make_derived1():
                     # it is what float sums leave of rows inserted and deleted again)
                     if not _p[0] and (
                         _p == _ZERO
-                        or not (
-                            (
-                                self.store_2_by_ss_store_sk.get(v_ss_store_sk) or _EMPTY
-                            ).get((v_ss_store_sk, v_s_store_name, v_s_company_name))
-                            or _ZERO
+                        or not _entry(
+                            self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                            (v_ss_store_sk, v_s_store_name, v_s_company_name),
+                            _ZERO,
                         )[0]
                     ):
                         continue
+                    _t1 = (v_ss_store_sk, v_s_store_name, v_s_company_name)
                     _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = {
-                            (v_ss_store_sk, v_s_store_name, v_s_company_name): _p
-                        }
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                            else:
+                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_store_sk, v_s_store_name, v_s_company_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_store_sk, v_s_store_name, v_s_company_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_company_name)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_company_name)
-                                ]
-                                if not _grp:
-                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
                         store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -2109,165 +2567,223 @@ def _make_derived1():
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                         else:
                             del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                    _g3 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
+                    _g4 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
-                    if _g3:
-                        for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                                (v_i_item_sk, v_ss_sold_date_sk)
-                            )
+                    if _g4:
+                        for (v_i_item_sk, v_ss_sold_date_sk), _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk)
+                            _t6 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t5)
                             if _grp is None:
-                                n2_by_i_item_sk_ss_sold_date_sk[
-                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                ] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ] = _d2
-                                else:
+                                n2_by_i_item_sk_ss_sold_date_sk[_t5] = (_t6, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                            )
-                                        ] = _n
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t5] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
+                                        del n2_by_i_item_sk_ss_sold_date_sk[_t5]
+                                else:
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t5] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t6)
+                                if _o is None:
+                                    _grp[_t6] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t6] = _n
+                                    else:
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n2_by_i_item_sk_ss_sold_date_sk[_t5] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_i_item_sk_ss_sold_date_sk[
-                                                (v_i_item_sk, v_ss_sold_date_sk)
-                                            ]
                             _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_i_item_sk)
                                 if _o is None:
-                                    _grp[v_i_item_sk] = _d2
+                                    _grp[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_i_item_sk] = _n
                                     else:
                                         del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w4 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w7 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d3[0] * _w7[0],
+                                    _d3[1] * _w7[1],
+                                    _d3[2] * _w7[2],
                                 )
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t5, _d8)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d8,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
+                                _w9 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d7
+                                        n0_root[v_i_item_sk] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        _m8 = self.store_sales[
+                                        _m11 = self.store_sales[
                                             (
                                                 v_ss_sold_date_sk,
                                                 v_i_item_sk,
                                                 v_ss_store_sk,
                                             )
                                         ]
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_moy,
-                                        ), _m9 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_category,
-                                            ), _m10 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -2277,9 +2793,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m8[0] * _m9[0] * _m10[0],
-                                                    _p[1] * _m8[1] * _m9[1] * _m10[1],
-                                                    _p[2] * _m8[2] * _m9[2] * _m10[2],
+                                                    _p[0] * _m11[0] * _m12[0] * _m14[0],
+                                                    _p[1] * _m11[1] * _m12[1] * _m14[1],
+                                                    _p[2] * _m11[2] * _m12[2] * _m14[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2311,7 +2827,7 @@ def _make_derived1():
                 _g2 = self.n1_by_i_item_sk.get(v_i_item_sk)
                 if _g2 is None:
                     return None
-                _m3 = _g2.get((v_i_item_sk, v_ss_sold_date_sk))
+                _m3 = _entry(_g2, (v_i_item_sk, v_ss_sold_date_sk))
                 if _m3 is None:
                     return None
                 _g4 = self.n2_by_i_item_sk_ss_sold_date_sk.get(
@@ -2319,7 +2835,7 @@ def _make_derived1():
                 )
                 if _g4 is None:
                     return None
-                _m5 = _g4.get((v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk))
+                _m5 = _entry(_g4, (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk))
                 if _m5 is None:
                     return None
                 _m6 = self.store_sales.get(
@@ -2330,19 +2846,19 @@ def _make_derived1():
                 _g7 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
                 if _g7 is None:
                     return None
-                _m8 = _g7.get((v_ss_store_sk, v_s_store_name, v_s_company_name))
+                _m8 = _entry(_g7, (v_ss_store_sk, v_s_store_name, v_s_company_name))
                 if _m8 is None:
                     return None
                 _g9 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                 if _g9 is None:
                     return None
-                _m10 = _g9.get((v_ss_sold_date_sk, v_d_moy))
+                _m10 = _entry(_g9, (v_ss_sold_date_sk, v_d_moy))
                 if _m10 is None:
                     return None
                 _g11 = self.item_by_i_item_sk.get(v_i_item_sk)
                 if _g11 is None:
                     return None
-                _m12 = _g11.get((v_i_item_sk, v_i_brand, v_i_class, v_i_category))
+                _m12 = _entry(_g11, (v_i_item_sk, v_i_brand, v_i_class, v_i_category))
                 if _m12 is None:
                     return None
                 return (
@@ -2683,6 +3199,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -2836,7 +3366,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("__c1", "__c2", "__c3", "__c4", "__c5", "__c6", "__c7")
                 QUERY_ID = "f4f1d4277a112f22"
-                LAYOUT_ID = "b6f2250ca92ef834"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "43b8dc633e545fea"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -3049,41 +3579,38 @@ def _make_derived1():
                         del store[row]
                     # atom item
                     if keep_item:
+                        _t1 = (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
                         _grp = item_by_i_item_sk.get(v_i_item_sk)
                         if _grp is None:
-                            item_by_i_item_sk[v_i_item_sk] = {
-                                (v_i_item_sk, v_i_brand, v_i_class, v_i_category): _p
-                            }
+                            item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_i_item_sk[v_i_item_sk]
+                            else:
+                                item_by_i_item_sk[v_i_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_i_item_sk,
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_i_item_sk,
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_i_item_sk[v_i_item_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del item_by_i_item_sk[v_i_item_sk]
                         _o = item_count_by_i_item_sk.get(v_i_item_sk)
                         if _o is None:
                             item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -3093,31 +3620,42 @@ def _make_derived1():
                                 item_count_by_i_item_sk[v_i_item_sk] = _n
                             else:
                                 del item_count_by_i_item_sk[v_i_item_sk]
-                        _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _o = n0_root.get(v_i_item_sk)
                             if _o is None:
-                                n0_root[v_i_item_sk] = _d2
+                                n0_root[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n0_root[v_i_item_sk] = _n
                                 else:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
-                                for (
-                                    v_i_item_sk,
-                                    v_ss_sold_date_sk,
-                                ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
+                                for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                    (_g5,)
+                                    if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     for (
                                         v_i_item_sk,
                                         v_ss_sold_date_sk,
                                         v_ss_store_sk,
-                                    ), _m4 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                        (v_i_item_sk, v_ss_sold_date_sk)
-                                    ].items():
-                                        _m5 = self.store_sales[
+                                    ), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                    (v_i_item_sk, v_ss_sold_date_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
+                                        _m8 = self.store_sales[
                                             (
                                                 v_ss_sold_date_sk,
                                                 v_i_item_sk,
@@ -3128,15 +3666,30 @@ def _make_derived1():
                                             v_ss_store_sk,
                                             v_s_store_name,
                                             v_s_company_name,
-                                        ), _m6 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
-                                            for (
-                                                v_ss_sold_date_sk,
-                                                v_d_moy,
-                                            ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ].items():
+                                        ), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
+                                            for (v_ss_sold_date_sk, v_d_moy), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.date_dim_by_ss_sold_date_sk[
+                                                            v_ss_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -3146,9 +3699,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                                    _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                                    _p[2] * _m5[2] * _m6[2] * _m7[2],
+                                                    _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                                    _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                                    _p[2] * _m8[2] * _m9[2] * _m11[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3219,148 +3772,92 @@ def _make_derived1():
                         del store[row]
                     # atom store_sales
                     if keep_store_sales:
-                        _o = store_sales.get(
-                            (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                        )
+                        _t1 = (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
+                        _o = store_sales.get(_t1)
                         if _o is None:
-                            store_sales[
-                                (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                            ] = _p
+                            store_sales[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                store_sales[
-                                    (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                                ] = _n
+                                store_sales[_t1] = _n
                             else:
-                                del store_sales[
-                                    (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                                ]
+                                del store_sales[_t1]
+                        _t2 = (v_i_item_sk, v_ss_sold_date_sk)
                         _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                            ] = (_t2, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                            _o = _grp.get(_t2)
                             if _o is None:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                                _grp[_t2] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                                (v_i_item_sk, v_ss_sold_date_sk)
-                            )
-                            if _grp is None:
-                                n2_by_i_item_sk_ss_sold_date_sk[
-                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                ] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ] = _d2
-                                else:
-                                    _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                    )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_i_item_sk_ss_sold_date_sk[
-                                                (v_i_item_sk, v_ss_sold_date_sk)
-                                            ]
-                            _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
-                            else:
-                                _o = _grp.get(v_i_item_sk)
-                                if _o is None:
-                                    _grp[v_i_item_sk] = _d2
-                                else:
-                                    _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_i_item_sk] = _n
-                                    else:
-                                        del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ]
-                            _w3 = date_dim_count_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
-                                )
-                                _grp = n1_by_i_item_sk.get(v_i_item_sk)
-                                if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                    else:
-                                        _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                        ] = next(
+                                            iter(_grp.items())
                                         )
-                                        if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
-                                        else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
-                                _o = n1_count_by_i_item_sk.get(v_i_item_sk)
+                        _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w3 is not None:
+                            _d4 = (_p[0] * _w3[0], _p[1] * _w3[1], _p[2] * _w3[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t2)
+                            if _grp is None:
+                                n2_by_i_item_sk_ss_sold_date_sk[_t2] = (_t5, _d4)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t2] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_by_i_item_sk_ss_sold_date_sk[_t2]
+                                else:
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t2] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d4,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                    _grp[_t5] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -3368,24 +3865,136 @@ def _make_derived1():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_i_item_sk_ss_sold_date_sk[_t2] = next(
+                                                iter(_grp.items())
+                                            )
+                            _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _grp is None:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d4,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d4}
+                            else:
+                                _o = _grp.get(v_i_item_sk)
+                                if _o is None:
+                                    _grp[v_i_item_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_i_item_sk] = _n
+                                    else:
+                                        del _grp[v_i_item_sk]
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = next(iter(_grp.items()))
+                            _w6 = date_dim_count_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d4[0] * _w6[0],
+                                    _d4[1] * _w6[1],
+                                    _d4[2] * _w6[2],
+                                )
+                                _grp = n1_by_i_item_sk.get(v_i_item_sk)
+                                if _grp is None:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t2, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t2
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                        )
+                                        if _n[0]:
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                                        else:
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t2)
+                                    if _o is None:
+                                        _grp[_t2] = _d7
+                                    else:
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t2] = _n
+                                        else:
+                                            del _grp[_t2]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_i_item_sk.get(v_i_item_sk)
+                                if _o is None:
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
+                                _w8 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d6
+                                        n0_root[v_i_item_sk] = _d9
                                     else:
                                         _n = (
-                                            _o[0] + _d6[0],
-                                            _o[1] + _d6[1],
-                                            _o[2] + _d6[2],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
@@ -3396,23 +4005,47 @@ def _make_derived1():
                                             v_ss_store_sk,
                                             v_s_store_name,
                                             v_s_company_name,
-                                        ), _m7 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
-                                            for (
-                                                v_ss_sold_date_sk,
-                                                v_d_moy,
-                                            ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                            v_ss_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_brand,
                                                     v_i_class,
                                                     v_i_category,
-                                                ), _m9 in self.item_by_i_item_sk[
-                                                    v_i_item_sk
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.item_by_i_item_sk[
+                                                                v_i_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_i_category,
                                                         v_i_class,
@@ -3423,17 +4056,17 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p[0]
-                                                        * _m7[0]
-                                                        * _m8[0]
-                                                        * _m9[0],
+                                                        * _m10[0]
+                                                        * _m12[0]
+                                                        * _m14[0],
                                                         _p[1]
-                                                        * _m7[1]
-                                                        * _m8[1]
-                                                        * _m9[1],
+                                                        * _m10[1]
+                                                        * _m12[1]
+                                                        * _m14[1],
                                                         _p[2]
-                                                        * _m7[2]
-                                                        * _m8[2]
-                                                        * _m9[2],
+                                                        * _m10[2]
+                                                        * _m12[2]
+                                                        * _m14[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -3484,25 +4117,41 @@ def _make_derived1():
                         del store[row]
                     # atom date_dim
                     if keep_date_dim:
+                        _t1 = (v_ss_sold_date_sk, v_d_moy)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                (v_ss_sold_date_sk, v_d_moy): _p
-                            }
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_d_moy))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_d_moy)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ss_sold_date_sk, v_d_moy)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_d_moy)]
-                                    if not _grp:
-                                        del date_dim_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -3514,59 +4163,80 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _g3:
-                            for v_i_item_sk, _w1 in _g3.items():
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _g4:
+                            for v_i_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
+                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d3[0] * _w6[0],
+                                        _d3[1] * _w6[1],
+                                        _d3[2] * _w6[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d5
+                                        n0_root[v_i_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
@@ -3577,10 +4247,19 @@ def _make_derived1():
                                             v_i_item_sk,
                                             v_ss_sold_date_sk,
                                             v_ss_store_sk,
-                                        ), _m6 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                            (v_i_item_sk, v_ss_sold_date_sk)
-                                        ].items():
-                                            _m7 = self.store_sales[
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                        (v_i_item_sk, v_ss_sold_date_sk)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
+                                            _m10 = self.store_sales[
                                                 (
                                                     v_ss_sold_date_sk,
                                                     v_i_item_sk,
@@ -3591,17 +4270,35 @@ def _make_derived1():
                                                 v_ss_store_sk,
                                                 v_s_store_name,
                                                 v_s_company_name,
-                                            ), _m8 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            ), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_brand,
                                                     v_i_class,
                                                     v_i_category,
-                                                ), _m9 in self.item_by_i_item_sk[
-                                                    v_i_item_sk
-                                                ].items():
+                                                ), _m13 in (
+                                                    (_g14,)
+                                                    if type(
+                                                        (
+                                                            _g14 := self.item_by_i_item_sk[
+                                                                v_i_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g14.items()
+                                                ):
                                                     _k = (
                                                         v_i_category,
                                                         v_i_class,
@@ -3612,17 +4309,17 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p[0]
-                                                        * _m7[0]
-                                                        * _m8[0]
-                                                        * _m9[0],
+                                                        * _m10[0]
+                                                        * _m11[0]
+                                                        * _m13[0],
                                                         _p[1]
-                                                        * _m7[1]
-                                                        * _m8[1]
-                                                        * _m9[1],
+                                                        * _m10[1]
+                                                        * _m11[1]
+                                                        * _m13[1],
                                                         _p[2]
-                                                        * _m7[2]
-                                                        * _m8[2]
-                                                        * _m9[2],
+                                                        * _m10[2]
+                                                        * _m11[2]
+                                                        * _m13[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -3675,27 +4372,38 @@ def _make_derived1():
                     else:
                         del store[row]
                     # atom store_2
+                    _t1 = (v_ss_store_sk, v_s_store_name, v_s_company_name)
                     _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        store_2_by_ss_store_sk[v_ss_store_sk] = {
-                            (v_ss_store_sk, v_s_store_name, v_s_company_name): _p
-                        }
+                        store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                            if _n[0]:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                            else:
+                                del store_2_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
                     else:
-                        _o = _grp.get((v_ss_store_sk, v_s_store_name, v_s_company_name))
+                        _o = _grp.get(_t1)
                         if _o is None:
-                            _grp[(v_ss_store_sk, v_s_store_name, v_s_company_name)] = _p
+                            _grp[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_company_name)
-                                ] = _n
+                                _grp[_t1] = _n
                             else:
-                                del _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_company_name)
-                                ]
-                                if not _grp:
-                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _o is None:
                         store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -3705,165 +4413,223 @@ def _make_derived1():
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                         else:
                             del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                    _g3 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
+                    _g4 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                         v_ss_store_sk
                     )
-                    if _g3:
-                        for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                                (v_i_item_sk, v_ss_sold_date_sk)
-                            )
+                    if _g4:
+                        for (v_i_item_sk, v_ss_sold_date_sk), _w2 in (
+                            (_g4,) if type(_g4) is tuple else _g4.items()
+                        ):
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk)
+                            _t6 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t5)
                             if _grp is None:
-                                n2_by_i_item_sk_ss_sold_date_sk[
-                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                ] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ] = _d2
-                                else:
+                                n2_by_i_item_sk_ss_sold_date_sk[_t5] = (_t6, _d3)
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                            )
-                                        ] = _n
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t5] = (
+                                            _grp[0],
+                                            _n,
+                                        )
                                     else:
-                                        del _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
+                                        del n2_by_i_item_sk_ss_sold_date_sk[_t5]
+                                else:
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t5] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d3,
+                                    }
+                            else:
+                                _o = _grp.get(_t6)
+                                if _o is None:
+                                    _grp[_t6] = _d3
+                                else:
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t6] = _n
+                                    else:
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n2_by_i_item_sk_ss_sold_date_sk[_t5] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_i_item_sk_ss_sold_date_sk[
-                                                (v_i_item_sk, v_ss_sold_date_sk)
-                                            ]
                             _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d3,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d3}
                             else:
                                 _o = _grp.get(v_i_item_sk)
                                 if _o is None:
-                                    _grp[v_i_item_sk] = _d2
+                                    _grp[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         _grp[v_i_item_sk] = _n
                                     else:
                                         del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w4 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(iter(_grp.items()))
+                            _w7 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w4 is not None:
-                                _d5 = (
-                                    _d2[0] * _w4[0],
-                                    _d2[1] * _w4[1],
-                                    _d2[2] * _w4[2],
+                            if _w7 is not None:
+                                _d8 = (
+                                    _d3[0] * _w7[0],
+                                    _d3[1] * _w7[1],
+                                    _d3[2] * _w7[2],
                                 )
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t5, _d8)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d8,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d8
+                                    else:
+                                        _n = (
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d8
                                 else:
                                     _n = (
-                                        _o[0] + _d5[0],
-                                        _o[1] + _d5[1],
-                                        _o[2] + _d5[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w6 is not None:
-                                    _d7 = (
-                                        _d5[0] * _w6[0],
-                                        _d5[1] * _w6[1],
-                                        _d5[2] * _w6[2],
+                                _w9 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w9 is not None:
+                                    _d10 = (
+                                        _d8[0] * _w9[0],
+                                        _d8[1] * _w9[1],
+                                        _d8[2] * _w9[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d7
+                                        n0_root[v_i_item_sk] = _d10
                                     else:
                                         _n = (
-                                            _o[0] + _d7[0],
-                                            _o[1] + _d7[1],
-                                            _o[2] + _d7[2],
+                                            _o[0] + _d10[0],
+                                            _o[1] + _d10[1],
+                                            _o[2] + _d10[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
                                         else:
                                             del n0_root[v_i_item_sk]
                                     if pending is not None:
-                                        _m8 = self.store_sales[
+                                        _m11 = self.store_sales[
                                             (
                                                 v_ss_sold_date_sk,
                                                 v_i_item_sk,
                                                 v_ss_store_sk,
                                             )
                                         ]
-                                        for (
-                                            v_ss_sold_date_sk,
-                                            v_d_moy,
-                                        ), _m9 in self.date_dim_by_ss_sold_date_sk[
-                                            v_ss_sold_date_sk
-                                        ].items():
+                                        for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                        v_ss_sold_date_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_i_item_sk,
                                                 v_i_brand,
                                                 v_i_class,
                                                 v_i_category,
-                                            ), _m10 in self.item_by_i_item_sk[
-                                                v_i_item_sk
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.item_by_i_item_sk[
+                                                            v_i_item_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -3873,9 +4639,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m8[0] * _m9[0] * _m10[0],
-                                                    _p[1] * _m8[1] * _m9[1] * _m10[1],
-                                                    _p[2] * _m8[2] * _m9[2] * _m10[2],
+                                                    _p[0] * _m11[0] * _m12[0] * _m14[0],
+                                                    _p[1] * _m11[1] * _m12[1] * _m14[1],
+                                                    _p[2] * _m11[2] * _m12[2] * _m14[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -3953,49 +4719,45 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (self.item_by_i_item_sk.get(v_i_item_sk) or _EMPTY).get(
-                                    (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                                )
-                                or _ZERO
+                            or not _entry(
+                                self.item_by_i_item_sk.get(v_i_item_sk),
+                                (v_i_item_sk, v_i_brand, v_i_class, v_i_category),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
                         _grp = item_by_i_item_sk.get(v_i_item_sk)
                         if _grp is None:
-                            item_by_i_item_sk[v_i_item_sk] = {
-                                (v_i_item_sk, v_i_brand, v_i_class, v_i_category): _p
-                            }
+                            item_by_i_item_sk[v_i_item_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    item_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                                else:
+                                    del item_by_i_item_sk[v_i_item_sk]
+                            else:
+                                item_by_i_item_sk[v_i_item_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_i_item_sk,
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_i_item_sk,
-                                            v_i_brand,
-                                            v_i_class,
-                                            v_i_category,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        item_by_i_item_sk[v_i_item_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del item_by_i_item_sk[v_i_item_sk]
                         _o = item_count_by_i_item_sk.get(v_i_item_sk)
                         if _o is None:
                             item_count_by_i_item_sk[v_i_item_sk] = _p
@@ -4005,31 +4767,42 @@ def _make_derived1():
                                 item_count_by_i_item_sk[v_i_item_sk] = _n
                             else:
                                 del item_count_by_i_item_sk[v_i_item_sk]
-                        _w1 = n1_count_by_i_item_sk.get(v_i_item_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _w2 = n1_count_by_i_item_sk.get(v_i_item_sk)
+                        if _w2 is not None:
+                            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                             _o = n0_root.get(v_i_item_sk)
                             if _o is None:
-                                n0_root[v_i_item_sk] = _d2
+                                n0_root[v_i_item_sk] = _d3
                             else:
-                                _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                                _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                                 if _n[0]:
                                     n0_root[v_i_item_sk] = _n
                                 else:
                                     del n0_root[v_i_item_sk]
                             if pending is not None:
-                                for (
-                                    v_i_item_sk,
-                                    v_ss_sold_date_sk,
-                                ), _m3 in self.n1_by_i_item_sk[v_i_item_sk].items():
+                                for (v_i_item_sk, v_ss_sold_date_sk), _m4 in (
+                                    (_g5,)
+                                    if type((_g5 := self.n1_by_i_item_sk[v_i_item_sk]))
+                                    is tuple
+                                    else _g5.items()
+                                ):
                                     for (
                                         v_i_item_sk,
                                         v_ss_sold_date_sk,
                                         v_ss_store_sk,
-                                    ), _m4 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                        (v_i_item_sk, v_ss_sold_date_sk)
-                                    ].items():
-                                        _m5 = self.store_sales[
+                                    ), _m6 in (
+                                        (_g7,)
+                                        if type(
+                                            (
+                                                _g7 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                    (v_i_item_sk, v_ss_sold_date_sk)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g7.items()
+                                    ):
+                                        _m8 = self.store_sales[
                                             (
                                                 v_ss_sold_date_sk,
                                                 v_i_item_sk,
@@ -4040,15 +4813,30 @@ def _make_derived1():
                                             v_ss_store_sk,
                                             v_s_store_name,
                                             v_s_company_name,
-                                        ), _m6 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
-                                            for (
-                                                v_ss_sold_date_sk,
-                                                v_d_moy,
-                                            ), _m7 in self.date_dim_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ].items():
+                                        ), _m9 in (
+                                            (_g10,)
+                                            if type(
+                                                (
+                                                    _g10 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g10.items()
+                                        ):
+                                            for (v_ss_sold_date_sk, v_d_moy), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.date_dim_by_ss_sold_date_sk[
+                                                            v_ss_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 _k = (
                                                     v_i_category,
                                                     v_i_class,
@@ -4058,9 +4846,9 @@ def _make_derived1():
                                                     v_d_moy,
                                                 )
                                                 _v = (
-                                                    _p[0] * _m5[0] * _m6[0] * _m7[0],
-                                                    _p[1] * _m5[1] * _m6[1] * _m7[1],
-                                                    _p[2] * _m5[2] * _m6[2] * _m7[2],
+                                                    _p[0] * _m8[0] * _m9[0] * _m11[0],
+                                                    _p[1] * _m8[1] * _m9[1] * _m11[1],
+                                                    _p[2] * _m8[2] * _m9[2] * _m11[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -4157,148 +4945,92 @@ def _make_derived1():
                             )[0]
                         ):
                             continue
-                        _o = store_sales.get(
-                            (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                        )
+                        _t1 = (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
+                        _o = store_sales.get(_t1)
                         if _o is None:
-                            store_sales[
-                                (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                            ] = _p
+                            store_sales[_t1] = _p
                         else:
                             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                             if _n[0]:
-                                store_sales[
-                                    (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                                ] = _n
+                                store_sales[_t1] = _n
                             else:
-                                del store_sales[
-                                    (v_ss_sold_date_sk, v_i_item_sk, v_ss_store_sk)
-                                ]
+                                del store_sales[_t1]
+                        _t2 = (v_i_item_sk, v_ss_sold_date_sk)
                         _grp = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
                         if _grp is None:
                             store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                 v_ss_store_sk
-                            ] = {(v_i_item_sk, v_ss_sold_date_sk): _p}
+                            ] = (_t2, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                        v_ss_store_sk
+                                    ]
+                            else:
+                                store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    v_ss_store_sk
+                                ] = {_grp[0]: _grp[1], _e: _p}
                         else:
-                            _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
+                            _o = _grp.get(_t2)
                             if _o is None:
-                                _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _p
+                                _grp[_t2] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                    if not _grp:
-                                        del store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk[
                                             v_ss_store_sk
-                                        ]
-                        _w1 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                        if _w1 is not None:
-                            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                                (v_i_item_sk, v_ss_sold_date_sk)
-                            )
-                            if _grp is None:
-                                n2_by_i_item_sk_ss_sold_date_sk[
-                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                ] = {
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk): _d2
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    ] = _d2
-                                else:
-                                    _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                    )
-                                    if _n[0]:
-                                        _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                            )
-                                        ] = _n
-                                    else:
-                                        del _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                            )
-                                        ]
-                                        if not _grp:
-                                            del n2_by_i_item_sk_ss_sold_date_sk[
-                                                (v_i_item_sk, v_ss_sold_date_sk)
-                                            ]
-                            _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _grp is None:
-                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                    v_i_item_sk: _d2
-                                }
-                            else:
-                                _o = _grp.get(v_i_item_sk)
-                                if _o is None:
-                                    _grp[v_i_item_sk] = _d2
-                                else:
-                                    _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
-                                    )
-                                    if _n[0]:
-                                        _grp[v_i_item_sk] = _n
-                                    else:
-                                        del _grp[v_i_item_sk]
-                                        if not _grp:
-                                            del n2_i_item_sk_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ]
-                            _w3 = date_dim_count_by_ss_sold_date_sk.get(
-                                v_ss_sold_date_sk
-                            )
-                            if _w3 is not None:
-                                _d4 = (
-                                    _d2[0] * _w3[0],
-                                    _d2[1] * _w3[1],
-                                    _d2[2] * _w3[2],
-                                )
-                                _grp = n1_by_i_item_sk.get(v_i_item_sk)
-                                if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d4
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d4
-                                    else:
-                                        _n = (
-                                            _o[0] + _d4[0],
-                                            _o[1] + _d4[1],
-                                            _o[2] + _d4[2],
+                                        ] = next(
+                                            iter(_grp.items())
                                         )
-                                        if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
-                                        else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
-                                _o = n1_count_by_i_item_sk.get(v_i_item_sk)
+                        _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                        if _w3 is not None:
+                            _d4 = (_p[0] * _w3[0], _p[1] * _w3[1], _p[2] * _w3[2])
+                            _t5 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                            _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t2)
+                            if _grp is None:
+                                n2_by_i_item_sk_ss_sold_date_sk[_t2] = (_t5, _d4)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t2] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_by_i_item_sk_ss_sold_date_sk[_t2]
+                                else:
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t2] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d4,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d4
+                                    _grp[_t5] = _d4
                                 else:
                                     _n = (
                                         _o[0] + _d4[0],
@@ -4306,24 +5038,136 @@ def _make_derived1():
                                         _o[2] + _d4[2],
                                     )
                                     if _n[0]:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n2_by_i_item_sk_ss_sold_date_sk[_t2] = next(
+                                                iter(_grp.items())
+                                            )
+                            _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _grp is None:
+                                n2_i_item_sk_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                    v_i_item_sk,
+                                    _d4,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_i_item_sk
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (_grp[0], _n)
+                                    else:
+                                        del n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    n2_i_item_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d4}
+                            else:
+                                _o = _grp.get(v_i_item_sk)
+                                if _o is None:
+                                    _grp[v_i_item_sk] = _d4
+                                else:
+                                    _n = (
+                                        _o[0] + _d4[0],
+                                        _o[1] + _d4[1],
+                                        _o[2] + _d4[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[v_i_item_sk] = _n
+                                    else:
+                                        del _grp[v_i_item_sk]
+                                        if len(_grp) == 1:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = next(iter(_grp.items()))
+                            _w6 = date_dim_count_by_ss_sold_date_sk.get(
+                                v_ss_sold_date_sk
+                            )
+                            if _w6 is not None:
+                                _d7 = (
+                                    _d4[0] * _w6[0],
+                                    _d4[1] * _w6[1],
+                                    _d4[2] * _w6[2],
+                                )
+                                _grp = n1_by_i_item_sk.get(v_i_item_sk)
+                                if _grp is None:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t2, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t2
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                        )
+                                        if _n[0]:
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
+                                        else:
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t2)
+                                    if _o is None:
+                                        _grp[_t2] = _d7
+                                    else:
+                                        _n = (
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t2] = _n
+                                        else:
+                                            del _grp[_t2]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _o = n1_count_by_i_item_sk.get(v_i_item_sk)
+                                if _o is None:
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d7
+                                else:
+                                    _n = (
+                                        _o[0] + _d7[0],
+                                        _o[1] + _d7[1],
+                                        _o[2] + _d7[2],
+                                    )
+                                    if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w5 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w5 is not None:
-                                    _d6 = (
-                                        _d4[0] * _w5[0],
-                                        _d4[1] * _w5[1],
-                                        _d4[2] * _w5[2],
+                                _w8 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w8 is not None:
+                                    _d9 = (
+                                        _d7[0] * _w8[0],
+                                        _d7[1] * _w8[1],
+                                        _d7[2] * _w8[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d6
+                                        n0_root[v_i_item_sk] = _d9
                                     else:
                                         _n = (
-                                            _o[0] + _d6[0],
-                                            _o[1] + _d6[1],
-                                            _o[2] + _d6[2],
+                                            _o[0] + _d9[0],
+                                            _o[1] + _d9[1],
+                                            _o[2] + _d9[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
@@ -4334,23 +5178,47 @@ def _make_derived1():
                                             v_ss_store_sk,
                                             v_s_store_name,
                                             v_s_company_name,
-                                        ), _m7 in self.store_2_by_ss_store_sk[
-                                            v_ss_store_sk
-                                        ].items():
-                                            for (
-                                                v_ss_sold_date_sk,
-                                                v_d_moy,
-                                            ), _m8 in self.date_dim_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ].items():
+                                        ), _m10 in (
+                                            (_g11,)
+                                            if type(
+                                                (
+                                                    _g11 := self.store_2_by_ss_store_sk[
+                                                        v_ss_store_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g11.items()
+                                        ):
+                                            for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                            v_ss_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_brand,
                                                     v_i_class,
                                                     v_i_category,
-                                                ), _m9 in self.item_by_i_item_sk[
-                                                    v_i_item_sk
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.item_by_i_item_sk[
+                                                                v_i_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_i_category,
                                                         v_i_class,
@@ -4361,17 +5229,17 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p[0]
-                                                        * _m7[0]
-                                                        * _m8[0]
-                                                        * _m9[0],
+                                                        * _m10[0]
+                                                        * _m12[0]
+                                                        * _m14[0],
                                                         _p[1]
-                                                        * _m7[1]
-                                                        * _m8[1]
-                                                        * _m9[1],
+                                                        * _m10[1]
+                                                        * _m12[1]
+                                                        * _m14[1],
                                                         _p[2]
-                                                        * _m7[2]
-                                                        * _m8[2]
-                                                        * _m9[2],
+                                                        * _m10[2]
+                                                        * _m12[2]
+                                                        * _m14[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4447,36 +5315,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.date_dim_by_ss_sold_date_sk.get(
-                                        v_ss_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_ss_sold_date_sk, v_d_moy))
-                                or _ZERO
+                            or not _entry(
+                                self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk),
+                                (v_ss_sold_date_sk, v_d_moy),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ss_sold_date_sk, v_d_moy)
                         _grp = date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _grp is None:
-                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
-                                (v_ss_sold_date_sk, v_d_moy): _p
-                            }
+                            date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk]
+                            else:
+                                date_dim_by_ss_sold_date_sk[v_ss_sold_date_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_ss_sold_date_sk, v_d_moy))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_ss_sold_date_sk, v_d_moy)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[(v_ss_sold_date_sk, v_d_moy)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_ss_sold_date_sk, v_d_moy)]
-                                    if not _grp:
-                                        del date_dim_by_ss_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        date_dim_by_ss_sold_date_sk[
                                             v_ss_sold_date_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = date_dim_count_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                         if _o is None:
                             date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk] = _p
@@ -4488,59 +5368,80 @@ def _make_derived1():
                                 )
                             else:
                                 del date_dim_count_by_ss_sold_date_sk[v_ss_sold_date_sk]
-                        _g3 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
-                        if _g3:
-                            for v_i_item_sk, _w1 in _g3.items():
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        _g4 = n2_i_item_sk_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
+                        if _g4:
+                            for v_i_item_sk, _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _t5 = (v_i_item_sk, v_ss_sold_date_sk)
                                 _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                 if _grp is None:
-                                    n1_by_i_item_sk[v_i_item_sk] = {
-                                        (v_i_item_sk, v_ss_sold_date_sk): _d2
-                                    }
-                                else:
-                                    _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                    if _o is None:
-                                        _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d2
-                                    else:
+                                    n1_by_i_item_sk[v_i_item_sk] = (_t5, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t5
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _n
+                                            n1_by_i_item_sk[v_i_item_sk] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_i_item_sk, v_ss_sold_date_sk)]
-                                            if not _grp:
-                                                del n1_by_i_item_sk[v_i_item_sk]
+                                            del n1_by_i_item_sk[v_i_item_sk]
+                                    else:
+                                        n1_by_i_item_sk[v_i_item_sk] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t5)
+                                    if _o is None:
+                                        _grp[_t5] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t5] = _n
+                                        else:
+                                            del _grp[_t5]
+                                            if len(_grp) == 1:
+                                                n1_by_i_item_sk[v_i_item_sk] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                 if _o is None:
-                                    n1_count_by_i_item_sk[v_i_item_sk] = _d2
+                                    n1_count_by_i_item_sk[v_i_item_sk] = _d3
                                 else:
                                     _n = (
-                                        _o[0] + _d2[0],
-                                        _o[1] + _d2[1],
-                                        _o[2] + _d2[2],
+                                        _o[0] + _d3[0],
+                                        _o[1] + _d3[1],
+                                        _o[2] + _d3[2],
                                     )
                                     if _n[0]:
                                         n1_count_by_i_item_sk[v_i_item_sk] = _n
                                     else:
                                         del n1_count_by_i_item_sk[v_i_item_sk]
-                                _w4 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
+                                _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                if _w6 is not None:
+                                    _d7 = (
+                                        _d3[0] * _w6[0],
+                                        _d3[1] * _w6[1],
+                                        _d3[2] * _w6[2],
                                     )
                                     _o = n0_root.get(v_i_item_sk)
                                     if _o is None:
-                                        n0_root[v_i_item_sk] = _d5
+                                        n0_root[v_i_item_sk] = _d7
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d7[0],
+                                            _o[1] + _d7[1],
+                                            _o[2] + _d7[2],
                                         )
                                         if _n[0]:
                                             n0_root[v_i_item_sk] = _n
@@ -4551,10 +5452,19 @@ def _make_derived1():
                                             v_i_item_sk,
                                             v_ss_sold_date_sk,
                                             v_ss_store_sk,
-                                        ), _m6 in self.n2_by_i_item_sk_ss_sold_date_sk[
-                                            (v_i_item_sk, v_ss_sold_date_sk)
-                                        ].items():
-                                            _m7 = self.store_sales[
+                                        ), _m8 in (
+                                            (_g9,)
+                                            if type(
+                                                (
+                                                    _g9 := self.n2_by_i_item_sk_ss_sold_date_sk[
+                                                        (v_i_item_sk, v_ss_sold_date_sk)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g9.items()
+                                        ):
+                                            _m10 = self.store_sales[
                                                 (
                                                     v_ss_sold_date_sk,
                                                     v_i_item_sk,
@@ -4565,17 +5475,35 @@ def _make_derived1():
                                                 v_ss_store_sk,
                                                 v_s_store_name,
                                                 v_s_company_name,
-                                            ), _m8 in self.store_2_by_ss_store_sk[
-                                                v_ss_store_sk
-                                            ].items():
+                                            ), _m11 in (
+                                                (_g12,)
+                                                if type(
+                                                    (
+                                                        _g12 := self.store_2_by_ss_store_sk[
+                                                            v_ss_store_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g12.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_brand,
                                                     v_i_class,
                                                     v_i_category,
-                                                ), _m9 in self.item_by_i_item_sk[
-                                                    v_i_item_sk
-                                                ].items():
+                                                ), _m13 in (
+                                                    (_g14,)
+                                                    if type(
+                                                        (
+                                                            _g14 := self.item_by_i_item_sk[
+                                                                v_i_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g14.items()
+                                                ):
                                                     _k = (
                                                         v_i_category,
                                                         v_i_class,
@@ -4586,17 +5514,17 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p[0]
-                                                        * _m7[0]
-                                                        * _m8[0]
-                                                        * _m9[0],
+                                                        * _m10[0]
+                                                        * _m11[0]
+                                                        * _m13[0],
                                                         _p[1]
-                                                        * _m7[1]
-                                                        * _m8[1]
-                                                        * _m9[1],
+                                                        * _m10[1]
+                                                        * _m11[1]
+                                                        * _m13[1],
                                                         _p[2]
-                                                        * _m7[2]
-                                                        * _m8[2]
-                                                        * _m9[2],
+                                                        * _m10[2]
+                                                        * _m11[2]
+                                                        * _m13[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4675,48 +5603,48 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p[0] and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.store_2_by_ss_store_sk.get(v_ss_store_sk)
-                                    or _EMPTY
-                                ).get((v_ss_store_sk, v_s_store_name, v_s_company_name))
-                                or _ZERO
+                            or not _entry(
+                                self.store_2_by_ss_store_sk.get(v_ss_store_sk),
+                                (v_ss_store_sk, v_s_store_name, v_s_company_name),
+                                _ZERO,
                             )[0]
                         ):
                             continue
+                        _t1 = (v_ss_store_sk, v_s_store_name, v_s_company_name)
                         _grp = store_2_by_ss_store_sk.get(v_ss_store_sk)
                         if _grp is None:
-                            store_2_by_ss_store_sk[v_ss_store_sk] = {
-                                (v_ss_store_sk, v_s_store_name, v_s_company_name): _p
-                            }
+                            store_2_by_ss_store_sk[v_ss_store_sk] = (_t1, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                                if _n[0]:
+                                    store_2_by_ss_store_sk[v_ss_store_sk] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del store_2_by_ss_store_sk[v_ss_store_sk]
+                            else:
+                                store_2_by_ss_store_sk[v_ss_store_sk] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get(
-                                (v_ss_store_sk, v_s_store_name, v_s_company_name)
-                            )
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[
-                                    (v_ss_store_sk, v_s_store_name, v_s_company_name)
-                                ] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_company_name,
-                                        )
-                                    ] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_store_sk,
-                                            v_s_store_name,
-                                            v_s_company_name,
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        store_2_by_ss_store_sk[v_ss_store_sk] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del store_2_by_ss_store_sk[v_ss_store_sk]
                         _o = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                         if _o is None:
                             store_2_count_by_ss_store_sk[v_ss_store_sk] = _p
@@ -4726,177 +5654,225 @@ def _make_derived1():
                                 store_2_count_by_ss_store_sk[v_ss_store_sk] = _n
                             else:
                                 del store_2_count_by_ss_store_sk[v_ss_store_sk]
-                        _g3 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
+                        _g4 = store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk.get(
                             v_ss_store_sk
                         )
-                        if _g3:
-                            for (v_i_item_sk, v_ss_sold_date_sk), _w1 in _g3.items():
-                                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                                _grp = n2_by_i_item_sk_ss_sold_date_sk.get(
-                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                )
+                        if _g4:
+                            for (v_i_item_sk, v_ss_sold_date_sk), _w2 in (
+                                (_g4,) if type(_g4) is tuple else _g4.items()
+                            ):
+                                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                                _t5 = (v_i_item_sk, v_ss_sold_date_sk)
+                                _t6 = (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
+                                _grp = n2_by_i_item_sk_ss_sold_date_sk.get(_t5)
                                 if _grp is None:
-                                    n2_by_i_item_sk_ss_sold_date_sk[
-                                        (v_i_item_sk, v_ss_sold_date_sk)
-                                    ] = {
-                                        (
-                                            v_i_item_sk,
-                                            v_ss_sold_date_sk,
-                                            v_ss_store_sk,
-                                        ): _d2
-                                    }
-                                else:
-                                    _o = _grp.get(
-                                        (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk)
-                                    )
-                                    if _o is None:
-                                        _grp[
-                                            (
-                                                v_i_item_sk,
-                                                v_ss_sold_date_sk,
-                                                v_ss_store_sk,
-                                            )
-                                        ] = _d2
-                                    else:
+                                    n2_by_i_item_sk_ss_sold_date_sk[_t5] = (_t6, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = _t6
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
-                                            _grp[
-                                                (
-                                                    v_i_item_sk,
-                                                    v_ss_sold_date_sk,
-                                                    v_ss_store_sk,
-                                                )
-                                            ] = _n
+                                            n2_by_i_item_sk_ss_sold_date_sk[_t5] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[
-                                                (
-                                                    v_i_item_sk,
-                                                    v_ss_sold_date_sk,
-                                                    v_ss_store_sk,
+                                            del n2_by_i_item_sk_ss_sold_date_sk[_t5]
+                                    else:
+                                        n2_by_i_item_sk_ss_sold_date_sk[_t5] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d3,
+                                        }
+                                else:
+                                    _o = _grp.get(_t6)
+                                    if _o is None:
+                                        _grp[_t6] = _d3
+                                    else:
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            _grp[_t6] = _n
+                                        else:
+                                            del _grp[_t6]
+                                            if len(_grp) == 1:
+                                                n2_by_i_item_sk_ss_sold_date_sk[_t5] = (
+                                                    next(iter(_grp.items()))
                                                 )
-                                            ]
-                                            if not _grp:
-                                                del n2_by_i_item_sk_ss_sold_date_sk[
-                                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                                ]
                                 _grp = n2_i_item_sk_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
                                 if _grp is None:
                                     n2_i_item_sk_by_ss_sold_date_sk[
                                         v_ss_sold_date_sk
-                                    ] = {v_i_item_sk: _d2}
+                                    ] = (v_i_item_sk, _d3)
+                                elif type(_grp) is tuple:
+                                    _e = v_i_item_sk
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = (
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
+                                        )
+                                        if _n[0]:
+                                            n2_i_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ] = (_grp[0], _n)
+                                        else:
+                                            del n2_i_item_sk_by_ss_sold_date_sk[
+                                                v_ss_sold_date_sk
+                                            ]
+                                    else:
+                                        n2_i_item_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = {_grp[0]: _grp[1], _e: _d3}
                                 else:
                                     _o = _grp.get(v_i_item_sk)
                                     if _o is None:
-                                        _grp[v_i_item_sk] = _d2
+                                        _grp[v_i_item_sk] = _d3
                                     else:
                                         _n = (
-                                            _o[0] + _d2[0],
-                                            _o[1] + _d2[1],
-                                            _o[2] + _d2[2],
+                                            _o[0] + _d3[0],
+                                            _o[1] + _d3[1],
+                                            _o[2] + _d3[2],
                                         )
                                         if _n[0]:
                                             _grp[v_i_item_sk] = _n
                                         else:
                                             del _grp[v_i_item_sk]
-                                            if not _grp:
-                                                del n2_i_item_sk_by_ss_sold_date_sk[
+                                            if len(_grp) == 1:
+                                                n2_i_item_sk_by_ss_sold_date_sk[
                                                     v_ss_sold_date_sk
-                                                ]
-                                _w4 = date_dim_count_by_ss_sold_date_sk.get(
+                                                ] = next(iter(_grp.items()))
+                                _w7 = date_dim_count_by_ss_sold_date_sk.get(
                                     v_ss_sold_date_sk
                                 )
-                                if _w4 is not None:
-                                    _d5 = (
-                                        _d2[0] * _w4[0],
-                                        _d2[1] * _w4[1],
-                                        _d2[2] * _w4[2],
+                                if _w7 is not None:
+                                    _d8 = (
+                                        _d3[0] * _w7[0],
+                                        _d3[1] * _w7[1],
+                                        _d3[2] * _w7[2],
                                     )
                                     _grp = n1_by_i_item_sk.get(v_i_item_sk)
                                     if _grp is None:
-                                        n1_by_i_item_sk[v_i_item_sk] = {
-                                            (v_i_item_sk, v_ss_sold_date_sk): _d5
-                                        }
-                                    else:
-                                        _o = _grp.get((v_i_item_sk, v_ss_sold_date_sk))
-                                        if _o is None:
-                                            _grp[(v_i_item_sk, v_ss_sold_date_sk)] = _d5
-                                        else:
+                                        n1_by_i_item_sk[v_i_item_sk] = (_t5, _d8)
+                                    elif type(_grp) is tuple:
+                                        _e = _t5
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
                                             _n = (
-                                                _o[0] + _d5[0],
-                                                _o[1] + _d5[1],
-                                                _o[2] + _d5[2],
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
                                             )
                                             if _n[0]:
-                                                _grp[
-                                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                                ] = _n
+                                                n1_by_i_item_sk[v_i_item_sk] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
                                             else:
-                                                del _grp[
-                                                    (v_i_item_sk, v_ss_sold_date_sk)
-                                                ]
-                                                if not _grp:
-                                                    del n1_by_i_item_sk[v_i_item_sk]
+                                                del n1_by_i_item_sk[v_i_item_sk]
+                                        else:
+                                            n1_by_i_item_sk[v_i_item_sk] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d8,
+                                            }
+                                    else:
+                                        _o = _grp.get(_t5)
+                                        if _o is None:
+                                            _grp[_t5] = _d8
+                                        else:
+                                            _n = (
+                                                _o[0] + _d8[0],
+                                                _o[1] + _d8[1],
+                                                _o[2] + _d8[2],
+                                            )
+                                            if _n[0]:
+                                                _grp[_t5] = _n
+                                            else:
+                                                del _grp[_t5]
+                                                if len(_grp) == 1:
+                                                    n1_by_i_item_sk[v_i_item_sk] = next(
+                                                        iter(_grp.items())
+                                                    )
                                     _o = n1_count_by_i_item_sk.get(v_i_item_sk)
                                     if _o is None:
-                                        n1_count_by_i_item_sk[v_i_item_sk] = _d5
+                                        n1_count_by_i_item_sk[v_i_item_sk] = _d8
                                     else:
                                         _n = (
-                                            _o[0] + _d5[0],
-                                            _o[1] + _d5[1],
-                                            _o[2] + _d5[2],
+                                            _o[0] + _d8[0],
+                                            _o[1] + _d8[1],
+                                            _o[2] + _d8[2],
                                         )
                                         if _n[0]:
                                             n1_count_by_i_item_sk[v_i_item_sk] = _n
                                         else:
                                             del n1_count_by_i_item_sk[v_i_item_sk]
-                                    _w6 = item_count_by_i_item_sk.get(v_i_item_sk)
-                                    if _w6 is not None:
-                                        _d7 = (
-                                            _d5[0] * _w6[0],
-                                            _d5[1] * _w6[1],
-                                            _d5[2] * _w6[2],
+                                    _w9 = item_count_by_i_item_sk.get(v_i_item_sk)
+                                    if _w9 is not None:
+                                        _d10 = (
+                                            _d8[0] * _w9[0],
+                                            _d8[1] * _w9[1],
+                                            _d8[2] * _w9[2],
                                         )
                                         _o = n0_root.get(v_i_item_sk)
                                         if _o is None:
-                                            n0_root[v_i_item_sk] = _d7
+                                            n0_root[v_i_item_sk] = _d10
                                         else:
                                             _n = (
-                                                _o[0] + _d7[0],
-                                                _o[1] + _d7[1],
-                                                _o[2] + _d7[2],
+                                                _o[0] + _d10[0],
+                                                _o[1] + _d10[1],
+                                                _o[2] + _d10[2],
                                             )
                                             if _n[0]:
                                                 n0_root[v_i_item_sk] = _n
                                             else:
                                                 del n0_root[v_i_item_sk]
                                         if pending is not None:
-                                            _m8 = self.store_sales[
+                                            _m11 = self.store_sales[
                                                 (
                                                     v_ss_sold_date_sk,
                                                     v_i_item_sk,
                                                     v_ss_store_sk,
                                                 )
                                             ]
-                                            for (
-                                                v_ss_sold_date_sk,
-                                                v_d_moy,
-                                            ), _m9 in self.date_dim_by_ss_sold_date_sk[
-                                                v_ss_sold_date_sk
-                                            ].items():
+                                            for (v_ss_sold_date_sk, v_d_moy), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.date_dim_by_ss_sold_date_sk[
+                                                            v_ss_sold_date_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_i_item_sk,
                                                     v_i_brand,
                                                     v_i_class,
                                                     v_i_category,
-                                                ), _m10 in self.item_by_i_item_sk[
-                                                    v_i_item_sk
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.item_by_i_item_sk[
+                                                                v_i_item_sk
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     _k = (
                                                         v_i_category,
                                                         v_i_class,
@@ -4907,17 +5883,17 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p[0]
-                                                        * _m8[0]
-                                                        * _m9[0]
-                                                        * _m10[0],
+                                                        * _m11[0]
+                                                        * _m12[0]
+                                                        * _m14[0],
                                                         _p[1]
-                                                        * _m8[1]
-                                                        * _m9[1]
-                                                        * _m10[1],
+                                                        * _m11[1]
+                                                        * _m12[1]
+                                                        * _m14[1],
                                                         _p[2]
-                                                        * _m8[2]
-                                                        * _m9[2]
-                                                        * _m10[2],
+                                                        * _m11[2]
+                                                        * _m12[2]
+                                                        * _m14[2],
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -4949,7 +5925,7 @@ def _make_derived1():
                     _g2 = self.n1_by_i_item_sk.get(v_i_item_sk)
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get((v_i_item_sk, v_ss_sold_date_sk))
+                    _m3 = _entry(_g2, (v_i_item_sk, v_ss_sold_date_sk))
                     if _m3 is None:
                         return None
                     _g4 = self.n2_by_i_item_sk_ss_sold_date_sk.get(
@@ -4957,7 +5933,7 @@ def _make_derived1():
                     )
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get((v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk))
+                    _m5 = _entry(_g4, (v_i_item_sk, v_ss_sold_date_sk, v_ss_store_sk))
                     if _m5 is None:
                         return None
                     _m6 = self.store_sales.get(
@@ -4968,19 +5944,21 @@ def _make_derived1():
                     _g7 = self.store_2_by_ss_store_sk.get(v_ss_store_sk)
                     if _g7 is None:
                         return None
-                    _m8 = _g7.get((v_ss_store_sk, v_s_store_name, v_s_company_name))
+                    _m8 = _entry(_g7, (v_ss_store_sk, v_s_store_name, v_s_company_name))
                     if _m8 is None:
                         return None
                     _g9 = self.date_dim_by_ss_sold_date_sk.get(v_ss_sold_date_sk)
                     if _g9 is None:
                         return None
-                    _m10 = _g9.get((v_ss_sold_date_sk, v_d_moy))
+                    _m10 = _entry(_g9, (v_ss_sold_date_sk, v_d_moy))
                     if _m10 is None:
                         return None
                     _g11 = self.item_by_i_item_sk.get(v_i_item_sk)
                     if _g11 is None:
                         return None
-                    _m12 = _g11.get((v_i_item_sk, v_i_brand, v_i_class, v_i_category))
+                    _m12 = _entry(
+                        _g11, (v_i_item_sk, v_i_brand, v_i_class, v_i_category)
+                    )
                     if _m12 is None:
                         return None
                     return (
@@ -5336,7 +6314,7 @@ def _make_derived1():
             COLUMNS = ("__c1", "__c3", "__c4", "__c5", "__w1")
             QUERY_ID = "3b50c80f093c1339"
             LAYOUT_ID = (
-                "41945bede256126a"  # the state's layout: snapshots restore only here
+                "00cd610a4f550643"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -5505,15 +6483,16 @@ def _make_derived1():
                 else:
                     del store[row]
                 # atom rows_2
-                _o = rows_2_root.get((v___c1, v___c3, v___c4, v___c5))
+                _t1 = (v___c1, v___c3, v___c4, v___c5)
+                _o = rows_2_root.get(_t1)
                 if _o is None:
-                    rows_2_root[(v___c1, v___c3, v___c4, v___c5)] = _p
+                    rows_2_root[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        rows_2_root[(v___c1, v___c3, v___c4, v___c5)] = _n
+                        rows_2_root[_t1] = _n
                     else:
-                        del rows_2_root[(v___c1, v___c3, v___c4, v___c5)]
+                        del rows_2_root[_t1]
                 if pending is not None:
                     _k = (v___c1, v___c3, v___c4, v___c5)
                     _v = _p
@@ -5859,7 +6838,7 @@ def _make_derived1():
         )
         QUERY_ID = "7cd2bfa1e3d37340"
         LAYOUT_ID = (
-            "6328347d7869a70e"  # the state's layout: snapshots restore only here
+            "8d97a41f7ffa9465"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -6011,9 +6990,13 @@ def _make_derived1():
             v___c1, v___c2, v___c3, v___c4, v___c5, v___c6, v___c7 = row
             if (
                 d < 0
-                and self.windowed_by___c1___c3___c4___c5.get(
-                    (v___c1, v___c3, v___c4, v___c5), _EMPTY
-                ).get(row, _ZERO)
+                and _entry(
+                    self.windowed_by___c1___c3___c4___c5.get(
+                        (v___c1, v___c3, v___c4, v___c5)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 + d
                 < 0
             ):
@@ -6029,11 +7012,21 @@ def _make_derived1():
             )
             # atom windowed
             _p = d
-            _grp = windowed_by___c1___c3___c4___c5.get((v___c1, v___c3, v___c4, v___c5))
+            _t1 = (v___c1, v___c3, v___c4, v___c5)
+            _grp = windowed_by___c1___c3___c4___c5.get(_t1)
             if _grp is None:
-                windowed_by___c1___c3___c4___c5[(v___c1, v___c3, v___c4, v___c5)] = {
-                    row: _p
-                }
+                windowed_by___c1___c3___c4___c5[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        windowed_by___c1___c3___c4___c5[_t1] = (_grp[0], _n)
+                    else:
+                        del windowed_by___c1___c3___c4___c5[_t1]
+                else:
+                    windowed_by___c1___c3___c4___c5[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -6044,51 +7037,44 @@ def _make_derived1():
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del windowed_by___c1___c3___c4___c5[
-                                (v___c1, v___c3, v___c4, v___c5)
-                            ]
-            _o = windowed_count_by___c1___c3___c4___c5.get(
-                (v___c1, v___c3, v___c4, v___c5)
-            )
+                        if len(_grp) == 1:
+                            windowed_by___c1___c3___c4___c5[_t1] = next(
+                                iter(_grp.items())
+                            )
+            _o = windowed_count_by___c1___c3___c4___c5.get(_t1)
             if _o is None:
-                windowed_count_by___c1___c3___c4___c5[
-                    (v___c1, v___c3, v___c4, v___c5)
-                ] = _p
+                windowed_count_by___c1___c3___c4___c5[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    windowed_count_by___c1___c3___c4___c5[
-                        (v___c1, v___c3, v___c4, v___c5)
-                    ] = _n
+                    windowed_count_by___c1___c3___c4___c5[_t1] = _n
                 else:
-                    del windowed_count_by___c1___c3___c4___c5[
-                        (v___c1, v___c3, v___c4, v___c5)
-                    ]
-            _w1 = partition1_count_by___c1___c3___c4___c5.get(
-                (v___c1, v___c3, v___c4, v___c5)
-            )
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v___c1, v___c3, v___c4, v___c5))
+                    del windowed_count_by___c1___c3___c4___c5[_t1]
+            _w2 = partition1_count_by___c1___c3___c4___c5.get(_t1)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v___c1, v___c3, v___c4, v___c5)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v___c1, v___c3, v___c4, v___c5)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v___c1, v___c3, v___c4, v___c5)]
+                        del n0_root[_t1]
                 if pending is not None:
-                    for (
-                        v___c1,
-                        v___c3,
-                        v___c4,
-                        v___c5,
-                        v___w1,
-                    ), _m3 in self.partition1_by___c1___c3___c4___c5[
-                        (v___c1, v___c3, v___c4, v___c5)
-                    ].items():
+                    for (v___c1, v___c3, v___c4, v___c5, v___w1), _m4 in (
+                        (_g5,)
+                        if type(
+                            (
+                                _g5 := self.partition1_by___c1___c3___c4___c5[
+                                    (v___c1, v___c3, v___c4, v___c5)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v___c1,
                             v___c2,
@@ -6099,7 +7085,7 @@ def _make_derived1():
                             v___c7,
                             v___w1,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -6112,9 +7098,13 @@ def _make_derived1():
             v___c1, v___c3, v___c4, v___c5, v___w1 = row
             if (
                 d < 0
-                and self.partition1_by___c1___c3___c4___c5.get(
-                    (v___c1, v___c3, v___c4, v___c5), _EMPTY
-                ).get(row, _ZERO)
+                and _entry(
+                    self.partition1_by___c1___c3___c4___c5.get(
+                        (v___c1, v___c3, v___c4, v___c5)
+                    ),
+                    row,
+                    _ZERO,
+                )
                 + d
                 < 0
             ):
@@ -6130,13 +7120,21 @@ def _make_derived1():
             )
             # atom partition1
             _p = d
-            _grp = partition1_by___c1___c3___c4___c5.get(
-                (v___c1, v___c3, v___c4, v___c5)
-            )
+            _t1 = (v___c1, v___c3, v___c4, v___c5)
+            _grp = partition1_by___c1___c3___c4___c5.get(_t1)
             if _grp is None:
-                partition1_by___c1___c3___c4___c5[(v___c1, v___c3, v___c4, v___c5)] = {
-                    row: _p
-                }
+                partition1_by___c1___c3___c4___c5[_t1] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partition1_by___c1___c3___c4___c5[_t1] = (_grp[0], _n)
+                    else:
+                        del partition1_by___c1___c3___c4___c5[_t1]
+                else:
+                    partition1_by___c1___c3___c4___c5[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -6147,41 +7145,31 @@ def _make_derived1():
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del partition1_by___c1___c3___c4___c5[
-                                (v___c1, v___c3, v___c4, v___c5)
-                            ]
-            _o = partition1_count_by___c1___c3___c4___c5.get(
-                (v___c1, v___c3, v___c4, v___c5)
-            )
+                        if len(_grp) == 1:
+                            partition1_by___c1___c3___c4___c5[_t1] = next(
+                                iter(_grp.items())
+                            )
+            _o = partition1_count_by___c1___c3___c4___c5.get(_t1)
             if _o is None:
-                partition1_count_by___c1___c3___c4___c5[
-                    (v___c1, v___c3, v___c4, v___c5)
-                ] = _p
+                partition1_count_by___c1___c3___c4___c5[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    partition1_count_by___c1___c3___c4___c5[
-                        (v___c1, v___c3, v___c4, v___c5)
-                    ] = _n
+                    partition1_count_by___c1___c3___c4___c5[_t1] = _n
                 else:
-                    del partition1_count_by___c1___c3___c4___c5[
-                        (v___c1, v___c3, v___c4, v___c5)
-                    ]
-            _w1 = windowed_count_by___c1___c3___c4___c5.get(
-                (v___c1, v___c3, v___c4, v___c5)
-            )
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v___c1, v___c3, v___c4, v___c5))
+                    del partition1_count_by___c1___c3___c4___c5[_t1]
+            _w2 = windowed_count_by___c1___c3___c4___c5.get(_t1)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v___c1, v___c3, v___c4, v___c5)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v___c1, v___c3, v___c4, v___c5)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v___c1, v___c3, v___c4, v___c5)]
+                        del n0_root[_t1]
                 if pending is not None:
                     for (
                         v___c1,
@@ -6191,9 +7179,18 @@ def _make_derived1():
                         v___c5,
                         v___c6,
                         v___c7,
-                    ), _m3 in self.windowed_by___c1___c3___c4___c5[
-                        (v___c1, v___c3, v___c4, v___c5)
-                    ].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type(
+                            (
+                                _g5 := self.windowed_by___c1___c3___c4___c5[
+                                    (v___c1, v___c3, v___c4, v___c5)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v___c1,
                             v___c2,
@@ -6204,7 +7201,7 @@ def _make_derived1():
                             v___c7,
                             v___w1,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -6308,7 +7305,7 @@ def _make_derived1():
             )
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v___c1, v___c2, v___c3, v___c4, v___c5, v___c6, v___c7))
+            _m3 = _entry(_g2, (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6, v___c7))
             if _m3 is None:
                 return None
             _g4 = self.partition1_by___c1___c3___c4___c5.get(
@@ -6316,7 +7313,7 @@ def _make_derived1():
             )
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v___c1, v___c3, v___c4, v___c5, v___w1))
+            _m5 = _entry(_g4, (v___c1, v___c3, v___c4, v___c5, v___w1))
             if _m5 is None:
                 return None
             return _m3 * _m5
@@ -6325,26 +7322,30 @@ def _make_derived1():
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for (v___c1, v___c3, v___c4, v___c5), _m1 in self.n0_root.items():
-                for (
-                    v___c1,
-                    v___c2,
-                    v___c3,
-                    v___c4,
-                    v___c5,
-                    v___c6,
-                    v___c7,
-                ), _m2 in self.windowed_by___c1___c3___c4___c5[
-                    (v___c1, v___c3, v___c4, v___c5)
-                ].items():
-                    for (
-                        v___c1,
-                        v___c3,
-                        v___c4,
-                        v___c5,
-                        v___w1,
-                    ), _m3 in self.partition1_by___c1___c3___c4___c5[
-                        (v___c1, v___c3, v___c4, v___c5)
-                    ].items():
+                for (v___c1, v___c2, v___c3, v___c4, v___c5, v___c6, v___c7), _m2 in (
+                    (_g3,)
+                    if type(
+                        (
+                            _g3 := self.windowed_by___c1___c3___c4___c5[
+                                (v___c1, v___c3, v___c4, v___c5)
+                            ]
+                        )
+                    )
+                    is tuple
+                    else _g3.items()
+                ):
+                    for (v___c1, v___c3, v___c4, v___c5, v___w1), _m4 in (
+                        (_g5,)
+                        if type(
+                            (
+                                _g5 := self.partition1_by___c1___c3___c4___c5[
+                                    (v___c1, v___c3, v___c4, v___c5)
+                                ]
+                            )
+                        )
+                        is tuple
+                        else _g5.items()
+                    ):
                         yield (
                             v___c1,
                             v___c2,
@@ -6354,7 +7355,7 @@ def _make_derived1():
                             v___c6,
                             v___c7,
                             v___w1,
-                        ), _m2 * _m3
+                        ), _m2 * _m4
 
         def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -6602,7 +7603,7 @@ class View:
         "avg_monthly_sales",
     )
     QUERY_ID = "49969a7c62255992"
-    LAYOUT_ID = "dfbd5f6590676055"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a3d39860ef358773"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

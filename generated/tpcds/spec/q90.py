@@ -44,6 +44,20 @@ import math
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -207,6 +221,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -322,7 +348,7 @@ def _make_derived1():
         COLUMNS = ("amc",)
         QUERY_ID = "77091ae036674b0b"
         LAYOUT_ID = (
-            "2c1e7ecf50bc74cc"  # the state's layout: snapshots restore only here
+            "820a68a76c34cd7c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -515,78 +541,120 @@ def _make_derived1():
             # atom web_sales
             if keep_web_sales:
                 _p = d
+                _t1 = (v_ws_ship_hdemo_sk, v_ws_web_page_sk)
                 _grp = web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
                     v_ws_sold_time_sk
                 )
                 if _grp is None:
                     web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                         v_ws_sold_time_sk
-                    ] = {(v_ws_ship_hdemo_sk, v_ws_web_page_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ]
+                    else:
+                        web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            v_ws_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ws_ship_hdemo_sk, v_ws_web_page_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)]
-                            if not _grp:
-                                del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                                     v_ws_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                     if _grp is None:
-                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                            v_ws_ship_hdemo_sk: _d2
-                        }
+                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                            v_ws_ship_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_ship_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ]
+                        else:
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            _grp[v_ws_ship_hdemo_sk] = _d2
+                            _grp[v_ws_ship_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del _grp[v_ws_ship_hdemo_sk]
-                                if not _grp:
-                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                if len(_grp) == 1:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                         v_ws_web_page_sk
-                                    ]
-                    _w3 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                    ] = next(iter(_grp.items()))
+                    _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d4
+                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk]
-                        _w5 = household_demographics_count_by_ws_ship_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ws_ship_hdemo_sk.get(
                             v_ws_ship_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -709,15 +777,35 @@ def _make_derived1():
                     v_ws_sold_time_sk
                 )
                 if _g3:
-                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in _g3.items():
+                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(
                             v_ws_web_page_sk
                         )
                         if _grp is None:
-                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                                v_ws_ship_hdemo_sk: _d2
-                            }
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                                v_ws_ship_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_ship_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ]
+                            else:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_ws_ship_hdemo_sk)
                             if _o is None:
@@ -728,10 +816,10 @@ def _make_derived1():
                                     _grp[v_ws_ship_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ws_ship_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    if len(_grp) == 1:
+                                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                             v_ws_web_page_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -813,7 +901,9 @@ def _make_derived1():
                         del web_page_count_by_ws_web_page_sk[v_ws_web_page_sk]
                 _g3 = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                 if _g3:
-                    for v_ws_ship_hdemo_sk, _w1 in _g3.items():
+                    for v_ws_ship_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
@@ -905,89 +995,129 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
-                                v_ws_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ws_ship_hdemo_sk, v_ws_web_page_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
+                            v_ws_sold_time_sk
+                        ),
+                        (v_ws_ship_hdemo_sk, v_ws_web_page_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ws_ship_hdemo_sk, v_ws_web_page_sk)
                 _grp = web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
                     v_ws_sold_time_sk
                 )
                 if _grp is None:
                     web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                         v_ws_sold_time_sk
-                    ] = {(v_ws_ship_hdemo_sk, v_ws_web_page_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ]
+                    else:
+                        web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            v_ws_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ws_ship_hdemo_sk, v_ws_web_page_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)]
-                            if not _grp:
-                                del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                                     v_ws_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                     if _grp is None:
-                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                            v_ws_ship_hdemo_sk: _d2
-                        }
+                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                            v_ws_ship_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_ship_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ]
+                        else:
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            _grp[v_ws_ship_hdemo_sk] = _d2
+                            _grp[v_ws_ship_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del _grp[v_ws_ship_hdemo_sk]
-                                if not _grp:
-                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                if len(_grp) == 1:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                         v_ws_web_page_sk
-                                    ]
-                    _w3 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                    ] = next(iter(_grp.items()))
+                    _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d4
+                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk]
-                        _w5 = household_demographics_count_by_ws_ship_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ws_ship_hdemo_sk.get(
                             v_ws_ship_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1166,15 +1296,35 @@ def _make_derived1():
                     v_ws_sold_time_sk
                 )
                 if _g3:
-                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in _g3.items():
+                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(
                             v_ws_web_page_sk
                         )
                         if _grp is None:
-                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                                v_ws_ship_hdemo_sk: _d2
-                            }
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                                v_ws_ship_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_ship_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ]
+                            else:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_ws_ship_hdemo_sk)
                             if _o is None:
@@ -1185,10 +1335,10 @@ def _make_derived1():
                                     _grp[v_ws_ship_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ws_ship_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    if len(_grp) == 1:
+                                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                             v_ws_web_page_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -1297,7 +1447,9 @@ def _make_derived1():
                         del web_page_count_by_ws_web_page_sk[v_ws_web_page_sk]
                 _g3 = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                 if _g3:
-                    for v_ws_ship_hdemo_sk, _w1 in _g3.items():
+                    for v_ws_ship_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
@@ -1514,6 +1666,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -1629,7 +1793,7 @@ def _make_derived2():
         COLUMNS = ("pmc",)
         QUERY_ID = "9dfa56f826608ce8"
         LAYOUT_ID = (
-            "2c1e7ecf50bc74cc"  # the state's layout: snapshots restore only here
+            "820a68a76c34cd7c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1822,78 +1986,120 @@ def _make_derived2():
             # atom web_sales
             if keep_web_sales:
                 _p = d
+                _t1 = (v_ws_ship_hdemo_sk, v_ws_web_page_sk)
                 _grp = web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
                     v_ws_sold_time_sk
                 )
                 if _grp is None:
                     web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                         v_ws_sold_time_sk
-                    ] = {(v_ws_ship_hdemo_sk, v_ws_web_page_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ]
+                    else:
+                        web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            v_ws_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ws_ship_hdemo_sk, v_ws_web_page_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)]
-                            if not _grp:
-                                del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                                     v_ws_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                     if _grp is None:
-                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                            v_ws_ship_hdemo_sk: _d2
-                        }
+                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                            v_ws_ship_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_ship_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ]
+                        else:
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            _grp[v_ws_ship_hdemo_sk] = _d2
+                            _grp[v_ws_ship_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del _grp[v_ws_ship_hdemo_sk]
-                                if not _grp:
-                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                if len(_grp) == 1:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                         v_ws_web_page_sk
-                                    ]
-                    _w3 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                    ] = next(iter(_grp.items()))
+                    _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d4
+                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk]
-                        _w5 = household_demographics_count_by_ws_ship_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ws_ship_hdemo_sk.get(
                             v_ws_ship_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2016,15 +2222,35 @@ def _make_derived2():
                     v_ws_sold_time_sk
                 )
                 if _g3:
-                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in _g3.items():
+                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(
                             v_ws_web_page_sk
                         )
                         if _grp is None:
-                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                                v_ws_ship_hdemo_sk: _d2
-                            }
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                                v_ws_ship_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_ship_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ]
+                            else:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_ws_ship_hdemo_sk)
                             if _o is None:
@@ -2035,10 +2261,10 @@ def _make_derived2():
                                     _grp[v_ws_ship_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ws_ship_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    if len(_grp) == 1:
+                                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                             v_ws_web_page_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -2120,7 +2346,9 @@ def _make_derived2():
                         del web_page_count_by_ws_web_page_sk[v_ws_web_page_sk]
                 _g3 = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                 if _g3:
-                    for v_ws_ship_hdemo_sk, _w1 in _g3.items():
+                    for v_ws_ship_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
@@ -2212,89 +2440,129 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
-                                v_ws_sold_time_sk
-                            )
-                            or _EMPTY
-                        ).get((v_ws_ship_hdemo_sk, v_ws_web_page_sk))
-                        or _ZERO
+                    or not _entry(
+                        self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
+                            v_ws_sold_time_sk
+                        ),
+                        (v_ws_ship_hdemo_sk, v_ws_web_page_sk),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ws_ship_hdemo_sk, v_ws_web_page_sk)
                 _grp = web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk.get(
                     v_ws_sold_time_sk
                 )
                 if _grp is None:
                     web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                         v_ws_sold_time_sk
-                    ] = {(v_ws_ship_hdemo_sk, v_ws_web_page_sk): _p}
+                    ] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                                v_ws_sold_time_sk
+                            ]
+                    else:
+                        web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            v_ws_sold_time_sk
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ws_ship_hdemo_sk, v_ws_web_page_sk))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ws_ship_hdemo_sk, v_ws_web_page_sk)]
-                            if not _grp:
-                                del web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk[
                                     v_ws_sold_time_sk
-                                ]
-                _w1 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = time_dim_count_by_ws_sold_time_sk.get(v_ws_sold_time_sk)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                     if _grp is None:
-                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                            v_ws_ship_hdemo_sk: _d2
-                        }
+                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                            v_ws_ship_hdemo_sk,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_ship_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ]
+                        else:
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            _grp[v_ws_ship_hdemo_sk] = _d2
+                            _grp[v_ws_ship_hdemo_sk] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del _grp[v_ws_ship_hdemo_sk]
-                                if not _grp:
-                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                if len(_grp) == 1:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                         v_ws_web_page_sk
-                                    ]
-                    _w3 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                    ] = next(iter(_grp.items()))
+                    _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
-                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d4
+                            n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk] = _n
                             else:
                                 del n2_count_by_ws_ship_hdemo_sk[v_ws_ship_hdemo_sk]
-                        _w5 = household_demographics_count_by_ws_ship_hdemo_sk.get(
+                        _w6 = household_demographics_count_by_ws_ship_hdemo_sk.get(
                             v_ws_ship_hdemo_sk
                         )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        if _w6 is not None:
+                            _d7 = _d5 * _w6
                             _o = n0_root.get(())
                             if _o is None:
-                                n0_root[()] = _d6
+                                n0_root[()] = _d7
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[()] = _n
                                 else:
                                     del n0_root[()]
                             if pending is not None:
                                 _k = ()
-                                _v = _d6
+                                _v = _d7
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2473,15 +2741,35 @@ def _make_derived2():
                     v_ws_sold_time_sk
                 )
                 if _g3:
-                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in _g3.items():
+                    for (v_ws_ship_hdemo_sk, v_ws_web_page_sk), _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _grp = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(
                             v_ws_web_page_sk
                         )
                         if _grp is None:
-                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = {
-                                v_ws_ship_hdemo_sk: _d2
-                            }
+                            n3_ws_ship_hdemo_sk_by_ws_web_page_sk[v_ws_web_page_sk] = (
+                                v_ws_ship_hdemo_sk,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_ship_hdemo_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                        v_ws_web_page_sk
+                                    ]
+                            else:
+                                n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    v_ws_web_page_sk
+                                ] = {_grp[0]: _grp[1], _e: _d2}
                         else:
                             _o = _grp.get(v_ws_ship_hdemo_sk)
                             if _o is None:
@@ -2492,10 +2780,10 @@ def _make_derived2():
                                     _grp[v_ws_ship_hdemo_sk] = _n
                                 else:
                                     del _grp[v_ws_ship_hdemo_sk]
-                                    if not _grp:
-                                        del n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
+                                    if len(_grp) == 1:
+                                        n3_ws_ship_hdemo_sk_by_ws_web_page_sk[
                                             v_ws_web_page_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _w4 = web_page_count_by_ws_web_page_sk.get(v_ws_web_page_sk)
                         if _w4 is not None:
                             _d5 = _d2 * _w4
@@ -2604,7 +2892,9 @@ def _make_derived2():
                         del web_page_count_by_ws_web_page_sk[v_ws_web_page_sk]
                 _g3 = n3_ws_ship_hdemo_sk_by_ws_web_page_sk.get(v_ws_web_page_sk)
                 if _g3:
-                    for v_ws_ship_hdemo_sk, _w1 in _g3.items():
+                    for v_ws_ship_hdemo_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n2_count_by_ws_ship_hdemo_sk.get(v_ws_ship_hdemo_sk)
                         if _o is None:
@@ -2871,7 +3161,7 @@ class View:
     }
     COLUMNS = ("am_pm_ratio",)
     QUERY_ID = "6edc37aa09a897c0"
-    LAYOUT_ID = "18b0f12682d32e18"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "cc9816c80c14b8d0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3039,7 +3329,18 @@ class View:
         _p = d
         _grp = at_by_all.get(())
         if _grp is None:
-            at_by_all[()] = {v_amc: _p}
+            at_by_all[()] = (v_amc, _p)
+        elif type(_grp) is tuple:
+            _e = v_amc
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    at_by_all[()] = (_grp[0], _n)
+                else:
+                    del at_by_all[()]
+            else:
+                at_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_amc)
             if _o is None:
@@ -3050,8 +3351,8 @@ class View:
                     _grp[v_amc] = _n
                 else:
                     del _grp[v_amc]
-                    if not _grp:
-                        del at_by_all[()]
+                    if len(_grp) == 1:
+                        at_by_all[()] = next(iter(_grp.items()))
         _o = at_count_by_all.get(())
         if _o is None:
             at_count_by_all[()] = _p
@@ -3074,7 +3375,11 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for v_pmc, _m3 in self.pt_by_all[()].items():
+                for v_pmc, _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.pt_by_all[()])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         _div(
                             (None if v_amc is None else float(v_amc)),
@@ -3109,7 +3414,18 @@ class View:
         _p = d
         _grp = pt_by_all.get(())
         if _grp is None:
-            pt_by_all[()] = {v_pmc: _p}
+            pt_by_all[()] = (v_pmc, _p)
+        elif type(_grp) is tuple:
+            _e = v_pmc
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    pt_by_all[()] = (_grp[0], _n)
+                else:
+                    del pt_by_all[()]
+            else:
+                pt_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_pmc)
             if _o is None:
@@ -3120,8 +3436,8 @@ class View:
                     _grp[v_pmc] = _n
                 else:
                     del _grp[v_pmc]
-                    if not _grp:
-                        del pt_by_all[()]
+                    if len(_grp) == 1:
+                        pt_by_all[()] = next(iter(_grp.items()))
         _o = pt_count_by_all.get(())
         if _o is None:
             pt_count_by_all[()] = _p
@@ -3144,7 +3460,11 @@ class View:
                 else:
                     del n0_root[()]
             if pending is not None:
-                for v_amc, _m3 in self.at_by_all[()].items():
+                for v_amc, _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.at_by_all[()])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         _div(
                             (None if v_amc is None else float(v_amc)),
@@ -3249,13 +3569,13 @@ class View:
         _g2 = self.at_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get(v_amc)
+        _m3 = _entry(_g2, v_amc)
         if _m3 is None:
             return None
         _g4 = self.pt_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get(v_pmc)
+        _m5 = _entry(_g4, v_pmc)
         if _m5 is None:
             return None
         return _m3 * _m5

@@ -64,6 +64,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -341,7 +355,7 @@ class View:
     }
     COLUMNS = ("call_center", "call_center_name", "manager", "returns_loss")
     QUERY_ID = "5ee451bd02aff0c2"
-    LAYOUT_ID = "4dec02dd890e3338"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "72875cb84e80f8cb"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -564,41 +578,41 @@ class View:
         else:
             del store[row]
         # atom call_center
+        _t1 = (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
         _grp = call_center_by_cc_call_center_sk.get(v_cc_call_center_sk)
         if _grp is None:
-            call_center_by_cc_call_center_sk[v_cc_call_center_sk] = {
-                (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager): _p
-            }
+            call_center_by_cc_call_center_sk[v_cc_call_center_sk] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    call_center_by_cc_call_center_sk[v_cc_call_center_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del call_center_by_cc_call_center_sk[v_cc_call_center_sk]
+            else:
+                call_center_by_cc_call_center_sk[v_cc_call_center_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get(
-                (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
-            )
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[
-                    (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
-                ] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[
-                        (
-                            v_cc_call_center_sk,
-                            v_cc_call_center_id,
-                            v_cc_name,
-                            v_cc_manager,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_cc_call_center_sk,
-                            v_cc_call_center_id,
-                            v_cc_name,
-                            v_cc_manager,
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        call_center_by_cc_call_center_sk[v_cc_call_center_sk] = next(
+                            iter(_grp.items())
                         )
-                    ]
-                    if not _grp:
-                        del call_center_by_cc_call_center_sk[v_cc_call_center_sk]
         _o = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
         if _o is None:
             call_center_count_by_cc_call_center_sk[v_cc_call_center_sk] = _p
@@ -608,38 +622,60 @@ class View:
                 call_center_count_by_cc_call_center_sk[v_cc_call_center_sk] = _n
             else:
                 del call_center_count_by_cc_call_center_sk[v_cc_call_center_sk]
-        _g3 = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(v_cc_call_center_sk)
-        if _g3:
-            for v_cr_returning_customer_sk, _w1 in _g3.items():
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+        _g4 = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(v_cc_call_center_sk)
+        if _g4:
+            for v_cr_returning_customer_sk, _w2 in (
+                (_g4,) if type(_g4) is tuple else _g4.items()
+            ):
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t5 = (v_cc_call_center_sk, v_cr_returning_customer_sk)
                 _grp = n1_by_cr_returning_customer_sk.get(v_cr_returning_customer_sk)
                 if _grp is None:
-                    n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
-                        (v_cc_call_center_sk, v_cr_returning_customer_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
-                    if _o is None:
-                        _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = (
+                        _t5,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                            n1_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = (_grp[0], _n)
                         else:
-                            del _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
-                            if not _grp:
-                                del n1_by_cr_returning_customer_sk[
+                            del n1_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ]
+                    else:
+                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n1_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _o = n1_count_by_cr_returning_customer_sk.get(
                     v_cr_returning_customer_sk
                 )
                 if _o is None:
                     n1_count_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = (
-                        _d2
+                        _d3
                     )
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n1_count_by_cr_returning_customer_sk[
                             v_cr_returning_customer_sk
@@ -648,38 +684,53 @@ class View:
                         del n1_count_by_cr_returning_customer_sk[
                             v_cr_returning_customer_sk
                         ]
-                _w4 = n7_count_by_cr_returning_customer_sk.get(
+                _w6 = n7_count_by_cr_returning_customer_sk.get(
                     v_cr_returning_customer_sk
                 )
-                if _w4 is not None:
-                    _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                if _w6 is not None:
+                    _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                     _o = n0_root.get(v_cr_returning_customer_sk)
                     if _o is None:
-                        n0_root[v_cr_returning_customer_sk] = _d5
+                        n0_root[v_cr_returning_customer_sk] = _d7
                     else:
-                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                        _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                         if _n[0]:
                             n0_root[v_cr_returning_customer_sk] = _n
                         else:
                             del n0_root[v_cr_returning_customer_sk]
                     if pending is not None:
-                        _m6 = self.n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
-                        for (
-                            v_cr_returning_customer_sk,
-                            v_c_current_cdemo_sk,
-                        ), _m7 in self.n7_by_cr_returning_customer_sk[
-                            v_cr_returning_customer_sk
-                        ].items():
-                            _m8 = self.n8[
+                        _m8 = self.n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                        for (v_cr_returning_customer_sk, v_c_current_cdemo_sk), _m9 in (
+                            (_g10,)
+                            if type(
+                                (
+                                    _g10 := self.n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g10.items()
+                        ):
+                            _m11 = self.n8[
                                 (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                             ]
                             for (
                                 v_c_current_cdemo_sk,
                                 v_cd_marital_status,
                                 v_cd_education_status,
-                            ), _m9 in self.customer_demographics_by_c_current_cdemo_sk[
-                                v_c_current_cdemo_sk
-                            ].items():
+                            ), _m12 in (
+                                (_g13,)
+                                if type(
+                                    (
+                                        _g13 := self.customer_demographics_by_c_current_cdemo_sk[
+                                            v_c_current_cdemo_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g13.items()
+                            ):
                                 _k = (
                                     v_cc_call_center_id,
                                     v_cc_name,
@@ -688,9 +739,9 @@ class View:
                                     v_cd_education_status,
                                 )
                                 _v = (
-                                    _p[0] * _m6[0] * _m8[0] * _m9[0],
-                                    _p[1] * _m6[1] * _m8[1] * _m9[1],
-                                    _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                    _p[0] * _m8[0] * _m11[0] * _m12[0],
+                                    _p[1] * _m8[1] * _m11[1] * _m12[1],
+                                    _p[2] * _m8[2] * _m11[2] * _m12[2],
                                 )
                                 _o = pending.get(_k)
                                 pending[_k] = (
@@ -756,101 +807,157 @@ class View:
             del store[row]
         # atom catalog_returns
         if keep_catalog_returns:
+            _t1 = (v_cc_call_center_sk, v_cr_returning_customer_sk)
             _grp = catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk.get(
                 v_cr_returned_date_sk
             )
             if _grp is None:
                 catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
                     v_cr_returned_date_sk
-                ] = {
-                    (v_cc_call_center_sk, v_cr_returning_customer_sk): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ]
+                else:
+                    catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                        v_cr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
-                        if not _grp:
-                            del catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
                                 v_cr_returned_date_sk
-                            ]
-            _w1 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _o = n2.get(_t1)
                 if _o is None:
-                    n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _d2
+                    n2[_t1] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                        n2[_t1] = _n
                     else:
-                        del n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                        del n2[_t1]
                 _grp = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
                     v_cc_call_center_sk
                 )
                 if _grp is None:
                     n2_cr_returning_customer_sk_by_cc_call_center_sk[
                         v_cc_call_center_sk
-                    ] = {v_cr_returning_customer_sk: _d2}
+                    ] = (v_cr_returning_customer_sk, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_cr_returning_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                v_cc_call_center_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                v_cc_call_center_sk
+                            ]
+                    else:
+                        n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                            v_cc_call_center_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_cr_returning_customer_sk)
                     if _o is None:
-                        _grp[v_cr_returning_customer_sk] = _d2
+                        _grp[v_cr_returning_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             _grp[v_cr_returning_customer_sk] = _n
                         else:
                             del _grp[v_cr_returning_customer_sk]
-                            if not _grp:
-                                del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                            if len(_grp) == 1:
+                                n2_cr_returning_customer_sk_by_cc_call_center_sk[
                                     v_cc_call_center_sk
-                                ]
-                _w3 = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                ] = next(iter(_grp.items()))
+                _w4 = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _grp = n1_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _grp is None:
-                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
-                            (v_cc_call_center_sk, v_cr_returning_customer_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
-                        if _o is None:
-                            _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = (
-                                _d4
-                            )
-                        else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = (
+                            _t1,
+                            _d5,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
-                                ] = _n
+                                n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                del n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
                                 ]
-                                if not _grp:
-                                    del n1_by_cr_returning_customer_sk[
+                        else:
+                            n1_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {_grp[0]: _grp[1], _e: _d5}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _o is None:
                         n1_count_by_cr_returning_customer_sk[
                             v_cr_returning_customer_sk
-                        ] = _d4
+                        ] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
@@ -859,16 +966,16 @@ class View:
                             del n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
                             ]
-                    _w5 = n7_count_by_cr_returning_customer_sk.get(
+                    _w6 = n7_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                    if _w6 is not None:
+                        _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
                         _o = n0_root.get(v_cr_returning_customer_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_customer_sk] = _d6
+                            n0_root[v_cr_returning_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_customer_sk] = _n
                             else:
@@ -879,16 +986,34 @@ class View:
                                 v_cc_call_center_id,
                                 v_cc_name,
                                 v_cc_manager,
-                            ), _m7 in self.call_center_by_cc_call_center_sk[
-                                v_cc_call_center_sk
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.call_center_by_cc_call_center_sk[
+                                            v_cc_call_center_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_cr_returning_customer_sk,
                                     v_c_current_cdemo_sk,
-                                ), _m8 in self.n7_by_cr_returning_customer_sk[
-                                    v_cr_returning_customer_sk
-                                ].items():
-                                    _m9 = self.n8[
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n7_by_cr_returning_customer_sk[
+                                                v_cr_returning_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    _m12 = self.n8[
                                         (
                                             v_cr_returning_customer_sk,
                                             v_c_current_cdemo_sk,
@@ -898,9 +1023,18 @@ class View:
                                         v_c_current_cdemo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m10 in self.customer_demographics_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                    v_c_current_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (
                                             v_cc_call_center_id,
                                             v_cc_name,
@@ -909,9 +1043,9 @@ class View:
                                             v_cd_education_status,
                                         )
                                         _v = (
-                                            _d2[0] * _m7[0] * _m9[0] * _m10[0],
-                                            _d2[1] * _m7[1] * _m9[1] * _m10[1],
-                                            _d2[2] * _m7[2] * _m9[2] * _m10[2],
+                                            _d3[0] * _m8[0] * _m12[0] * _m13[0],
+                                            _d3[1] * _m8[1] * _m12[1] * _m13[1],
+                                            _d3[2] * _m8[2] * _m12[2] * _m13[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -984,27 +1118,44 @@ class View:
                 v_cr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_cc_call_center_sk,
-                    v_cr_returning_customer_sk,
-                ), _w1 in _g3.items():
+                for (v_cc_call_center_sk, v_cr_returning_customer_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                    _t4 = (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                    _o = n2.get(_t4)
                     if _o is None:
-                        n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _d2
+                        n2[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                            n2[_t4] = _n
                         else:
-                            del n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                            del n2[_t4]
                     _grp = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
                         v_cc_call_center_sk
                     )
                     if _grp is None:
                         n2_cr_returning_customer_sk_by_cc_call_center_sk[
                             v_cc_call_center_sk
-                        ] = {v_cr_returning_customer_sk: _d2}
+                        ] = (v_cr_returning_customer_sk, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v_cr_returning_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                    v_cc_call_center_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                    v_cc_call_center_sk
+                                ]
+                        else:
+                            n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                v_cc_call_center_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v_cr_returning_customer_sk)
                         if _o is None:
@@ -1015,59 +1166,62 @@ class View:
                                 _grp[v_cr_returning_customer_sk] = _n
                             else:
                                 del _grp[v_cr_returning_customer_sk]
-                                if not _grp:
-                                    del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                if len(_grp) == 1:
+                                    n2_cr_returning_customer_sk_by_cc_call_center_sk[
                                         v_cc_call_center_sk
-                                    ]
-                    _w4 = call_center_count_by_cc_call_center_sk.get(
+                                    ] = next(iter(_grp.items()))
+                    _w5 = call_center_count_by_cc_call_center_sk.get(
                         v_cc_call_center_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _grp = n1_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _grp is None:
                             n1_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = {(v_cc_call_center_sk, v_cr_returning_customer_sk): _d5}
-                        else:
-                            _o = _grp.get(
-                                (v_cc_call_center_sk, v_cr_returning_customer_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            ] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cc_call_center_sk,
-                                            v_cr_returning_customer_sk,
-                                        )
-                                    ] = _n
+                                    n1_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cc_call_center_sk,
-                                            v_cr_returning_customer_sk,
-                                        )
+                                    del n1_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
                                     ]
-                                    if not _grp:
-                                        del n1_by_cr_returning_customer_sk[
+                            else:
+                                n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_cr_returning_customer_sk[
                                             v_cr_returning_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _o is None:
                             n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = _d5
+                            ] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n1_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
@@ -1076,16 +1230,16 @@ class View:
                                 del n1_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
                                 ]
-                        _w6 = n7_count_by_cr_returning_customer_sk.get(
+                        _w7 = n7_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n0_root.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_customer_sk] = _d7
+                                n0_root[v_cr_returning_customer_sk] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_customer_sk] = _n
                                 else:
@@ -1096,16 +1250,34 @@ class View:
                                     v_cc_call_center_id,
                                     v_cc_name,
                                     v_cc_manager,
-                                ), _m8 in self.call_center_by_cc_call_center_sk[
-                                    v_cc_call_center_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.call_center_by_cc_call_center_sk[
+                                                v_cc_call_center_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_cr_returning_customer_sk,
                                         v_c_current_cdemo_sk,
-                                    ), _m9 in self.n7_by_cr_returning_customer_sk[
-                                        v_cr_returning_customer_sk
-                                    ].items():
-                                        _m10 = self.n8[
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n7_by_cr_returning_customer_sk[
+                                                    v_cr_returning_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        _m13 = self.n8[
                                             (
                                                 v_cr_returning_customer_sk,
                                                 v_c_current_cdemo_sk,
@@ -1115,9 +1287,18 @@ class View:
                                             v_c_current_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m11 in self.customer_demographics_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                        v_c_current_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_cc_call_center_id,
                                                 v_cc_name,
@@ -1126,9 +1307,9 @@ class View:
                                                 v_cd_education_status,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m8[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                                _d2[0] * _m9[0] * _m13[0] * _m14[0],
+                                                _d2[1] * _m9[1] * _m13[1] * _m14[1],
+                                                _d2[2] * _m9[2] * _m13[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1194,173 +1375,219 @@ class View:
             del store[row]
         # atom customer
         if keep_customer:
+            _t1 = (
+                v_cr_returning_customer_sk,
+                v_c_current_cdemo_sk,
+                v_c_current_addr_sk,
+            )
             _grp = customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk.get(
                 v_c_current_hdemo_sk
             )
             if _grp is None:
                 customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
                     v_c_current_hdemo_sk
-                ] = {
-                    (
-                        v_cr_returning_customer_sk,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_cr_returning_customer_sk,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_cr_returning_customer_sk,
-                            v_c_current_cdemo_sk,
-                            v_c_current_addr_sk,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ]
+                else:
+                    customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_cr_returning_customer_sk,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_cr_returning_customer_sk,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
                                 v_c_current_hdemo_sk
-                            ]
-            _w1 = household_demographics_count_by_c_current_hdemo_sk.get(
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = household_demographics_count_by_c_current_hdemo_sk.get(
                 v_c_current_hdemo_sk
             )
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t4 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                 _grp = n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
                 if _grp is None:
                     n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                         v_c_current_addr_sk
-                    ] = {
-                        (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
-                    if _o is None:
-                        _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    ] = (
+                        _t4,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
-                                _n
+                            n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
                         else:
-                            del _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
-                            if not _grp:
-                                del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                            del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
-                _w3 = customer_address_count_by_c_current_addr_sk.get(
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = customer_address_count_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                    _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                    _o = n8.get(_t4)
                     if _o is None:
-                        n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d4
+                        n8[_t4] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                         if _n[0]:
-                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _n
+                            n8[_t4] = _n
                         else:
-                            del n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
+                            del n8[_t4]
                     _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
                     if _grp is None:
                         n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ] = {v_cr_returning_customer_sk: _d4}
+                        ] = (v_cr_returning_customer_sk, _d6)
+                    elif type(_grp) is tuple:
+                        _e = v_cr_returning_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ]
+                        else:
+                            n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = {_grp[0]: _grp[1], _e: _d6}
                     else:
                         _o = _grp.get(v_cr_returning_customer_sk)
                         if _o is None:
-                            _grp[v_cr_returning_customer_sk] = _d4
+                            _grp[v_cr_returning_customer_sk] = _d6
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 _grp[v_cr_returning_customer_sk] = _n
                             else:
                                 del _grp[v_cr_returning_customer_sk]
-                                if not _grp:
-                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                if len(_grp) == 1:
+                                    n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                         v_c_current_cdemo_sk
-                                    ]
-                    _w5 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                    ] = next(iter(_grp.items()))
+                    _w7 = customer_demographics_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _grp = n7_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _grp is None:
                             n7_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = {
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d6
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _d6
-                            else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            ] = (_t4, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
-                                    ] = _n
+                                    n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
+                                    del n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
                                     ]
-                                    if not _grp:
-                                        del n7_by_cr_returning_customer_sk[
+                            else:
+                                n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = {_grp[0]: _grp[1], _e: _d8}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_by_cr_returning_customer_sk[
                                             v_cr_returning_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n7_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _o is None:
                             n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = _d6
+                            ] = _d8
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
@@ -1369,16 +1596,16 @@ class View:
                                 del n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
                                 ]
-                        _w7 = n1_count_by_cr_returning_customer_sk.get(
+                        _w9 = n1_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
-                        if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_customer_sk] = _d8
+                                n0_root[v_cr_returning_customer_sk] = _d10
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_customer_sk] = _n
                                 else:
@@ -1387,10 +1614,19 @@ class View:
                                 for (
                                     v_cc_call_center_sk,
                                     v_cr_returning_customer_sk,
-                                ), _m9 in self.n1_by_cr_returning_customer_sk[
-                                    v_cr_returning_customer_sk
-                                ].items():
-                                    _m10 = self.n2[
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n1_by_cr_returning_customer_sk[
+                                                v_cr_returning_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.n2[
                                         (
                                             v_cc_call_center_sk,
                                             v_cr_returning_customer_sk,
@@ -1401,16 +1637,34 @@ class View:
                                         v_cc_call_center_id,
                                         v_cc_name,
                                         v_cc_manager,
-                                    ), _m11 in self.call_center_by_cc_call_center_sk[
-                                        v_cc_call_center_sk
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.call_center_by_cc_call_center_sk[
+                                                    v_cc_call_center_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_c_current_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m12 in self.customer_demographics_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                        v_c_current_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             _k = (
                                                 v_cc_call_center_id,
                                                 v_cc_name,
@@ -1419,9 +1673,9 @@ class View:
                                                 v_cd_education_status,
                                             )
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0] * _m12[0],
-                                                _d4[1] * _m10[1] * _m11[1] * _m12[1],
-                                                _d4[2] * _m10[2] * _m11[2] * _m12[2],
+                                                _d6[0] * _m13[0] * _m14[0] * _m16[0],
+                                                _d6[1] * _m13[1] * _m14[1] * _m16[1],
+                                                _d6[2] * _m13[2] * _m14[2] * _m16[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1492,27 +1746,44 @@ class View:
                 v_c_current_addr_sk
             )
             if _g3:
-                for (
-                    v_cr_returning_customer_sk,
-                    v_c_current_cdemo_sk,
-                ), _w1 in _g3.items():
+                for (v_cr_returning_customer_sk, v_c_current_cdemo_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                    _t4 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                    _o = n8.get(_t4)
                     if _o is None:
-                        n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d2
+                        n8[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _n
+                            n8[_t4] = _n
                         else:
-                            del n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
+                            del n8[_t4]
                     _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
                     if _grp is None:
                         n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ] = {v_cr_returning_customer_sk: _d2}
+                        ] = (v_cr_returning_customer_sk, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v_cr_returning_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ]
+                        else:
+                            n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v_cr_returning_customer_sk)
                         if _o is None:
@@ -1523,61 +1794,62 @@ class View:
                                 _grp[v_cr_returning_customer_sk] = _n
                             else:
                                 del _grp[v_cr_returning_customer_sk]
-                                if not _grp:
-                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                if len(_grp) == 1:
+                                    n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                         v_c_current_cdemo_sk
-                                    ]
-                    _w4 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                    ] = next(iter(_grp.items()))
+                    _w5 = customer_demographics_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _grp = n7_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _grp is None:
                             n7_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = {
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            ] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
-                                    ] = _n
+                                    n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
+                                    del n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
                                     ]
-                                    if not _grp:
-                                        del n7_by_cr_returning_customer_sk[
+                            else:
+                                n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_by_cr_returning_customer_sk[
                                             v_cr_returning_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n7_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _o is None:
                             n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = _d5
+                            ] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
@@ -1586,16 +1858,16 @@ class View:
                                 del n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
                                 ]
-                        _w6 = n1_count_by_cr_returning_customer_sk.get(
+                        _w7 = n1_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n0_root.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_customer_sk] = _d7
+                                n0_root[v_cr_returning_customer_sk] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_customer_sk] = _n
                                 else:
@@ -1604,10 +1876,19 @@ class View:
                                 for (
                                     v_cc_call_center_sk,
                                     v_cr_returning_customer_sk,
-                                ), _m8 in self.n1_by_cr_returning_customer_sk[
-                                    v_cr_returning_customer_sk
-                                ].items():
-                                    _m9 = self.n2[
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.n1_by_cr_returning_customer_sk[
+                                                v_cr_returning_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    _m11 = self.n2[
                                         (
                                             v_cc_call_center_sk,
                                             v_cr_returning_customer_sk,
@@ -1618,16 +1899,34 @@ class View:
                                         v_cc_call_center_id,
                                         v_cc_name,
                                         v_cc_manager,
-                                    ), _m10 in self.call_center_by_cc_call_center_sk[
-                                        v_cc_call_center_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.call_center_by_cc_call_center_sk[
+                                                    v_cc_call_center_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_c_current_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m11 in self.customer_demographics_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                        v_c_current_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_cc_call_center_id,
                                                 v_cc_name,
@@ -1636,9 +1935,9 @@ class View:
                                                 v_cd_education_status,
                                             )
                                             _v = (
-                                                _d2[0] * _m9[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m9[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m9[2] * _m10[2] * _m11[2],
+                                                _d2[0] * _m11[0] * _m12[0] * _m14[0],
+                                                _d2[1] * _m11[1] * _m12[1] * _m14[1],
+                                                _d2[2] * _m11[2] * _m12[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -1699,49 +1998,44 @@ class View:
             del store[row]
         # atom customer_demographics
         if keep_customer_demographics:
+            _t1 = (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
             _grp = customer_demographics_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
             if _grp is None:
-                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
-                    (
-                        v_c_current_cdemo_sk,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
+                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = (
+                    _t1,
+                    _p,
                 )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_demographics_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_demographics_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ]
+                else:
+                    customer_demographics_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
+            else:
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_c_current_cdemo_sk,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_c_current_cdemo_sk,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_c_current_cdemo_sk,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_demographics_by_c_current_cdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_demographics_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_demographics_count_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
@@ -1759,50 +2053,63 @@ class View:
                     del customer_demographics_count_by_c_current_cdemo_sk[
                         v_c_current_cdemo_sk
                     ]
-            _g3 = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
+            _g4 = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
-            if _g3:
-                for v_cr_returning_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            if _g4:
+                for v_cr_returning_customer_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                     _grp = n7_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _grp is None:
-                        n7_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                        n7_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = (
+                            _t5,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
-                                _d2
-                            )
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _n
+                                n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                del n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
                                 ]
-                                if not _grp:
-                                    del n7_by_cr_returning_customer_sk[
+                        else:
+                            n7_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n7_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n7_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _o is None:
                         n7_count_by_cr_returning_customer_sk[
                             v_cr_returning_customer_sk
-                        ] = _d2
+                        ] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
@@ -1811,16 +2118,16 @@ class View:
                             del n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
                             ]
-                    _w4 = n1_count_by_cr_returning_customer_sk.get(
+                    _w6 = n1_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_cr_returning_customer_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_customer_sk] = _d5
+                            n0_root[v_cr_returning_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_customer_sk] = _n
                             else:
@@ -1829,10 +2136,19 @@ class View:
                             for (
                                 v_cc_call_center_sk,
                                 v_cr_returning_customer_sk,
-                            ), _m6 in self.n1_by_cr_returning_customer_sk[
-                                v_cr_returning_customer_sk
-                            ].items():
-                                _m7 = self.n2[
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n1_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                _m10 = self.n2[
                                     (v_cc_call_center_sk, v_cr_returning_customer_sk)
                                 ]
                                 for (
@@ -1840,10 +2156,19 @@ class View:
                                     v_cc_call_center_id,
                                     v_cc_name,
                                     v_cc_manager,
-                                ), _m8 in self.call_center_by_cc_call_center_sk[
-                                    v_cc_call_center_sk
-                                ].items():
-                                    _m9 = self.n8[
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.call_center_by_cc_call_center_sk[
+                                                v_cc_call_center_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.n8[
                                         (
                                             v_cr_returning_customer_sk,
                                             v_c_current_cdemo_sk,
@@ -1857,9 +2182,9 @@ class View:
                                         v_cd_education_status,
                                     )
                                     _v = (
-                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                        _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                        _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                        _p[2] * _m10[2] * _m11[2] * _m13[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -1947,139 +2272,172 @@ class View:
                     v_cr_returning_customer_sk,
                     v_c_current_cdemo_sk,
                     v_c_current_addr_sk,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _t4 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                     _grp = n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
                     if _grp is None:
                         n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = {
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                        ] = (
+                            _t4,
+                            _d2,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
-                                _d2
-                            )
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ]
-                                if not _grp:
-                                    del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ]
-                    _w4 = customer_address_count_by_c_current_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
+                        _o = n8.get(_t4)
                         if _o is None:
-                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d5
+                            n8[_t4] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                n8[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _n
+                                n8[_t4] = _n
                             else:
-                                del n8[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ]
+                                del n8[_t4]
                         _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
                         if _grp is None:
                             n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = {v_cr_returning_customer_sk: _d5}
+                            ] = (v_cr_returning_customer_sk, _d6)
+                        elif type(_grp) is tuple:
+                            _e = v_cr_returning_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                _grp[v_cr_returning_customer_sk] = _d5
+                                _grp[v_cr_returning_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     _grp[v_cr_returning_customer_sk] = _n
                                 else:
                                     del _grp[v_cr_returning_customer_sk]
-                                    if not _grp:
-                                        del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    if len(_grp) == 1:
+                                        n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ]
-                        _w6 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = customer_demographics_count_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _grp = n7_by_cr_returning_customer_sk.get(
                                 v_cr_returning_customer_sk
                             )
                             if _grp is None:
                                 n7_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
-                                ] = {
-                                    (
-                                        v_cr_returning_customer_sk,
-                                        v_c_current_cdemo_sk,
-                                    ): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
-                                    ] = _d7
-                                else:
+                                ] = (_t4, _d8)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_c_current_cdemo_sk,
-                                            )
-                                        ] = _n
+                                        n7_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_c_current_cdemo_sk,
-                                            )
+                                        del n7_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
                                         ]
-                                        if not _grp:
-                                            del n7_by_cr_returning_customer_sk[
+                                else:
+                                    n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d8}
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n7_by_cr_returning_customer_sk[
                                                 v_cr_returning_customer_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n7_count_by_cr_returning_customer_sk.get(
                                 v_cr_returning_customer_sk
                             )
                             if _o is None:
                                 n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
-                                ] = _d7
+                                ] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n7_count_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
@@ -2088,23 +2446,23 @@ class View:
                                     del n7_count_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
                                     ]
-                            _w8 = n1_count_by_cr_returning_customer_sk.get(
+                            _w9 = n1_count_by_cr_returning_customer_sk.get(
                                 v_cr_returning_customer_sk
                             )
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
                                 )
                                 _o = n0_root.get(v_cr_returning_customer_sk)
                                 if _o is None:
-                                    n0_root[v_cr_returning_customer_sk] = _d9
+                                    n0_root[v_cr_returning_customer_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_cr_returning_customer_sk] = _n
@@ -2114,10 +2472,19 @@ class View:
                                     for (
                                         v_cc_call_center_sk,
                                         v_cr_returning_customer_sk,
-                                    ), _m10 in self.n1_by_cr_returning_customer_sk[
-                                        v_cr_returning_customer_sk
-                                    ].items():
-                                        _m11 = self.n2[
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n1_by_cr_returning_customer_sk[
+                                                    v_cr_returning_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        _m13 = self.n2[
                                             (
                                                 v_cc_call_center_sk,
                                                 v_cr_returning_customer_sk,
@@ -2128,16 +2495,34 @@ class View:
                                             v_cc_call_center_id,
                                             v_cc_name,
                                             v_cc_manager,
-                                        ), _m12 in self.call_center_by_cc_call_center_sk[
-                                            v_cc_call_center_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.call_center_by_cc_call_center_sk[
+                                                        v_cc_call_center_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_c_current_cdemo_sk,
                                                 v_cd_marital_status,
                                                 v_cd_education_status,
-                                            ), _m13 in self.customer_demographics_by_c_current_cdemo_sk[
-                                                v_c_current_cdemo_sk
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                            v_c_current_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (
                                                     v_cc_call_center_id,
                                                     v_cc_name,
@@ -2146,18 +2531,18 @@ class View:
                                                     v_cd_education_status,
                                                 )
                                                 _v = (
-                                                    _d5[0]
-                                                    * _m11[0]
-                                                    * _m12[0]
-                                                    * _m13[0],
-                                                    _d5[1]
-                                                    * _m11[1]
-                                                    * _m12[1]
-                                                    * _m13[1],
-                                                    _d5[2]
-                                                    * _m11[2]
-                                                    * _m12[2]
-                                                    * _m13[2],
+                                                    _d6[0]
+                                                    * _m13[0]
+                                                    * _m14[0]
+                                                    * _m16[0],
+                                                    _d6[1]
+                                                    * _m13[1]
+                                                    * _m14[1]
+                                                    * _m16[1],
+                                                    _d6[2]
+                                                    * _m13[2]
+                                                    * _m14[2]
+                                                    * _m16[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -2232,67 +2617,48 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.call_center_by_cc_call_center_sk.get(v_cc_call_center_sk)
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_cc_call_center_sk,
-                            v_cc_call_center_id,
-                            v_cc_name,
-                            v_cc_manager,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.call_center_by_cc_call_center_sk.get(v_cc_call_center_sk),
+                    (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
             _grp = call_center_by_cc_call_center_sk.get(v_cc_call_center_sk)
             if _grp is None:
-                call_center_by_cc_call_center_sk[v_cc_call_center_sk] = {
-                    (
-                        v_cc_call_center_sk,
-                        v_cc_call_center_id,
-                        v_cc_name,
-                        v_cc_manager,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_cc_call_center_sk,
-                            v_cc_call_center_id,
-                            v_cc_name,
-                            v_cc_manager,
+                call_center_by_cc_call_center_sk[v_cc_call_center_sk] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        call_center_by_cc_call_center_sk[v_cc_call_center_sk] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del call_center_by_cc_call_center_sk[v_cc_call_center_sk]
+                else:
+                    call_center_by_cc_call_center_sk[v_cc_call_center_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_cc_call_center_sk,
-                                v_cc_call_center_id,
-                                v_cc_name,
-                                v_cc_manager,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_cc_call_center_sk,
-                                v_cc_call_center_id,
-                                v_cc_name,
-                                v_cc_manager,
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            call_center_by_cc_call_center_sk[v_cc_call_center_sk] = (
+                                next(iter(_grp.items()))
                             )
-                        ]
-                        if not _grp:
-                            del call_center_by_cc_call_center_sk[v_cc_call_center_sk]
             _o = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
             if _o is None:
                 call_center_count_by_cc_call_center_sk[v_cc_call_center_sk] = _p
@@ -2302,48 +2668,63 @@ class View:
                     call_center_count_by_cc_call_center_sk[v_cc_call_center_sk] = _n
                 else:
                     del call_center_count_by_cc_call_center_sk[v_cc_call_center_sk]
-            _g3 = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
+            _g4 = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
                 v_cc_call_center_sk
             )
-            if _g3:
-                for v_cr_returning_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            if _g4:
+                for v_cr_returning_customer_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_cc_call_center_sk, v_cr_returning_customer_sk)
                     _grp = n1_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _grp is None:
-                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
-                            (v_cc_call_center_sk, v_cr_returning_customer_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
-                        if _o is None:
-                            _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = (
-                                _d2
-                            )
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = (
+                            _t5,
+                            _d3,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
-                                ] = _n
+                                n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                del n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
                                 ]
-                                if not _grp:
-                                    del n1_by_cr_returning_customer_sk[
+                        else:
+                            n1_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n1_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _o is None:
                         n1_count_by_cr_returning_customer_sk[
                             v_cr_returning_customer_sk
-                        ] = _d2
+                        ] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
@@ -2352,40 +2733,58 @@ class View:
                             del n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
                             ]
-                    _w4 = n7_count_by_cr_returning_customer_sk.get(
+                    _w6 = n7_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_cr_returning_customer_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_customer_sk] = _d5
+                            n0_root[v_cr_returning_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_customer_sk] = _n
                             else:
                                 del n0_root[v_cr_returning_customer_sk]
                         if pending is not None:
-                            _m6 = self.n2[
+                            _m8 = self.n2[
                                 (v_cc_call_center_sk, v_cr_returning_customer_sk)
                             ]
                             for (
                                 v_cr_returning_customer_sk,
                                 v_c_current_cdemo_sk,
-                            ), _m7 in self.n7_by_cr_returning_customer_sk[
-                                v_cr_returning_customer_sk
-                            ].items():
-                                _m8 = self.n8[
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n7_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
+                                _m11 = self.n8[
                                     (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                                 ]
                                 for (
                                     v_c_current_cdemo_sk,
                                     v_cd_marital_status,
                                     v_cd_education_status,
-                                ), _m9 in self.customer_demographics_by_c_current_cdemo_sk[
-                                    v_c_current_cdemo_sk
-                                ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                v_c_current_cdemo_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
                                     _k = (
                                         v_cc_call_center_id,
                                         v_cc_name,
@@ -2394,9 +2793,9 @@ class View:
                                         v_cd_education_status,
                                     )
                                     _v = (
-                                        _p[0] * _m6[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m6[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m6[2] * _m8[2] * _m9[2],
+                                        _p[0] * _m8[0] * _m11[0] * _m12[0],
+                                        _p[1] * _m8[1] * _m11[1] * _m12[1],
+                                        _p[2] * _m8[2] * _m11[2] * _m12[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -2489,112 +2888,166 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk.get(
-                            v_cr_returned_date_sk
-                        )
-                        or _EMPTY
-                    ).get((v_cc_call_center_sk, v_cr_returning_customer_sk))
-                    or _ZERO
+                or not _entry(
+                    self.catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk.get(
+                        v_cr_returned_date_sk
+                    ),
+                    (v_cc_call_center_sk, v_cr_returning_customer_sk),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_cc_call_center_sk, v_cr_returning_customer_sk)
             _grp = catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk.get(
                 v_cr_returned_date_sk
             )
             if _grp is None:
                 catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
                     v_cr_returned_date_sk
-                ] = {
-                    (v_cc_call_center_sk, v_cr_returning_customer_sk): _p
-                }
+                ] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                            v_cr_returned_date_sk
+                        ]
+                else:
+                    catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                        v_cr_returned_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
-                        if not _grp:
-                            del catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk[
                                 v_cr_returned_date_sk
-                            ]
-            _w1 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                _o = n2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_cr_returned_date_sk.get(v_cr_returned_date_sk)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _o = n2.get(_t1)
                 if _o is None:
-                    n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _d2
+                    n2[_t1] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
-                        n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                        n2[_t1] = _n
                     else:
-                        del n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                        del n2[_t1]
                 _grp = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
                     v_cc_call_center_sk
                 )
                 if _grp is None:
                     n2_cr_returning_customer_sk_by_cc_call_center_sk[
                         v_cc_call_center_sk
-                    ] = {v_cr_returning_customer_sk: _d2}
+                    ] = (v_cr_returning_customer_sk, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_cr_returning_customer_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                v_cc_call_center_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                v_cc_call_center_sk
+                            ]
+                    else:
+                        n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                            v_cc_call_center_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
                 else:
                     _o = _grp.get(v_cr_returning_customer_sk)
                     if _o is None:
-                        _grp[v_cr_returning_customer_sk] = _d2
+                        _grp[v_cr_returning_customer_sk] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             _grp[v_cr_returning_customer_sk] = _n
                         else:
                             del _grp[v_cr_returning_customer_sk]
-                            if not _grp:
-                                del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                            if len(_grp) == 1:
+                                n2_cr_returning_customer_sk_by_cc_call_center_sk[
                                     v_cc_call_center_sk
-                                ]
-                _w3 = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                                ] = next(iter(_grp.items()))
+                _w4 = call_center_count_by_cc_call_center_sk.get(v_cc_call_center_sk)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _grp = n1_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _grp is None:
-                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
-                            (v_cc_call_center_sk, v_cr_returning_customer_sk): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
-                        if _o is None:
-                            _grp[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = (
-                                _d4
-                            )
-                        else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        n1_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = (
+                            _t1,
+                            _d5,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
-                                ] = _n
+                                n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                                del n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
                                 ]
-                                if not _grp:
-                                    del n1_by_cr_returning_customer_sk[
+                        else:
+                            n1_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {_grp[0]: _grp[1], _e: _d5}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d5
+                        else:
+                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            if _n[0]:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n1_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _o is None:
                         n1_count_by_cr_returning_customer_sk[
                             v_cr_returning_customer_sk
-                        ] = _d4
+                        ] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
@@ -2603,16 +3056,16 @@ class View:
                             del n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
                             ]
-                    _w5 = n7_count_by_cr_returning_customer_sk.get(
+                    _w6 = n7_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                    if _w6 is not None:
+                        _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
                         _o = n0_root.get(v_cr_returning_customer_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_customer_sk] = _d6
+                            n0_root[v_cr_returning_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_customer_sk] = _n
                             else:
@@ -2623,16 +3076,34 @@ class View:
                                 v_cc_call_center_id,
                                 v_cc_name,
                                 v_cc_manager,
-                            ), _m7 in self.call_center_by_cc_call_center_sk[
-                                v_cc_call_center_sk
-                            ].items():
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.call_center_by_cc_call_center_sk[
+                                            v_cc_call_center_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_cr_returning_customer_sk,
                                     v_c_current_cdemo_sk,
-                                ), _m8 in self.n7_by_cr_returning_customer_sk[
-                                    v_cr_returning_customer_sk
-                                ].items():
-                                    _m9 = self.n8[
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n7_by_cr_returning_customer_sk[
+                                                v_cr_returning_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    _m12 = self.n8[
                                         (
                                             v_cr_returning_customer_sk,
                                             v_c_current_cdemo_sk,
@@ -2642,9 +3113,18 @@ class View:
                                         v_c_current_cdemo_sk,
                                         v_cd_marital_status,
                                         v_cd_education_status,
-                                    ), _m10 in self.customer_demographics_by_c_current_cdemo_sk[
-                                        v_c_current_cdemo_sk
-                                    ].items():
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                    v_c_current_cdemo_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         _k = (
                                             v_cc_call_center_id,
                                             v_cc_name,
@@ -2653,9 +3133,9 @@ class View:
                                             v_cd_education_status,
                                         )
                                         _v = (
-                                            _d2[0] * _m7[0] * _m9[0] * _m10[0],
-                                            _d2[1] * _m7[1] * _m9[1] * _m10[1],
-                                            _d2[2] * _m7[2] * _m9[2] * _m10[2],
+                                            _d3[0] * _m8[0] * _m12[0] * _m13[0],
+                                            _d3[1] * _m8[1] * _m12[1] * _m13[1],
+                                            _d3[2] * _m8[2] * _m12[2] * _m13[2],
                                         )
                                         _o = pending.get(_k)
                                         pending[_k] = (
@@ -2756,27 +3236,44 @@ class View:
                 v_cr_returned_date_sk
             )
             if _g3:
-                for (
-                    v_cc_call_center_sk,
-                    v_cr_returning_customer_sk,
-                ), _w1 in _g3.items():
+                for (v_cc_call_center_sk, v_cr_returning_customer_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+                    _t4 = (v_cc_call_center_sk, v_cr_returning_customer_sk)
+                    _o = n2.get(_t4)
                     if _o is None:
-                        n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _d2
+                        n2[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)] = _n
+                            n2[_t4] = _n
                         else:
-                            del n2[(v_cc_call_center_sk, v_cr_returning_customer_sk)]
+                            del n2[_t4]
                     _grp = n2_cr_returning_customer_sk_by_cc_call_center_sk.get(
                         v_cc_call_center_sk
                     )
                     if _grp is None:
                         n2_cr_returning_customer_sk_by_cc_call_center_sk[
                             v_cc_call_center_sk
-                        ] = {v_cr_returning_customer_sk: _d2}
+                        ] = (v_cr_returning_customer_sk, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v_cr_returning_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                    v_cc_call_center_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                    v_cc_call_center_sk
+                                ]
+                        else:
+                            n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                v_cc_call_center_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v_cr_returning_customer_sk)
                         if _o is None:
@@ -2787,59 +3284,62 @@ class View:
                                 _grp[v_cr_returning_customer_sk] = _n
                             else:
                                 del _grp[v_cr_returning_customer_sk]
-                                if not _grp:
-                                    del n2_cr_returning_customer_sk_by_cc_call_center_sk[
+                                if len(_grp) == 1:
+                                    n2_cr_returning_customer_sk_by_cc_call_center_sk[
                                         v_cc_call_center_sk
-                                    ]
-                    _w4 = call_center_count_by_cc_call_center_sk.get(
+                                    ] = next(iter(_grp.items()))
+                    _w5 = call_center_count_by_cc_call_center_sk.get(
                         v_cc_call_center_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _grp = n1_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _grp is None:
                             n1_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = {(v_cc_call_center_sk, v_cr_returning_customer_sk): _d5}
-                        else:
-                            _o = _grp.get(
-                                (v_cc_call_center_sk, v_cr_returning_customer_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_cc_call_center_sk, v_cr_returning_customer_sk)
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            ] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cc_call_center_sk,
-                                            v_cr_returning_customer_sk,
-                                        )
-                                    ] = _n
+                                    n1_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cc_call_center_sk,
-                                            v_cr_returning_customer_sk,
-                                        )
+                                    del n1_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
                                     ]
-                                    if not _grp:
-                                        del n1_by_cr_returning_customer_sk[
+                            else:
+                                n1_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n1_by_cr_returning_customer_sk[
                                             v_cr_returning_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n1_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _o is None:
                             n1_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = _d5
+                            ] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n1_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
@@ -2848,16 +3348,16 @@ class View:
                                 del n1_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
                                 ]
-                        _w6 = n7_count_by_cr_returning_customer_sk.get(
+                        _w7 = n7_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n0_root.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_customer_sk] = _d7
+                                n0_root[v_cr_returning_customer_sk] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_customer_sk] = _n
                                 else:
@@ -2868,16 +3368,34 @@ class View:
                                     v_cc_call_center_id,
                                     v_cc_name,
                                     v_cc_manager,
-                                ), _m8 in self.call_center_by_cc_call_center_sk[
-                                    v_cc_call_center_sk
-                                ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.call_center_by_cc_call_center_sk[
+                                                v_cc_call_center_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_cr_returning_customer_sk,
                                         v_c_current_cdemo_sk,
-                                    ), _m9 in self.n7_by_cr_returning_customer_sk[
-                                        v_cr_returning_customer_sk
-                                    ].items():
-                                        _m10 = self.n8[
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n7_by_cr_returning_customer_sk[
+                                                    v_cr_returning_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        _m13 = self.n8[
                                             (
                                                 v_cr_returning_customer_sk,
                                                 v_c_current_cdemo_sk,
@@ -2887,9 +3405,18 @@ class View:
                                             v_c_current_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m11 in self.customer_demographics_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                        v_c_current_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_cc_call_center_id,
                                                 v_cc_name,
@@ -2898,9 +3425,9 @@ class View:
                                                 v_cd_education_status,
                                             )
                                             _v = (
-                                                _d2[0] * _m8[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m8[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m8[2] * _m10[2] * _m11[2],
+                                                _d2[0] * _m9[0] * _m13[0] * _m14[0],
+                                                _d2[1] * _m9[1] * _m13[1] * _m14[1],
+                                                _d2[2] * _m9[2] * _m13[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -2999,190 +3526,232 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk.get(
+                        v_c_current_hdemo_sk
+                    ),
                     (
-                        self.customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk.get(
-                            v_c_current_hdemo_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_cr_returning_customer_sk,
-                            v_c_current_cdemo_sk,
-                            v_c_current_addr_sk,
-                        )
-                    )
-                    or _ZERO
+                        v_cr_returning_customer_sk,
+                        v_c_current_cdemo_sk,
+                        v_c_current_addr_sk,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (
+                v_cr_returning_customer_sk,
+                v_c_current_cdemo_sk,
+                v_c_current_addr_sk,
+            )
             _grp = customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk.get(
                 v_c_current_hdemo_sk
             )
             if _grp is None:
                 customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
                     v_c_current_hdemo_sk
-                ] = {
-                    (
-                        v_cr_returning_customer_sk,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_cr_returning_customer_sk,
-                        v_c_current_cdemo_sk,
-                        v_c_current_addr_sk,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_cr_returning_customer_sk,
-                            v_c_current_cdemo_sk,
-                            v_c_current_addr_sk,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                            v_c_current_hdemo_sk
+                        ]
+                else:
+                    customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                        v_c_current_hdemo_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_cr_returning_customer_sk,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_cr_returning_customer_sk,
-                                v_c_current_cdemo_sk,
-                                v_c_current_addr_sk,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk[
                                 v_c_current_hdemo_sk
-                            ]
-            _w1 = household_demographics_count_by_c_current_hdemo_sk.get(
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = household_demographics_count_by_c_current_hdemo_sk.get(
                 v_c_current_hdemo_sk
             )
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                _t4 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                 _grp = n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
                 if _grp is None:
                     n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                         v_c_current_addr_sk
-                    ] = {
-                        (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
-                    }
-                else:
-                    _o = _grp.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
-                    if _o is None:
-                        _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    ] = (
+                        _t4,
+                        _d3,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
-                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
-                                _n
+                            n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
                         else:
-                            del _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
-                            if not _grp:
-                                del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                            del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ]
+                    else:
+                        n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                            v_c_current_addr_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                                     v_c_current_addr_sk
-                                ]
-                _w3 = customer_address_count_by_c_current_addr_sk.get(
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = customer_address_count_by_c_current_addr_sk.get(
                     v_c_current_addr_sk
                 )
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
-                    _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1], _d3[2] * _w5[2])
+                    _o = n8.get(_t4)
                     if _o is None:
-                        n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d4
+                        n8[_t4] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                         if _n[0]:
-                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _n
+                            n8[_t4] = _n
                         else:
-                            del n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
+                            del n8[_t4]
                     _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
                     if _grp is None:
                         n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ] = {v_cr_returning_customer_sk: _d4}
+                        ] = (v_cr_returning_customer_sk, _d6)
+                    elif type(_grp) is tuple:
+                        _e = v_cr_returning_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            if _n[0]:
+                                n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ]
+                        else:
+                            n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = {_grp[0]: _grp[1], _e: _d6}
                     else:
                         _o = _grp.get(v_cr_returning_customer_sk)
                         if _o is None:
-                            _grp[v_cr_returning_customer_sk] = _d4
+                            _grp[v_cr_returning_customer_sk] = _d6
                         else:
-                            _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 _grp[v_cr_returning_customer_sk] = _n
                             else:
                                 del _grp[v_cr_returning_customer_sk]
-                                if not _grp:
-                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                if len(_grp) == 1:
+                                    n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                         v_c_current_cdemo_sk
-                                    ]
-                    _w5 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                    ] = next(iter(_grp.items()))
+                    _w7 = customer_demographics_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _w5 is not None:
-                        _d6 = (_d4[0] * _w5[0], _d4[1] * _w5[1], _d4[2] * _w5[2])
+                    if _w7 is not None:
+                        _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                         _grp = n7_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _grp is None:
                             n7_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = {
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d6
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _d6
-                            else:
-                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            ] = (_t4, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
-                                    ] = _n
+                                    n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
+                                    del n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
                                     ]
-                                    if not _grp:
-                                        del n7_by_cr_returning_customer_sk[
+                            else:
+                                n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = {_grp[0]: _grp[1], _e: _d8}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d8
+                            else:
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_by_cr_returning_customer_sk[
                                             v_cr_returning_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n7_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _o is None:
                             n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = _d6
+                            ] = _d8
                         else:
-                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                            _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                             if _n[0]:
                                 n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
@@ -3191,16 +3760,16 @@ class View:
                                 del n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
                                 ]
-                        _w7 = n1_count_by_cr_returning_customer_sk.get(
+                        _w9 = n1_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
-                        if _w7 is not None:
-                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
+                        if _w9 is not None:
+                            _d10 = (_d8[0] * _w9[0], _d8[1] * _w9[1], _d8[2] * _w9[2])
                             _o = n0_root.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_customer_sk] = _d8
+                                n0_root[v_cr_returning_customer_sk] = _d10
                             else:
-                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
+                                _n = (_o[0] + _d10[0], _o[1] + _d10[1], _o[2] + _d10[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_customer_sk] = _n
                                 else:
@@ -3209,10 +3778,19 @@ class View:
                                 for (
                                     v_cc_call_center_sk,
                                     v_cr_returning_customer_sk,
-                                ), _m9 in self.n1_by_cr_returning_customer_sk[
-                                    v_cr_returning_customer_sk
-                                ].items():
-                                    _m10 = self.n2[
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n1_by_cr_returning_customer_sk[
+                                                v_cr_returning_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.n2[
                                         (
                                             v_cc_call_center_sk,
                                             v_cr_returning_customer_sk,
@@ -3223,16 +3801,34 @@ class View:
                                         v_cc_call_center_id,
                                         v_cc_name,
                                         v_cc_manager,
-                                    ), _m11 in self.call_center_by_cc_call_center_sk[
-                                        v_cc_call_center_sk
-                                    ].items():
+                                    ), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.call_center_by_cc_call_center_sk[
+                                                    v_cc_call_center_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_c_current_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m12 in self.customer_demographics_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ].items():
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                        v_c_current_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             _k = (
                                                 v_cc_call_center_id,
                                                 v_cc_name,
@@ -3241,9 +3837,9 @@ class View:
                                                 v_cd_education_status,
                                             )
                                             _v = (
-                                                _d4[0] * _m10[0] * _m11[0] * _m12[0],
-                                                _d4[1] * _m10[1] * _m11[1] * _m12[1],
-                                                _d4[2] * _m10[2] * _m11[2] * _m12[2],
+                                                _d6[0] * _m13[0] * _m14[0] * _m16[0],
+                                                _d6[1] * _m13[1] * _m14[1] * _m16[1],
+                                                _d6[2] * _m13[2] * _m14[2] * _m16[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3342,27 +3938,44 @@ class View:
                 v_c_current_addr_sk
             )
             if _g3:
-                for (
-                    v_cr_returning_customer_sk,
-                    v_c_current_cdemo_sk,
-                ), _w1 in _g3.items():
+                for (v_cr_returning_customer_sk, v_c_current_cdemo_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
-                    _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                    _t4 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                    _o = n8.get(_t4)
                     if _o is None:
-                        n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d2
+                        n8[_t4] = _d2
                     else:
                         _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                         if _n[0]:
-                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _n
+                            n8[_t4] = _n
                         else:
-                            del n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)]
+                            del n8[_t4]
                     _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
                     if _grp is None:
                         n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                             v_c_current_cdemo_sk
-                        ] = {v_cr_returning_customer_sk: _d2}
+                        ] = (v_cr_returning_customer_sk, _d2)
+                    elif type(_grp) is tuple:
+                        _e = v_cr_returning_customer_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ]
+                        else:
+                            n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                v_c_current_cdemo_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
                         _o = _grp.get(v_cr_returning_customer_sk)
                         if _o is None:
@@ -3373,61 +3986,62 @@ class View:
                                 _grp[v_cr_returning_customer_sk] = _n
                             else:
                                 del _grp[v_cr_returning_customer_sk]
-                                if not _grp:
-                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                if len(_grp) == 1:
+                                    n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                         v_c_current_cdemo_sk
-                                    ]
-                    _w4 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                    ] = next(iter(_grp.items()))
+                    _w5 = customer_demographics_count_by_c_current_cdemo_sk.get(
                         v_c_current_cdemo_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
                         _grp = n7_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _grp is None:
                             n7_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = {
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d5
-                            }
-                        else:
-                            _o = _grp.get(
-                                (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                            )
-                            if _o is None:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _d5
-                            else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            ] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
-                                    ] = _n
+                                    n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = (_grp[0], _n)
                                 else:
-                                    del _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
+                                    del n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
                                     ]
-                                    if not _grp:
-                                        del n7_by_cr_returning_customer_sk[
+                            else:
+                                n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n7_by_cr_returning_customer_sk[
                                             v_cr_returning_customer_sk
-                                        ]
+                                        ] = next(iter(_grp.items()))
                         _o = n7_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
                         if _o is None:
                             n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
-                            ] = _d5
+                            ] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
                                 n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
@@ -3436,16 +4050,16 @@ class View:
                                 del n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
                                 ]
-                        _w6 = n1_count_by_cr_returning_customer_sk.get(
+                        _w7 = n1_count_by_cr_returning_customer_sk.get(
                             v_cr_returning_customer_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _o = n0_root.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                n0_root[v_cr_returning_customer_sk] = _d7
+                                n0_root[v_cr_returning_customer_sk] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[v_cr_returning_customer_sk] = _n
                                 else:
@@ -3454,10 +4068,19 @@ class View:
                                 for (
                                     v_cc_call_center_sk,
                                     v_cr_returning_customer_sk,
-                                ), _m8 in self.n1_by_cr_returning_customer_sk[
-                                    v_cr_returning_customer_sk
-                                ].items():
-                                    _m9 = self.n2[
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.n1_by_cr_returning_customer_sk[
+                                                v_cr_returning_customer_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    _m11 = self.n2[
                                         (
                                             v_cc_call_center_sk,
                                             v_cr_returning_customer_sk,
@@ -3468,16 +4091,34 @@ class View:
                                         v_cc_call_center_id,
                                         v_cc_name,
                                         v_cc_manager,
-                                    ), _m10 in self.call_center_by_cc_call_center_sk[
-                                        v_cc_call_center_sk
-                                    ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.call_center_by_cc_call_center_sk[
+                                                    v_cc_call_center_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_c_current_cdemo_sk,
                                             v_cd_marital_status,
                                             v_cd_education_status,
-                                        ), _m11 in self.customer_demographics_by_c_current_cdemo_sk[
-                                            v_c_current_cdemo_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                        v_c_current_cdemo_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_cc_call_center_id,
                                                 v_cc_name,
@@ -3486,9 +4127,9 @@ class View:
                                                 v_cd_education_status,
                                             )
                                             _v = (
-                                                _d2[0] * _m9[0] * _m10[0] * _m11[0],
-                                                _d2[1] * _m9[1] * _m10[1] * _m11[1],
-                                                _d2[2] * _m9[2] * _m10[2] * _m11[2],
+                                                _d2[0] * _m11[0] * _m12[0] * _m14[0],
+                                                _d2[1] * _m11[1] * _m12[1] * _m14[1],
+                                                _d2[2] * _m11[2] * _m12[2] * _m14[2],
                                             )
                                             _o = pending.get(_k)
                                             pending[_k] = (
@@ -3572,66 +4213,53 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.customer_demographics_by_c_current_cdemo_sk.get(
-                            v_c_current_cdemo_sk
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_c_current_cdemo_sk,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                        )
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.customer_demographics_by_c_current_cdemo_sk.get(
+                        v_c_current_cdemo_sk
+                    ),
+                    (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
             _grp = customer_demographics_by_c_current_cdemo_sk.get(v_c_current_cdemo_sk)
             if _grp is None:
-                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = {
-                    (
-                        v_c_current_cdemo_sk,
-                        v_cd_marital_status,
-                        v_cd_education_status,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
+                customer_demographics_by_c_current_cdemo_sk[v_c_current_cdemo_sk] = (
+                    _t1,
+                    _p,
                 )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        customer_demographics_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del customer_demographics_by_c_current_cdemo_sk[
+                            v_c_current_cdemo_sk
+                        ]
+                else:
+                    customer_demographics_by_c_current_cdemo_sk[
+                        v_c_current_cdemo_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
+            else:
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (
-                            v_c_current_cdemo_sk,
-                            v_cd_marital_status,
-                            v_cd_education_status,
-                        )
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_c_current_cdemo_sk,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_c_current_cdemo_sk,
-                                v_cd_marital_status,
-                                v_cd_education_status,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_demographics_by_c_current_cdemo_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_demographics_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _o = customer_demographics_count_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
@@ -3649,50 +4277,63 @@ class View:
                     del customer_demographics_count_by_c_current_cdemo_sk[
                         v_c_current_cdemo_sk
                     ]
-            _g3 = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
+            _g4 = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                 v_c_current_cdemo_sk
             )
-            if _g3:
-                for v_cr_returning_customer_sk, _w1 in _g3.items():
-                    _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+            if _g4:
+                for v_cr_returning_customer_sk, _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
+                    _t5 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                     _grp = n7_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _grp is None:
-                        n7_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = {
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                        n7_by_cr_returning_customer_sk[v_cr_returning_customer_sk] = (
+                            _t5,
+                            _d3,
                         )
-                        if _o is None:
-                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
-                                _d2
-                            )
-                        else:
-                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _n
+                                n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
+                                ] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                                del n7_by_cr_returning_customer_sk[
+                                    v_cr_returning_customer_sk
                                 ]
-                                if not _grp:
-                                    del n7_by_cr_returning_customer_sk[
+                        else:
+                            n7_by_cr_returning_customer_sk[
+                                v_cr_returning_customer_sk
+                            ] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                            if _n[0]:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n7_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _o = n7_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
                     if _o is None:
                         n7_count_by_cr_returning_customer_sk[
                             v_cr_returning_customer_sk
-                        ] = _d2
+                        ] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
@@ -3701,16 +4342,16 @@ class View:
                             del n7_count_by_cr_returning_customer_sk[
                                 v_cr_returning_customer_sk
                             ]
-                    _w4 = n1_count_by_cr_returning_customer_sk.get(
+                    _w6 = n1_count_by_cr_returning_customer_sk.get(
                         v_cr_returning_customer_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
+                    if _w6 is not None:
+                        _d7 = (_d3[0] * _w6[0], _d3[1] * _w6[1], _d3[2] * _w6[2])
                         _o = n0_root.get(v_cr_returning_customer_sk)
                         if _o is None:
-                            n0_root[v_cr_returning_customer_sk] = _d5
+                            n0_root[v_cr_returning_customer_sk] = _d7
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
                             if _n[0]:
                                 n0_root[v_cr_returning_customer_sk] = _n
                             else:
@@ -3719,10 +4360,19 @@ class View:
                             for (
                                 v_cc_call_center_sk,
                                 v_cr_returning_customer_sk,
-                            ), _m6 in self.n1_by_cr_returning_customer_sk[
-                                v_cr_returning_customer_sk
-                            ].items():
-                                _m7 = self.n2[
+                            ), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n1_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
+                                _m10 = self.n2[
                                     (v_cc_call_center_sk, v_cr_returning_customer_sk)
                                 ]
                                 for (
@@ -3730,10 +4380,19 @@ class View:
                                     v_cc_call_center_id,
                                     v_cc_name,
                                     v_cc_manager,
-                                ), _m8 in self.call_center_by_cc_call_center_sk[
-                                    v_cc_call_center_sk
-                                ].items():
-                                    _m9 = self.n8[
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.call_center_by_cc_call_center_sk[
+                                                v_cc_call_center_sk
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.n8[
                                         (
                                             v_cr_returning_customer_sk,
                                             v_c_current_cdemo_sk,
@@ -3747,9 +4406,9 @@ class View:
                                         v_cd_education_status,
                                     )
                                     _v = (
-                                        _p[0] * _m7[0] * _m8[0] * _m9[0],
-                                        _p[1] * _m7[1] * _m8[1] * _m9[1],
-                                        _p[2] * _m7[2] * _m8[2] * _m9[2],
+                                        _p[0] * _m10[0] * _m11[0] * _m13[0],
+                                        _p[1] * _m10[1] * _m11[1] * _m13[1],
+                                        _p[2] * _m10[2] * _m11[2] * _m13[2],
                                     )
                                     _o = pending.get(_k)
                                     pending[_k] = (
@@ -3865,139 +4524,172 @@ class View:
                     v_cr_returning_customer_sk,
                     v_c_current_cdemo_sk,
                     v_c_current_addr_sk,
-                ), _w1 in _g3.items():
+                ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    _t4 = (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
                     _grp = n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
                     if _grp is None:
                         n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                             v_c_current_addr_sk
-                        ] = {
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
+                        ] = (
+                            _t4,
+                            _d2,
                         )
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                            if _n[0]:
+                                n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                    v_c_current_addr_sk
+                                ]
+                        else:
+                            n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                v_c_current_addr_sk
+                            ] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
+                    else:
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = (
-                                _d2
-                            )
+                            _grp[_t4] = _d2
                         else:
                             _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
                             if _n[0]:
-                                _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ]
-                                if not _grp:
-                                    del n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk[
                                         v_c_current_addr_sk
-                                    ]
-                    _w4 = customer_address_count_by_c_current_addr_sk.get(
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = customer_address_count_by_c_current_addr_sk.get(
                         v_c_current_addr_sk
                     )
-                    if _w4 is not None:
-                        _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1], _d2[2] * _w4[2])
-                        _o = n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+                    if _w5 is not None:
+                        _d6 = (_d2[0] * _w5[0], _d2[1] * _w5[1], _d2[2] * _w5[2])
+                        _o = n8.get(_t4)
                         if _o is None:
-                            n8[(v_cr_returning_customer_sk, v_c_current_cdemo_sk)] = _d5
+                            n8[_t4] = _d6
                         else:
-                            _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                            _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                             if _n[0]:
-                                n8[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ] = _n
+                                n8[_t4] = _n
                             else:
-                                del n8[
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                ]
+                                del n8[_t4]
                         _grp = n8_cr_returning_customer_sk_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
                         if _grp is None:
                             n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                 v_c_current_cdemo_sk
-                            ] = {v_cr_returning_customer_sk: _d5}
+                            ] = (v_cr_returning_customer_sk, _d6)
+                        elif type(_grp) is tuple:
+                            _e = v_cr_returning_customer_sk
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
+                                if _n[0]:
+                                    n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                        v_c_current_cdemo_sk
+                                    ]
+                            else:
+                                n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    v_c_current_cdemo_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_cr_returning_customer_sk)
                             if _o is None:
-                                _grp[v_cr_returning_customer_sk] = _d5
+                                _grp[v_cr_returning_customer_sk] = _d6
                             else:
-                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                _n = (_o[0] + _d6[0], _o[1] + _d6[1], _o[2] + _d6[2])
                                 if _n[0]:
                                     _grp[v_cr_returning_customer_sk] = _n
                                 else:
                                     del _grp[v_cr_returning_customer_sk]
-                                    if not _grp:
-                                        del n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
+                                    if len(_grp) == 1:
+                                        n8_cr_returning_customer_sk_by_c_current_cdemo_sk[
                                             v_c_current_cdemo_sk
-                                        ]
-                        _w6 = customer_demographics_count_by_c_current_cdemo_sk.get(
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = customer_demographics_count_by_c_current_cdemo_sk.get(
                             v_c_current_cdemo_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (_d5[0] * _w6[0], _d5[1] * _w6[1], _d5[2] * _w6[2])
+                        if _w7 is not None:
+                            _d8 = (_d6[0] * _w7[0], _d6[1] * _w7[1], _d6[2] * _w7[2])
                             _grp = n7_by_cr_returning_customer_sk.get(
                                 v_cr_returning_customer_sk
                             )
                             if _grp is None:
                                 n7_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
-                                ] = {
-                                    (
-                                        v_cr_returning_customer_sk,
-                                        v_c_current_cdemo_sk,
-                                    ): _d7
-                                }
-                            else:
-                                _o = _grp.get(
-                                    (v_cr_returning_customer_sk, v_c_current_cdemo_sk)
-                                )
-                                if _o is None:
-                                    _grp[
-                                        (
-                                            v_cr_returning_customer_sk,
-                                            v_c_current_cdemo_sk,
-                                        )
-                                    ] = _d7
-                                else:
+                                ] = (_t4, _d8)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
                                     _n = (
-                                        _o[0] + _d7[0],
-                                        _o[1] + _d7[1],
-                                        _o[2] + _d7[2],
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
                                     )
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_c_current_cdemo_sk,
-                                            )
-                                        ] = _n
+                                        n7_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
+                                        ] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (
-                                                v_cr_returning_customer_sk,
-                                                v_c_current_cdemo_sk,
-                                            )
+                                        del n7_by_cr_returning_customer_sk[
+                                            v_cr_returning_customer_sk
                                         ]
-                                        if not _grp:
-                                            del n7_by_cr_returning_customer_sk[
+                                else:
+                                    n7_by_cr_returning_customer_sk[
+                                        v_cr_returning_customer_sk
+                                    ] = {_grp[0]: _grp[1], _e: _d8}
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d8
+                                else:
+                                    _n = (
+                                        _o[0] + _d8[0],
+                                        _o[1] + _d8[1],
+                                        _o[2] + _d8[2],
+                                    )
+                                    if _n[0]:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n7_by_cr_returning_customer_sk[
                                                 v_cr_returning_customer_sk
-                                            ]
+                                            ] = next(iter(_grp.items()))
                             _o = n7_count_by_cr_returning_customer_sk.get(
                                 v_cr_returning_customer_sk
                             )
                             if _o is None:
                                 n7_count_by_cr_returning_customer_sk[
                                     v_cr_returning_customer_sk
-                                ] = _d7
+                                ] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n7_count_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
@@ -4006,23 +4698,23 @@ class View:
                                     del n7_count_by_cr_returning_customer_sk[
                                         v_cr_returning_customer_sk
                                     ]
-                            _w8 = n1_count_by_cr_returning_customer_sk.get(
+                            _w9 = n1_count_by_cr_returning_customer_sk.get(
                                 v_cr_returning_customer_sk
                             )
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
                                 )
                                 _o = n0_root.get(v_cr_returning_customer_sk)
                                 if _o is None:
-                                    n0_root[v_cr_returning_customer_sk] = _d9
+                                    n0_root[v_cr_returning_customer_sk] = _d10
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
                                     )
                                     if _n[0]:
                                         n0_root[v_cr_returning_customer_sk] = _n
@@ -4032,10 +4724,19 @@ class View:
                                     for (
                                         v_cc_call_center_sk,
                                         v_cr_returning_customer_sk,
-                                    ), _m10 in self.n1_by_cr_returning_customer_sk[
-                                        v_cr_returning_customer_sk
-                                    ].items():
-                                        _m11 = self.n2[
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n1_by_cr_returning_customer_sk[
+                                                    v_cr_returning_customer_sk
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        _m13 = self.n2[
                                             (
                                                 v_cc_call_center_sk,
                                                 v_cr_returning_customer_sk,
@@ -4046,16 +4747,34 @@ class View:
                                             v_cc_call_center_id,
                                             v_cc_name,
                                             v_cc_manager,
-                                        ), _m12 in self.call_center_by_cc_call_center_sk[
-                                            v_cc_call_center_sk
-                                        ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.call_center_by_cc_call_center_sk[
+                                                        v_cc_call_center_sk
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_c_current_cdemo_sk,
                                                 v_cd_marital_status,
                                                 v_cd_education_status,
-                                            ), _m13 in self.customer_demographics_by_c_current_cdemo_sk[
-                                                v_c_current_cdemo_sk
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.customer_demographics_by_c_current_cdemo_sk[
+                                                            v_c_current_cdemo_sk
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (
                                                     v_cc_call_center_id,
                                                     v_cc_name,
@@ -4064,18 +4783,18 @@ class View:
                                                     v_cd_education_status,
                                                 )
                                                 _v = (
-                                                    _d5[0]
-                                                    * _m11[0]
-                                                    * _m12[0]
-                                                    * _m13[0],
-                                                    _d5[1]
-                                                    * _m11[1]
-                                                    * _m12[1]
-                                                    * _m13[1],
-                                                    _d5[2]
-                                                    * _m11[2]
-                                                    * _m12[2]
-                                                    * _m13[2],
+                                                    _d6[0]
+                                                    * _m13[0]
+                                                    * _m14[0]
+                                                    * _m16[0],
+                                                    _d6[1]
+                                                    * _m13[1]
+                                                    * _m14[1]
+                                                    * _m16[1],
+                                                    _d6[2]
+                                                    * _m13[2]
+                                                    * _m14[2]
+                                                    * _m16[2],
                                                 )
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
@@ -4106,7 +4825,7 @@ class View:
         _g2 = self.n1_by_cr_returning_customer_sk.get(v_cr_returning_customer_sk)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
+        _m3 = _entry(_g2, (v_cc_call_center_sk, v_cr_returning_customer_sk))
         if _m3 is None:
             return None
         _m4 = self.n2.get((v_cc_call_center_sk, v_cr_returning_customer_sk))
@@ -4115,15 +4834,15 @@ class View:
         _g5 = self.call_center_by_cc_call_center_sk.get(v_cc_call_center_sk)
         if _g5 is None:
             return None
-        _m6 = _g5.get(
-            (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
+        _m6 = _entry(
+            _g5, (v_cc_call_center_sk, v_cc_call_center_id, v_cc_name, v_cc_manager)
         )
         if _m6 is None:
             return None
         _g7 = self.n7_by_cr_returning_customer_sk.get(v_cr_returning_customer_sk)
         if _g7 is None:
             return None
-        _m8 = _g7.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
+        _m8 = _entry(_g7, (v_cr_returning_customer_sk, v_c_current_cdemo_sk))
         if _m8 is None:
             return None
         _m9 = self.n8.get((v_cr_returning_customer_sk, v_c_current_cdemo_sk))
@@ -4134,8 +4853,8 @@ class View:
         )
         if _g10 is None:
             return None
-        _m11 = _g10.get(
-            (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
+        _m11 = _entry(
+            _g10, (v_c_current_cdemo_sk, v_cd_marital_status, v_cd_education_status)
         )
         if _m11 is None:
             return None

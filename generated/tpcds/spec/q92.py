@@ -47,6 +47,20 @@ class _Gone:
 
 _GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0)  # the payload of an absent tuple
 
 
@@ -208,6 +222,18 @@ def _make_scalar_1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -318,7 +344,7 @@ def _make_scalar_1():
         COLUMNS = ("k1", "v")
         QUERY_ID = "3e6c9a6cba06b9b6"
         LAYOUT_ID = (
-            "cbe6a8beb7dc1a72"  # the state's layout: snapshots restore only here
+            "4954e70ab34361b8"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -495,9 +521,28 @@ def _make_scalar_1():
             if keep_web_sales:
                 _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_item_sk: _p
-                    }
+                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ws_item_sk)
                     if _o is None:
@@ -508,10 +553,10 @@ def _make_scalar_1():
                             _grp[v_ws_item_sk] = _n
                         else:
                             del _grp[v_ws_item_sk]
-                            if not _grp:
-                                del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -578,7 +623,9 @@ def _make_scalar_1():
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
                 _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g3:
-                    for v_ws_item_sk, _w1 in _g3.items():
+                    for v_ws_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n0_root.get(v_ws_item_sk)
                         if _o is None:
@@ -662,22 +709,39 @@ def _make_scalar_1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
-                                v_ws_sold_date_sk
-                            )
-                            or _EMPTY
-                        ).get(v_ws_item_sk)
-                        or _ZERO
+                    or not _entry(
+                        self.web_sales_ws_item_sk_by_ws_sold_date_sk.get(
+                            v_ws_sold_date_sk
+                        ),
+                        v_ws_item_sk,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _grp is None:
-                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                        v_ws_item_sk: _p
-                    }
+                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        v_ws_item_sk,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_item_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                        if _n[0]:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ] = (_grp[0], _n)
+                        else:
+                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                                v_ws_sold_date_sk
+                            ]
+                    else:
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ws_item_sk)
                     if _o is None:
@@ -688,10 +752,10 @@ def _make_scalar_1():
                             _grp[v_ws_item_sk] = _n
                         else:
                             del _grp[v_ws_item_sk]
-                            if not _grp:
-                                del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                            if len(_grp) == 1:
+                                web_sales_ws_item_sk_by_ws_sold_date_sk[
                                     v_ws_sold_date_sk
-                                ]
+                                ] = next(iter(_grp.items()))
                 _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -788,7 +852,9 @@ def _make_scalar_1():
                         del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
                 _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
                 if _g3:
-                    for v_ws_item_sk, _w1 in _g3.items():
+                    for v_ws_item_sk, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                         _o = n0_root.get(v_ws_item_sk)
                         if _o is None:
@@ -1058,7 +1124,7 @@ class View:
     }
     COLUMNS = ("excess discount amount",)
     QUERY_ID = "42ea2c0b6ab8b54b"
-    LAYOUT_ID = "0792e426f81d2ebc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "79c84dfb06ee5f2d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1278,9 +1344,27 @@ class View:
         if keep_web_sales:
             _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _grp is None:
-                web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                    v_ws_item_sk: _p
-                }
+                web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                    v_ws_item_sk,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_ws_item_sk
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                else:
+                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ws_item_sk)
                 if _o is None:
@@ -1291,10 +1375,10 @@ class View:
                         _grp[v_ws_item_sk] = _n
                     else:
                         del _grp[v_ws_item_sk]
-                        if not _grp:
-                            del web_sales_ws_item_sk_by_ws_sold_date_sk[
+                        if len(_grp) == 1:
+                            web_sales_ws_item_sk_by_ws_sold_date_sk[
                                 v_ws_sold_date_sk
-                            ]
+                            ] = next(iter(_grp.items()))
             _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -1434,7 +1518,9 @@ class View:
                     del date_dim_count_by_ws_sold_date_sk[v_ws_sold_date_sk]
             _g3 = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
             if _g3:
-                for v_ws_item_sk, _w1 in _g3.items():
+                for v_ws_item_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                     _o = n2_count_by_ws_item_sk.get(v_ws_item_sk)
                     if _o is None:
@@ -1588,9 +1674,27 @@ class View:
         )
         _grp = web_sales_ws_item_sk_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
         if _grp is None:
-            web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
-                v_ws_item_sk: _p
-            }
+            web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                v_ws_item_sk,
+                _p,
+            )
+        elif type(_grp) is tuple:
+            _e = v_ws_item_sk
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk]
+            else:
+                web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_ws_item_sk)
             if _o is None:
@@ -1601,8 +1705,10 @@ class View:
                     _grp[v_ws_item_sk] = _n
                 else:
                     del _grp[v_ws_item_sk]
-                    if not _grp:
-                        del web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk]
+                    if len(_grp) == 1:
+                        web_sales_ws_item_sk_by_ws_sold_date_sk[v_ws_sold_date_sk] = (
+                            next(iter(_grp.items()))
+                        )
         _w1 = date_dim_count_by_ws_sold_date_sk.get(v_ws_sold_date_sk)
         if _w1 is not None:
             _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])

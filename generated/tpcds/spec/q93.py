@@ -218,6 +218,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -274,6 +286,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -360,7 +386,7 @@ def _make_derived1():
                     "store_returns__sr_return_quantity",
                 )
                 QUERY_ID = "3869e28fb08c29a8"
-                LAYOUT_ID = "394bda56401169f3"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "a435f4272b47e3fe"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -544,107 +570,87 @@ def _make_derived1():
                         del store[row]
                     # atom store_sales
                     _p = d
-                    _grp = store_sales_by_ss_item_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_ticket_number)
+                    _t1 = (v_ss_item_sk, v_ss_ticket_number)
+                    _t2 = (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_ticket_number,
+                        v_ss_quantity,
+                        v_ss_sales_price,
                     )
+                    _grp = store_sales_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _grp is None:
-                        store_sales_by_ss_item_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_ss_quantity,
-                                v_ss_sales_price,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_ss_quantity,
-                                v_ss_sales_price,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_quantity,
-                                    v_ss_sales_price,
+                        store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del store_sales_by_ss_item_sk_ss_ticket_number[_t1]
+                        else:
+                            store_sales_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_quantity,
-                                        v_ss_sales_price,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_quantity,
-                                        v_ss_sales_price,
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                        next(iter(_grp.items()))
                                     )
-                                ]
-                                if not _grp:
-                                    del store_sales_by_ss_item_sk_ss_ticket_number[
-                                        (v_ss_item_sk, v_ss_ticket_number)
-                                    ]
-                    _o = store_sales_count_by_ss_item_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_ticket_number)
-                    )
+                    _o = store_sales_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _o is None:
-                        store_sales_count_by_ss_item_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        ] = _p
+                        store_sales_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            store_sales_count_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ] = _n
+                            store_sales_count_by_ss_item_sk_ss_ticket_number[_t1] = _n
                         else:
-                            del store_sales_count_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ]
-                    _w1 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_ticket_number)
-                    )
-                    if _w1 is not None:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_ss_item_sk, v_ss_ticket_number))
+                            del store_sales_count_by_ss_item_sk_ss_ticket_number[_t1]
+                    _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(_t1)
+                    if _w3 is not None:
+                        _d4 = _p * _w3
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _d2
+                            n0_root[_t1] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
-                                n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_ss_item_sk, v_ss_ticket_number)]
+                                del n0_root[_t1]
                         if pending is not None:
                             for (
                                 v_ss_item_sk,
                                 v_sr_reason_sk,
                                 v_ss_ticket_number,
                                 v_sr_return_quantity,
-                            ), _m3 in self.store_returns_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ].items():
+                            ), _m5 in (
+                                (_g6,)
+                                if type(
+                                    (
+                                        _g6 := self.store_returns_by_ss_item_sk_ss_ticket_number[
+                                            (v_ss_item_sk, v_ss_ticket_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g6.items()
+                            ):
                                 _k = (
                                     v_ss_item_sk,
                                     v_ss_ticket_number,
@@ -654,7 +660,7 @@ def _make_derived1():
                                     v_ss_quantity,
                                     v_sr_return_quantity,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m5
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -695,93 +701,68 @@ def _make_derived1():
                         del store[row]
                     # atom store_returns
                     _p = d
-                    _grp = store_returns_by_ss_item_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_ticket_number)
+                    _t1 = (v_ss_item_sk, v_ss_ticket_number)
+                    _t2 = (
+                        v_ss_item_sk,
+                        v_sr_reason_sk,
+                        v_ss_ticket_number,
+                        v_sr_return_quantity,
                     )
+                    _grp = store_returns_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _grp is None:
-                        store_returns_by_ss_item_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        ] = {
-                            (
-                                v_ss_item_sk,
-                                v_sr_reason_sk,
-                                v_ss_ticket_number,
-                                v_sr_return_quantity,
-                            ): _p
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_ss_item_sk,
-                                v_sr_reason_sk,
-                                v_ss_ticket_number,
-                                v_sr_return_quantity,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_ss_item_sk,
-                                    v_sr_reason_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_return_quantity,
+                        store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (_t2, _p)
+                    elif type(_grp) is tuple:
+                        _e = _t2
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _p
+                            if _n:
+                                store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                    _grp[0],
+                                    _n,
                                 )
-                            ] = _p
+                            else:
+                                del store_returns_by_ss_item_sk_ss_ticket_number[_t1]
+                        else:
+                            store_returns_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                _grp[0]: _grp[1],
+                                _e: _p,
+                            }
+                    else:
+                        _o = _grp.get(_t2)
+                        if _o is None:
+                            _grp[_t2] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_sr_reason_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_return_quantity,
-                                    )
-                                ] = _n
+                                _grp[_t2] = _n
                             else:
-                                del _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_sr_reason_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_return_quantity,
-                                    )
-                                ]
-                                if not _grp:
-                                    del store_returns_by_ss_item_sk_ss_ticket_number[
-                                        (v_ss_item_sk, v_ss_ticket_number)
-                                    ]
-                    _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_ticket_number)
-                    )
+                                del _grp[_t2]
+                                if len(_grp) == 1:
+                                    store_returns_by_ss_item_sk_ss_ticket_number[
+                                        _t1
+                                    ] = next(iter(_grp.items()))
+                    _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                     if _o is None:
-                        store_returns_count_by_ss_item_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        ] = _p
+                        store_returns_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            store_returns_count_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ] = _n
+                            store_returns_count_by_ss_item_sk_ss_ticket_number[_t1] = _n
                         else:
-                            del store_returns_count_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ]
-                    _w1 = store_sales_count_by_ss_item_sk_ss_ticket_number.get(
-                        (v_ss_item_sk, v_ss_ticket_number)
-                    )
-                    if _w1 is not None:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_ss_item_sk, v_ss_ticket_number))
+                            del store_returns_count_by_ss_item_sk_ss_ticket_number[_t1]
+                    _w3 = store_sales_count_by_ss_item_sk_ss_ticket_number.get(_t1)
+                    if _w3 is not None:
+                        _d4 = _p * _w3
+                        _o = n0_root.get(_t1)
                         if _o is None:
-                            n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _d2
+                            n0_root[_t1] = _d4
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d4
                             if _n:
-                                n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _n
+                                n0_root[_t1] = _n
                             else:
-                                del n0_root[(v_ss_item_sk, v_ss_ticket_number)]
+                                del n0_root[_t1]
                         if pending is not None:
                             for (
                                 v_ss_item_sk,
@@ -789,9 +770,18 @@ def _make_derived1():
                                 v_ss_ticket_number,
                                 v_ss_quantity,
                                 v_ss_sales_price,
-                            ), _m3 in self.store_sales_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ].items():
+                            ), _m5 in (
+                                (_g6,)
+                                if type(
+                                    (
+                                        _g6 := self.store_sales_by_ss_item_sk_ss_ticket_number[
+                                            (v_ss_item_sk, v_ss_ticket_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g6.items()
+                            ):
                                 _k = (
                                     v_ss_item_sk,
                                     v_ss_ticket_number,
@@ -801,7 +791,7 @@ def _make_derived1():
                                     v_ss_quantity,
                                     v_sr_return_quantity,
                                 )
-                                _v = _p * _m3
+                                _v = _p * _m5
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -877,126 +867,108 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.store_sales_by_ss_item_sk_ss_ticket_number.get(
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ),
                                 (
-                                    self.store_sales_by_ss_item_sk_ss_ticket_number.get(
-                                        (v_ss_item_sk, v_ss_ticket_number)
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_quantity,
-                                        v_ss_sales_price,
-                                    )
-                                )
-                                or _ZERO
+                                    v_ss_item_sk,
+                                    v_ss_customer_sk,
+                                    v_ss_ticket_number,
+                                    v_ss_quantity,
+                                    v_ss_sales_price,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
-                        _grp = store_sales_by_ss_item_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_ticket_number)
+                        _t1 = (v_ss_item_sk, v_ss_ticket_number)
+                        _t2 = (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_ticket_number,
+                            v_ss_quantity,
+                            v_ss_sales_price,
                         )
+                        _grp = store_sales_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _grp is None:
-                            store_sales_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ] = {
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_quantity,
-                                    v_ss_sales_price,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_quantity,
-                                    v_ss_sales_price,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_quantity,
-                                        v_ss_sales_price,
+                            store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (_t2, _p)
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_sales_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _p
+                                else:
+                                    del store_sales_by_ss_item_sk_ss_ticket_number[_t1]
+                            else:
+                                store_sales_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t2)
+                            if _o is None:
+                                _grp[_t2] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_quantity,
-                                            v_ss_sales_price,
-                                        )
-                                    ] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_ss_customer_sk,
-                                            v_ss_ticket_number,
-                                            v_ss_quantity,
-                                            v_ss_sales_price,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del store_sales_by_ss_item_sk_ss_ticket_number[
-                                            (v_ss_item_sk, v_ss_ticket_number)
-                                        ]
-                        _o = store_sales_count_by_ss_item_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        )
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        store_sales_by_ss_item_sk_ss_ticket_number[
+                                            _t1
+                                        ] = next(iter(_grp.items()))
+                        _o = store_sales_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _o is None:
-                            store_sales_count_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ] = _p
+                            store_sales_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
                                 store_sales_count_by_ss_item_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_ticket_number)
+                                    _t1
                                 ] = _n
                             else:
                                 del store_sales_count_by_ss_item_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_ticket_number)
+                                    _t1
                                 ]
-                        _w1 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_ticket_number)
+                        _w3 = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
+                            _t1
                         )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_ss_item_sk, v_ss_ticket_number))
+                        if _w3 is not None:
+                            _d4 = _p * _w3
+                            _o = n0_root.get(_t1)
                             if _o is None:
-                                n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _d2
+                                n0_root[_t1] = _d4
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d4
                                 if _n:
-                                    n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _n
+                                    n0_root[_t1] = _n
                                 else:
-                                    del n0_root[(v_ss_item_sk, v_ss_ticket_number)]
+                                    del n0_root[_t1]
                             if pending is not None:
                                 for (
                                     v_ss_item_sk,
                                     v_sr_reason_sk,
                                     v_ss_ticket_number,
                                     v_sr_return_quantity,
-                                ), _m3 in self.store_returns_by_ss_item_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_ticket_number)
-                                ].items():
+                                ), _m5 in (
+                                    (_g6,)
+                                    if type(
+                                        (
+                                            _g6 := self.store_returns_by_ss_item_sk_ss_ticket_number[
+                                                (v_ss_item_sk, v_ss_ticket_number)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g6.items()
+                                ):
                                     _k = (
                                         v_ss_item_sk,
                                         v_ss_ticket_number,
@@ -1006,7 +978,7 @@ def _make_derived1():
                                         v_ss_quantity,
                                         v_sr_return_quantity,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m5
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1079,111 +1051,90 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
+                            or not _entry(
+                                self.store_returns_by_ss_item_sk_ss_ticket_number.get(
+                                    (v_ss_item_sk, v_ss_ticket_number)
+                                ),
                                 (
-                                    self.store_returns_by_ss_item_sk_ss_ticket_number.get(
-                                        (v_ss_item_sk, v_ss_ticket_number)
-                                    )
-                                    or _EMPTY
-                                ).get(
-                                    (
-                                        v_ss_item_sk,
-                                        v_sr_reason_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_return_quantity,
-                                    )
-                                )
-                                or _ZERO
+                                    v_ss_item_sk,
+                                    v_sr_reason_sk,
+                                    v_ss_ticket_number,
+                                    v_sr_return_quantity,
+                                ),
+                                _ZERO,
                             )
                         ):
                             continue
-                        _grp = store_returns_by_ss_item_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_ticket_number)
+                        _t1 = (v_ss_item_sk, v_ss_ticket_number)
+                        _t2 = (
+                            v_ss_item_sk,
+                            v_sr_reason_sk,
+                            v_ss_ticket_number,
+                            v_sr_return_quantity,
                         )
+                        _grp = store_returns_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _grp is None:
-                            store_returns_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ] = {
-                                (
-                                    v_ss_item_sk,
-                                    v_sr_reason_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_return_quantity,
-                                ): _p
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_ss_item_sk,
-                                    v_sr_reason_sk,
-                                    v_ss_ticket_number,
-                                    v_sr_return_quantity,
-                                )
+                            store_returns_by_ss_item_sk_ss_ticket_number[_t1] = (
+                                _t2,
+                                _p,
                             )
+                        elif type(_grp) is tuple:
+                            _e = _t2
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    store_returns_by_ss_item_sk_ss_ticket_number[
+                                        _t1
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del store_returns_by_ss_item_sk_ss_ticket_number[
+                                        _t1
+                                    ]
+                            else:
+                                store_returns_by_ss_item_sk_ss_ticket_number[_t1] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
+                        else:
+                            _o = _grp.get(_t2)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_ss_item_sk,
-                                        v_sr_reason_sk,
-                                        v_ss_ticket_number,
-                                        v_sr_return_quantity,
-                                    )
-                                ] = _p
+                                _grp[_t2] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_sr_reason_sk,
-                                            v_ss_ticket_number,
-                                            v_sr_return_quantity,
-                                        )
-                                    ] = _n
+                                    _grp[_t2] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_ss_item_sk,
-                                            v_sr_reason_sk,
-                                            v_ss_ticket_number,
-                                            v_sr_return_quantity,
-                                        )
-                                    ]
-                                    if not _grp:
-                                        del store_returns_by_ss_item_sk_ss_ticket_number[
-                                            (v_ss_item_sk, v_ss_ticket_number)
-                                        ]
-                        _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        )
+                                    del _grp[_t2]
+                                    if len(_grp) == 1:
+                                        store_returns_by_ss_item_sk_ss_ticket_number[
+                                            _t1
+                                        ] = next(iter(_grp.items()))
+                        _o = store_returns_count_by_ss_item_sk_ss_ticket_number.get(_t1)
                         if _o is None:
-                            store_returns_count_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ] = _p
+                            store_returns_count_by_ss_item_sk_ss_ticket_number[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
                                 store_returns_count_by_ss_item_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_ticket_number)
+                                    _t1
                                 ] = _n
                             else:
                                 del store_returns_count_by_ss_item_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_ticket_number)
+                                    _t1
                                 ]
-                        _w1 = store_sales_count_by_ss_item_sk_ss_ticket_number.get(
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        )
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_ss_item_sk, v_ss_ticket_number))
+                        _w3 = store_sales_count_by_ss_item_sk_ss_ticket_number.get(_t1)
+                        if _w3 is not None:
+                            _d4 = _p * _w3
+                            _o = n0_root.get(_t1)
                             if _o is None:
-                                n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _d2
+                                n0_root[_t1] = _d4
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d4
                                 if _n:
-                                    n0_root[(v_ss_item_sk, v_ss_ticket_number)] = _n
+                                    n0_root[_t1] = _n
                                 else:
-                                    del n0_root[(v_ss_item_sk, v_ss_ticket_number)]
+                                    del n0_root[_t1]
                             if pending is not None:
                                 for (
                                     v_ss_item_sk,
@@ -1191,9 +1142,18 @@ def _make_derived1():
                                     v_ss_ticket_number,
                                     v_ss_quantity,
                                     v_ss_sales_price,
-                                ), _m3 in self.store_sales_by_ss_item_sk_ss_ticket_number[
-                                    (v_ss_item_sk, v_ss_ticket_number)
-                                ].items():
+                                ), _m5 in (
+                                    (_g6,)
+                                    if type(
+                                        (
+                                            _g6 := self.store_sales_by_ss_item_sk_ss_ticket_number[
+                                                (v_ss_item_sk, v_ss_ticket_number)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g6.items()
+                                ):
                                     _k = (
                                         v_ss_item_sk,
                                         v_ss_ticket_number,
@@ -1203,7 +1163,7 @@ def _make_derived1():
                                         v_ss_quantity,
                                         v_sr_return_quantity,
                                     )
-                                    _v = _p * _m3
+                                    _v = _p * _m5
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1226,13 +1186,14 @@ def _make_derived1():
                     )
                     if _g2 is None:
                         return None
-                    _m3 = _g2.get(
+                    _m3 = _entry(
+                        _g2,
                         (
                             v_ss_item_sk,
                             v_sr_reason_sk,
                             v_ss_ticket_number,
                             v_sr_return_quantity,
-                        )
+                        ),
                     )
                     if _m3 is None:
                         return None
@@ -1241,14 +1202,15 @@ def _make_derived1():
                     )
                     if _g4 is None:
                         return None
-                    _m5 = _g4.get(
+                    _m5 = _entry(
+                        _g4,
                         (
                             v_ss_item_sk,
                             v_ss_customer_sk,
                             v_ss_ticket_number,
                             v_ss_quantity,
                             v_ss_sales_price,
-                        )
+                        ),
                     )
                     if _m5 is None:
                         return None
@@ -1263,18 +1225,36 @@ def _make_derived1():
                             v_sr_reason_sk,
                             v_ss_ticket_number,
                             v_sr_return_quantity,
-                        ), _m2 in self.store_returns_by_ss_item_sk_ss_ticket_number[
-                            (v_ss_item_sk, v_ss_ticket_number)
-                        ].items():
+                        ), _m2 in (
+                            (_g3,)
+                            if type(
+                                (
+                                    _g3 := self.store_returns_by_ss_item_sk_ss_ticket_number[
+                                        (v_ss_item_sk, v_ss_ticket_number)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g3.items()
+                        ):
                             for (
                                 v_ss_item_sk,
                                 v_ss_customer_sk,
                                 v_ss_ticket_number,
                                 v_ss_quantity,
                                 v_ss_sales_price,
-                            ), _m3 in self.store_sales_by_ss_item_sk_ss_ticket_number[
-                                (v_ss_item_sk, v_ss_ticket_number)
-                            ].items():
+                            ), _m4 in (
+                                (_g5,)
+                                if type(
+                                    (
+                                        _g5 := self.store_sales_by_ss_item_sk_ss_ticket_number[
+                                            (v_ss_item_sk, v_ss_ticket_number)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g5.items()
+                            ):
                                 yield (
                                     v_ss_item_sk,
                                     v_ss_ticket_number,
@@ -1283,7 +1263,7 @@ def _make_derived1():
                                     v_ss_sales_price,
                                     v_ss_quantity,
                                     v_sr_return_quantity,
-                                ), _m2 * _m3
+                                ), _m2 * _m4
 
                 def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -1542,7 +1522,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1", "k2")
                     QUERY_ID = "eafbb51c54739062"
-                    LAYOUT_ID = "5e733fbf478d2bfd"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "7da9405190bf9bad"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1707,19 +1687,16 @@ def _make_derived1():
                             del store[row]
                         # atom store_returns
                         _p = d
-                        _o = store_returns_root.get((v_sr_item_sk, v_sr_ticket_number))
+                        _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                        _o = store_returns_root.get(_t1)
                         if _o is None:
-                            store_returns_root[(v_sr_item_sk, v_sr_ticket_number)] = _p
+                            store_returns_root[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                store_returns_root[
-                                    (v_sr_item_sk, v_sr_ticket_number)
-                                ] = _n
+                                store_returns_root[_t1] = _n
                             else:
-                                del store_returns_root[
-                                    (v_sr_item_sk, v_sr_ticket_number)
-                                ]
+                                del store_returns_root[_t1]
                         if pending is not None:
                             _k = (v_sr_item_sk, v_sr_ticket_number)
                             _v = _p
@@ -1783,23 +1760,16 @@ def _make_derived1():
                                 )
                             ):
                                 continue
-                            _o = store_returns_root.get(
-                                (v_sr_item_sk, v_sr_ticket_number)
-                            )
+                            _t1 = (v_sr_item_sk, v_sr_ticket_number)
+                            _o = store_returns_root.get(_t1)
                             if _o is None:
-                                store_returns_root[
-                                    (v_sr_item_sk, v_sr_ticket_number)
-                                ] = _p
+                                store_returns_root[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    store_returns_root[
-                                        (v_sr_item_sk, v_sr_ticket_number)
-                                    ] = _n
+                                    store_returns_root[_t1] = _n
                                 else:
-                                    del store_returns_root[
-                                        (v_sr_item_sk, v_sr_ticket_number)
-                                    ]
+                                    del store_returns_root[_t1]
                             if pending is not None:
                                 _k = (v_sr_item_sk, v_sr_ticket_number)
                                 _v = _p
@@ -2000,7 +1970,7 @@ def _make_derived1():
                     "store_returns__sr_return_quantity",
                 )
                 QUERY_ID = "2fa2d6d7044ba3f9"
-                LAYOUT_ID = "cb61fa0fc305ecdc"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "bcab8ad96717677e"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2197,47 +2167,22 @@ def _make_derived1():
                     # atom store_sales
                     if keep_store_sales:
                         _p = d
-                        _o = store_sales_root.get(
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_ss_quantity,
-                                v_ss_sales_price,
-                            )
+                        _t1 = (
+                            v_ss_item_sk,
+                            v_ss_customer_sk,
+                            v_ss_ticket_number,
+                            v_ss_quantity,
+                            v_ss_sales_price,
                         )
+                        _o = store_sales_root.get(_t1)
                         if _o is None:
-                            store_sales_root[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_quantity,
-                                    v_ss_sales_price,
-                                )
-                            ] = _p
+                            store_sales_root[_t1] = _p
                         else:
                             _n = _o + _p
                             if _n:
-                                store_sales_root[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_quantity,
-                                        v_ss_sales_price,
-                                    )
-                                ] = _n
+                                store_sales_root[_t1] = _n
                             else:
-                                del store_sales_root[
-                                    (
-                                        v_ss_item_sk,
-                                        v_ss_customer_sk,
-                                        v_ss_ticket_number,
-                                        v_ss_quantity,
-                                        v_ss_sales_price,
-                                    )
-                                ]
+                                del store_sales_root[_t1]
                         if pending is not None:
                             _k = (
                                 v_ss_item_sk,
@@ -2300,47 +2245,22 @@ def _make_derived1():
                     _p = d
                     pending = self._pending
                     store_sales_root = self.store_sales_root
-                    _o = store_sales_root.get(
-                        (
-                            v_ss_item_sk,
-                            v_ss_customer_sk,
-                            v_ss_ticket_number,
-                            v_ss_quantity,
-                            v_ss_sales_price,
-                        )
+                    _t1 = (
+                        v_ss_item_sk,
+                        v_ss_customer_sk,
+                        v_ss_ticket_number,
+                        v_ss_quantity,
+                        v_ss_sales_price,
                     )
+                    _o = store_sales_root.get(_t1)
                     if _o is None:
-                        store_sales_root[
-                            (
-                                v_ss_item_sk,
-                                v_ss_customer_sk,
-                                v_ss_ticket_number,
-                                v_ss_quantity,
-                                v_ss_sales_price,
-                            )
-                        ] = _p
+                        store_sales_root[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            store_sales_root[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_quantity,
-                                    v_ss_sales_price,
-                                )
-                            ] = _n
+                            store_sales_root[_t1] = _n
                         else:
-                            del store_sales_root[
-                                (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                    v_ss_ticket_number,
-                                    v_ss_quantity,
-                                    v_ss_sales_price,
-                                )
-                            ]
+                            del store_sales_root[_t1]
                     if pending is not None:
                         _k = (
                             v_ss_item_sk,
@@ -2655,7 +2575,7 @@ def _make_derived1():
         COLUMNS = ("ss_item_sk", "ss_ticket_number", "ss_customer_sk", "act_sales")
         QUERY_ID = "02ebf92ff30d4ada"
         LAYOUT_ID = (
-            "d91a0e2b253811ce"  # the state's layout: snapshots restore only here
+            "9cda37cc2d8ce243"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2830,122 +2750,77 @@ def _make_derived1():
             # atom oj1
             if keep_oj1:
                 _p = d
+                _t1 = (
+                    v_store_sales__ss_item_sk,
+                    v_store_sales__ss_ticket_number,
+                    v_store_sales__ss_customer_sk,
+                    v_store_sales__ss_sales_price,
+                    v_store_sales__ss_quantity,
+                    v_store_returns__sr_return_quantity,
+                )
                 _grp = oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk.get(
                     v_store_returns__sr_reason_sk
                 )
                 if _grp is None:
                     oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
                         v_store_returns__sr_reason_sk
-                    ] = {
-                        (
-                            v_store_sales__ss_item_sk,
-                            v_store_sales__ss_ticket_number,
-                            v_store_sales__ss_customer_sk,
-                            v_store_sales__ss_sales_price,
-                            v_store_sales__ss_quantity,
-                            v_store_returns__sr_return_quantity,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_store_sales__ss_item_sk,
-                            v_store_sales__ss_ticket_number,
-                            v_store_sales__ss_customer_sk,
-                            v_store_sales__ss_sales_price,
-                            v_store_sales__ss_quantity,
-                            v_store_returns__sr_return_quantity,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_store_sales__ss_item_sk,
-                                v_store_sales__ss_ticket_number,
-                                v_store_sales__ss_customer_sk,
-                                v_store_sales__ss_sales_price,
-                                v_store_sales__ss_quantity,
-                                v_store_returns__sr_return_quantity,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
+                                v_store_returns__sr_reason_sk
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
+                                v_store_returns__sr_reason_sk
+                            ]
+                    else:
+                        oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
+                            v_store_returns__sr_reason_sk
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_store_sales__ss_item_sk,
-                                    v_store_sales__ss_ticket_number,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store_sales__ss_sales_price,
-                                    v_store_sales__ss_quantity,
-                                    v_store_returns__sr_return_quantity,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_store_sales__ss_item_sk,
-                                    v_store_sales__ss_ticket_number,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store_sales__ss_sales_price,
-                                    v_store_sales__ss_quantity,
-                                    v_store_returns__sr_return_quantity,
-                                )
-                            ]
-                            if not _grp:
-                                del oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk[
                                     v_store_returns__sr_reason_sk
-                                ]
-                _w1 = reason_count_by_store_returns__sr_reason_sk.get(
+                                ] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = reason_count_by_store_returns__sr_reason_sk.get(
                     v_store_returns__sr_reason_sk
                 )
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get(
-                        (
-                            v_store_sales__ss_item_sk,
-                            v_store_sales__ss_ticket_number,
-                            v_store_sales__ss_customer_sk,
-                            v_store_sales__ss_sales_price,
-                            v_store_sales__ss_quantity,
-                            v_store_returns__sr_return_quantity,
-                        )
-                    )
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[
-                            (
-                                v_store_sales__ss_item_sk,
-                                v_store_sales__ss_ticket_number,
-                                v_store_sales__ss_customer_sk,
-                                v_store_sales__ss_sales_price,
-                                v_store_sales__ss_quantity,
-                                v_store_returns__sr_return_quantity,
-                            )
-                        ] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
-                            n0_root[
-                                (
-                                    v_store_sales__ss_item_sk,
-                                    v_store_sales__ss_ticket_number,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store_sales__ss_sales_price,
-                                    v_store_sales__ss_quantity,
-                                    v_store_returns__sr_return_quantity,
-                                )
-                            ] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[
-                                (
-                                    v_store_sales__ss_item_sk,
-                                    v_store_sales__ss_ticket_number,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store_sales__ss_sales_price,
-                                    v_store_sales__ss_quantity,
-                                    v_store_returns__sr_return_quantity,
-                                )
-                            ]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (
                             v_store_sales__ss_item_sk,
@@ -2991,7 +2866,7 @@ def _make_derived1():
                                 )
                             ),
                         )
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3054,53 +2929,25 @@ def _make_derived1():
                         v_store_sales__ss_sales_price,
                         v_store_sales__ss_quantity,
                         v_store_returns__sr_return_quantity,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _o = n0_root.get(
-                            (
-                                v_store_sales__ss_item_sk,
-                                v_store_sales__ss_ticket_number,
-                                v_store_sales__ss_customer_sk,
-                                v_store_sales__ss_sales_price,
-                                v_store_sales__ss_quantity,
-                                v_store_returns__sr_return_quantity,
-                            )
+                        _t4 = (
+                            v_store_sales__ss_item_sk,
+                            v_store_sales__ss_ticket_number,
+                            v_store_sales__ss_customer_sk,
+                            v_store_sales__ss_sales_price,
+                            v_store_sales__ss_quantity,
+                            v_store_returns__sr_return_quantity,
                         )
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_store_sales__ss_item_sk,
-                                    v_store_sales__ss_ticket_number,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store_sales__ss_sales_price,
-                                    v_store_sales__ss_quantity,
-                                    v_store_returns__sr_return_quantity,
-                                )
-                            ] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                n0_root[
-                                    (
-                                        v_store_sales__ss_item_sk,
-                                        v_store_sales__ss_ticket_number,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store_sales__ss_sales_price,
-                                        v_store_sales__ss_quantity,
-                                        v_store_returns__sr_return_quantity,
-                                    )
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_store_sales__ss_item_sk,
-                                        v_store_sales__ss_ticket_number,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store_sales__ss_sales_price,
-                                        v_store_sales__ss_quantity,
-                                        v_store_returns__sr_return_quantity,
-                                    )
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (
                                 v_store_sales__ss_item_sk,
@@ -3269,53 +3116,25 @@ def _make_derived1():
                         v_store_sales__ss_sales_price,
                         v_store_sales__ss_quantity,
                         v_store_returns__sr_return_quantity,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _o = n0_root.get(
-                            (
-                                v_store_sales__ss_item_sk,
-                                v_store_sales__ss_ticket_number,
-                                v_store_sales__ss_customer_sk,
-                                v_store_sales__ss_sales_price,
-                                v_store_sales__ss_quantity,
-                                v_store_returns__sr_return_quantity,
-                            )
+                        _t4 = (
+                            v_store_sales__ss_item_sk,
+                            v_store_sales__ss_ticket_number,
+                            v_store_sales__ss_customer_sk,
+                            v_store_sales__ss_sales_price,
+                            v_store_sales__ss_quantity,
+                            v_store_returns__sr_return_quantity,
                         )
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[
-                                (
-                                    v_store_sales__ss_item_sk,
-                                    v_store_sales__ss_ticket_number,
-                                    v_store_sales__ss_customer_sk,
-                                    v_store_sales__ss_sales_price,
-                                    v_store_sales__ss_quantity,
-                                    v_store_returns__sr_return_quantity,
-                                )
-                            ] = _d2
+                            n0_root[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                n0_root[
-                                    (
-                                        v_store_sales__ss_item_sk,
-                                        v_store_sales__ss_ticket_number,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store_sales__ss_sales_price,
-                                        v_store_sales__ss_quantity,
-                                        v_store_returns__sr_return_quantity,
-                                    )
-                                ] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[
-                                    (
-                                        v_store_sales__ss_item_sk,
-                                        v_store_sales__ss_ticket_number,
-                                        v_store_sales__ss_customer_sk,
-                                        v_store_sales__ss_sales_price,
-                                        v_store_sales__ss_quantity,
-                                        v_store_returns__sr_return_quantity,
-                                    )
-                                ]
+                                del n0_root[_t4]
                         if pending is not None:
                             _k = (
                                 v_store_sales__ss_item_sk,
@@ -3613,7 +3432,7 @@ class View:
     }
     COLUMNS = ("ss_customer_sk", "sumsales")
     QUERY_ID = "e782212f1e846f3d"
-    LAYOUT_ID = "eacdac46dfcc546a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1ec243e85e1618de"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

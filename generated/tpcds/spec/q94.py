@@ -48,6 +48,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -266,7 +280,7 @@ def _make_exists_1():
         COLUMNS = ("k1", "k2")
         QUERY_ID = "ae36065bf87c1479"
         LAYOUT_ID = (
-            "0bfd4b1589f06de4"  # the state's layout: snapshots restore only here
+            "fdcd0f89d29def45"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -411,15 +425,16 @@ def _make_exists_1():
                 del store[row]
             # atom ws2
             _p = d
-            _o = ws2_root.get((v_ws_warehouse_sk, v_ws_order_number))
+            _t1 = (v_ws_warehouse_sk, v_ws_order_number)
+            _o = ws2_root.get(_t1)
             if _o is None:
-                ws2_root[(v_ws_warehouse_sk, v_ws_order_number)] = _p
+                ws2_root[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    ws2_root[(v_ws_warehouse_sk, v_ws_order_number)] = _n
+                    ws2_root[_t1] = _n
                 else:
-                    del ws2_root[(v_ws_warehouse_sk, v_ws_order_number)]
+                    del ws2_root[_t1]
             if pending is not None:
                 _k = (v_ws_order_number, v_ws_warehouse_sk)
                 _v = _p
@@ -475,15 +490,16 @@ def _make_exists_1():
                     )
                 ):
                     continue
-                _o = ws2_root.get((v_ws_warehouse_sk, v_ws_order_number))
+                _t1 = (v_ws_warehouse_sk, v_ws_order_number)
+                _o = ws2_root.get(_t1)
                 if _o is None:
-                    ws2_root[(v_ws_warehouse_sk, v_ws_order_number)] = _p
+                    ws2_root[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        ws2_root[(v_ws_warehouse_sk, v_ws_order_number)] = _n
+                        ws2_root[_t1] = _n
                     else:
-                        del ws2_root[(v_ws_warehouse_sk, v_ws_order_number)]
+                        del ws2_root[_t1]
                 if pending is not None:
                     _k = (v_ws_order_number, v_ws_warehouse_sk)
                     _v = _p
@@ -684,7 +700,7 @@ def _make_exists_2():
         COLUMNS = ("k1",)
         QUERY_ID = "5b3bbfd96439ec88"
         LAYOUT_ID = (
-            "f8735b4136a95b8c"  # the state's layout: snapshots restore only here
+            "db4bb6327dc4c0f3"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1167,7 +1183,7 @@ class View:
     }
     COLUMNS = ("order count", "total shipping cost", "total net profit")
     QUERY_ID = "6f542645a7582c79"
-    LAYOUT_ID = "6dad75f9de7baa32"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7a74804bf91b0a61"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1452,17 +1468,47 @@ class View:
                     del self.web_sales_by_exists_2[_key]
         # atom ws1
         if keep_ws1:
+            _t1 = (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)
             _grp = ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk.get(
                 v_ws_ship_date_sk
             )
             if _grp is None:
                 ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
                     v_ws_ship_date_sk
-                ] = {(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ]
+                else:
+                    ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                        v_ws_ship_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -1472,101 +1518,118 @@ class View:
                         _o[4] + _p[4],
                     )
                     if _n[0]:
-                        _grp[
-                            (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)
-                        ]
-                        if not _grp:
-                            del ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
                                 v_ws_ship_date_sk
-                            ]
-            _w1 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
                 )
+                _t4 = (v_ws_ship_addr_sk, v_ws_order_number)
                 _grp = n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk.get(
                     v_ws_web_site_sk
                 )
                 if _grp is None:
                     n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                         v_ws_web_site_sk
-                    ] = {(v_ws_ship_addr_sk, v_ws_order_number): _d2}
-                else:
-                    _o = _grp.get((v_ws_ship_addr_sk, v_ws_order_number))
-                    if _o is None:
-                        _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _d2
-                    else:
+                    ] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
                         )
                         if _n[0]:
-                            _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _n
+                            n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ws_ship_addr_sk, v_ws_order_number)]
-                            if not _grp:
-                                del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                            del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ]
+                    else:
+                        n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                            v_ws_web_site_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                                     v_ws_web_site_sk
-                                ]
-                _w3 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
+                                ] = next(iter(_grp.items()))
+                _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
                     )
                     _grp = n2_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
                     if _grp is None:
-                        n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                            v_ws_order_number: _d4
-                        }
+                        n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                            v_ws_order_number,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ]
+                        else:
+                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
                     else:
                         _o = _grp.get(v_ws_order_number)
                         if _o is None:
-                            _grp[v_ws_order_number] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                _grp[v_ws_order_number] = _n
-                            else:
-                                del _grp[v_ws_order_number]
-                                if not _grp:
-                                    del n2_ws_order_number_by_ws_ship_addr_sk[
-                                        v_ws_ship_addr_sk
-                                    ]
-                    _w5 = customer_address_count_by_ws_ship_addr_sk.get(
-                        v_ws_ship_addr_sk
-                    )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                        )
-                        _o = n0_root.get(v_ws_order_number)
-                        if _o is None:
-                            n0_root[v_ws_order_number] = _d6
+                            _grp[v_ws_order_number] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -1576,12 +1639,42 @@ class View:
                                 _o[4] + _d6[4],
                             )
                             if _n[0]:
+                                _grp[v_ws_order_number] = _n
+                            else:
+                                del _grp[v_ws_order_number]
+                                if len(_grp) == 1:
+                                    n2_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ] = next(iter(_grp.items()))
+                    _w7 = customer_address_count_by_ws_ship_addr_sk.get(
+                        v_ws_ship_addr_sk
+                    )
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                        )
+                        _o = n0_root.get(v_ws_order_number)
+                        if _o is None:
+                            n0_root[v_ws_order_number] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                            )
+                            if _n[0]:
                                 n0_root[v_ws_order_number] = _n
                             else:
                                 del n0_root[v_ws_order_number]
                         if pending is not None:
                             _k = (v_ws_order_number,)
-                            _v = _d6
+                            _v = _d8
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v
@@ -1664,11 +1757,9 @@ class View:
                 v_ws_ship_date_sk
             )
             if _g3:
-                for (
-                    v_ws_ship_addr_sk,
-                    v_ws_web_site_sk,
-                    v_ws_order_number,
-                ), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1676,17 +1767,41 @@ class View:
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
                     )
+                    _t4 = (v_ws_ship_addr_sk, v_ws_order_number)
                     _grp = n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk.get(
                         v_ws_web_site_sk
                     )
                     if _grp is None:
                         n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                             v_ws_web_site_sk
-                        ] = {(v_ws_ship_addr_sk, v_ws_order_number): _d2}
+                        ] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ]
+                        else:
+                            n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ws_ship_addr_sk, v_ws_order_number))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -1696,70 +1811,96 @@ class View:
                                 _o[4] + _d2[4],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ws_ship_addr_sk, v_ws_order_number)]
-                                if not _grp:
-                                    del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                                         v_ws_web_site_sk
-                                    ]
-                    _w4 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
                         )
                         _grp = n2_ws_order_number_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
                         if _grp is None:
-                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                                v_ws_order_number: _d5
-                            }
+                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                                v_ws_order_number,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_order_number
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n2_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ]
+                            else:
+                                n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_ws_order_number)
                             if _o is None:
-                                _grp[v_ws_order_number] = _d5
+                                _grp[v_ws_order_number] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     _grp[v_ws_order_number] = _n
                                 else:
                                     del _grp[v_ws_order_number]
-                                    if not _grp:
-                                        del n2_ws_order_number_by_ws_ship_addr_sk[
+                                    if len(_grp) == 1:
+                                        n2_ws_order_number_by_ws_ship_addr_sk[
                                             v_ws_ship_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_ws_ship_addr_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = customer_address_count_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
                             )
                             _o = n0_root.get(v_ws_order_number)
                             if _o is None:
-                                n0_root[v_ws_order_number] = _d7
+                                n0_root[v_ws_order_number] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_ws_order_number] = _n
@@ -1767,7 +1908,7 @@ class View:
                                     del n0_root[v_ws_order_number]
                             if pending is not None:
                                 _k = (v_ws_order_number,)
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -1831,7 +1972,9 @@ class View:
                     del customer_address_count_by_ws_ship_addr_sk[v_ws_ship_addr_sk]
             _g3 = n2_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
             if _g3:
-                for v_ws_order_number, _w1 in _g3.items():
+                for v_ws_order_number, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1926,7 +2069,9 @@ class View:
                 v_ws_web_site_sk
             )
             if _g3:
-                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -1936,9 +2081,34 @@ class View:
                     )
                     _grp = n2_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
                     if _grp is None:
-                        n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                            v_ws_order_number: _d2
-                        }
+                        n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                            v_ws_order_number,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ]
+                        else:
+                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ws_order_number)
                         if _o is None:
@@ -1955,10 +2125,10 @@ class View:
                                 _grp[v_ws_order_number] = _n
                             else:
                                 del _grp[v_ws_order_number]
-                                if not _grp:
-                                    del n2_ws_order_number_by_ws_ship_addr_sk[
+                                if len(_grp) == 1:
+                                    n2_ws_order_number_by_ws_ship_addr_sk[
                                         v_ws_ship_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w4 = customer_address_count_by_ws_ship_addr_sk.get(
                         v_ws_ship_addr_sk
                     )
@@ -2113,11 +2283,9 @@ class View:
                 v_ws_ship_date_sk
             )
             if _g3:
-                for (
-                    v_ws_ship_addr_sk,
-                    v_ws_web_site_sk,
-                    v_ws_order_number,
-                ), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2125,17 +2293,41 @@ class View:
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
                     )
+                    _t4 = (v_ws_ship_addr_sk, v_ws_order_number)
                     _grp = n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk.get(
                         v_ws_web_site_sk
                     )
                     if _grp is None:
                         n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                             v_ws_web_site_sk
-                        ] = {(v_ws_ship_addr_sk, v_ws_order_number): _d2}
+                        ] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ]
+                        else:
+                            n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ws_ship_addr_sk, v_ws_order_number))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -2145,70 +2337,96 @@ class View:
                                 _o[4] + _d2[4],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ws_ship_addr_sk, v_ws_order_number)]
-                                if not _grp:
-                                    del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                                         v_ws_web_site_sk
-                                    ]
-                    _w4 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
                         )
                         _grp = n2_ws_order_number_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
                         if _grp is None:
-                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                                v_ws_order_number: _d5
-                            }
+                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                                v_ws_order_number,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_order_number
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n2_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n2_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ]
+                            else:
+                                n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_ws_order_number)
                             if _o is None:
-                                _grp[v_ws_order_number] = _d5
+                                _grp[v_ws_order_number] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     _grp[v_ws_order_number] = _n
                                 else:
                                     del _grp[v_ws_order_number]
-                                    if not _grp:
-                                        del n2_ws_order_number_by_ws_ship_addr_sk[
+                                    if len(_grp) == 1:
+                                        n2_ws_order_number_by_ws_ship_addr_sk[
                                             v_ws_ship_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_ws_ship_addr_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = customer_address_count_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
                             )
                             _o = n0_root.get(v_ws_order_number)
                             if _o is None:
-                                n0_root[v_ws_order_number] = _d7
+                                n0_root[v_ws_order_number] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
                                 )
                                 if _n[0]:
                                     n0_root[v_ws_order_number] = _n
@@ -2216,7 +2434,7 @@ class View:
                                     del n0_root[v_ws_order_number]
                             if pending is not None:
                                 _k = (v_ws_order_number,)
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -2316,7 +2534,9 @@ class View:
                     del customer_address_count_by_ws_ship_addr_sk[v_ws_ship_addr_sk]
             _g3 = n2_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
             if _g3:
-                for v_ws_order_number, _w1 in _g3.items():
+                for v_ws_order_number, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2447,7 +2667,9 @@ class View:
                 v_ws_web_site_sk
             )
             if _g3:
-                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -2457,9 +2679,34 @@ class View:
                     )
                     _grp = n2_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
                     if _grp is None:
-                        n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                            v_ws_order_number: _d2
-                        }
+                        n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                            v_ws_order_number,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ]
+                        else:
+                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ws_order_number)
                         if _o is None:
@@ -2476,10 +2723,10 @@ class View:
                                 _grp[v_ws_order_number] = _n
                             else:
                                 del _grp[v_ws_order_number]
-                                if not _grp:
-                                    del n2_ws_order_number_by_ws_ship_addr_sk[
+                                if len(_grp) == 1:
+                                    n2_ws_order_number_by_ws_ship_addr_sk[
                                         v_ws_ship_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w4 = customer_address_count_by_ws_ship_addr_sk.get(
                         v_ws_ship_addr_sk
                     )
@@ -2590,6 +2837,7 @@ class View:
         ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk = (
             self.ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk
         )
+        _t1 = (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)
         _grp = (
             ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk.get(
                 v_ws_ship_date_sk
@@ -2598,11 +2846,37 @@ class View:
         if _grp is None:
             ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
                 v_ws_ship_date_sk
-            ] = {(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number): _p}
+            ] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (
+                    _o[0] + _p[0],
+                    _o[1] + _p[1],
+                    _o[2] + _p[2],
+                    _o[3] + _p[3],
+                    _o[4] + _p[4],
+                )
+                if _n[0]:
+                    ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                        v_ws_ship_date_sk
+                    ] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                        v_ws_ship_date_sk
+                    ]
+            else:
+                ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                    v_ws_ship_date_sk
+                ] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -2612,95 +2886,117 @@ class View:
                     _o[4] + _p[4],
                 )
                 if _n[0]:
-                    _grp[(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)]
-                    if not _grp:
-                        del ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
                             v_ws_ship_date_sk
-                        ]
-        _w1 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
-        if _w1 is not None:
-            _d2 = (
-                _p[0] * _w1[0],
-                _p[1] * _w1[1],
-                _p[2] * _w1[2],
-                _p[3] * _w1[3],
-                _p[4] * _w1[4],
+                        ] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
+        if _w2 is not None:
+            _d3 = (
+                _p[0] * _w2[0],
+                _p[1] * _w2[1],
+                _p[2] * _w2[2],
+                _p[3] * _w2[3],
+                _p[4] * _w2[4],
             )
+            _t4 = (v_ws_ship_addr_sk, v_ws_order_number)
             _grp = n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk.get(
                 v_ws_web_site_sk
             )
             if _grp is None:
                 n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                     v_ws_web_site_sk
-                ] = {(v_ws_ship_addr_sk, v_ws_order_number): _d2}
-            else:
-                _o = _grp.get((v_ws_ship_addr_sk, v_ws_order_number))
-                if _o is None:
-                    _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _d2
-                else:
+                ] = (_t4, _d3)
+            elif type(_grp) is tuple:
+                _e = _t4
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
                     _n = (
-                        _o[0] + _d2[0],
-                        _o[1] + _d2[1],
-                        _o[2] + _d2[2],
-                        _o[3] + _d2[3],
-                        _o[4] + _d2[4],
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
                     )
                     if _n[0]:
-                        _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _n
+                        n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                            v_ws_web_site_sk
+                        ] = (_grp[0], _n)
                     else:
-                        del _grp[(v_ws_ship_addr_sk, v_ws_order_number)]
-                        if not _grp:
-                            del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                        del n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                            v_ws_web_site_sk
+                        ]
+                else:
+                    n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                        v_ws_web_site_sk
+                    ] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t4)
+                if _o is None:
+                    _grp[_t4] = _d3
+                else:
+                    _n = (
+                        _o[0] + _d3[0],
+                        _o[1] + _d3[1],
+                        _o[2] + _d3[2],
+                        _o[3] + _d3[3],
+                        _o[4] + _d3[4],
+                    )
+                    if _n[0]:
+                        _grp[_t4] = _n
+                    else:
+                        del _grp[_t4]
+                        if len(_grp) == 1:
+                            n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                                 v_ws_web_site_sk
-                            ]
-            _w3 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-            if _w3 is not None:
-                _d4 = (
-                    _d2[0] * _w3[0],
-                    _d2[1] * _w3[1],
-                    _d2[2] * _w3[2],
-                    _d2[3] * _w3[3],
-                    _d2[4] * _w3[4],
+                            ] = next(iter(_grp.items()))
+            _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+            if _w5 is not None:
+                _d6 = (
+                    _d3[0] * _w5[0],
+                    _d3[1] * _w5[1],
+                    _d3[2] * _w5[2],
+                    _d3[3] * _w5[3],
+                    _d3[4] * _w5[4],
                 )
                 _grp = n2_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
                 if _grp is None:
-                    n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                        v_ws_order_number: _d4
-                    }
+                    n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                        v_ws_order_number,
+                        _d6,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ws_order_number
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (
+                            _o[0] + _d6[0],
+                            _o[1] + _d6[1],
+                            _o[2] + _d6[2],
+                            _o[3] + _d6[3],
+                            _o[4] + _d6[4],
+                        )
+                        if _n[0]:
+                            n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk]
+                    else:
+                        n2_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d6,
+                        }
                 else:
                     _o = _grp.get(v_ws_order_number)
                     if _o is None:
-                        _grp[v_ws_order_number] = _d4
-                    else:
-                        _n = (
-                            _o[0] + _d4[0],
-                            _o[1] + _d4[1],
-                            _o[2] + _d4[2],
-                            _o[3] + _d4[3],
-                            _o[4] + _d4[4],
-                        )
-                        if _n[0]:
-                            _grp[v_ws_order_number] = _n
-                        else:
-                            del _grp[v_ws_order_number]
-                            if not _grp:
-                                del n2_ws_order_number_by_ws_ship_addr_sk[
-                                    v_ws_ship_addr_sk
-                                ]
-                _w5 = customer_address_count_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
-                if _w5 is not None:
-                    _d6 = (
-                        _d4[0] * _w5[0],
-                        _d4[1] * _w5[1],
-                        _d4[2] * _w5[2],
-                        _d4[3] * _w5[3],
-                        _d4[4] * _w5[4],
-                    )
-                    _o = n0_root.get(v_ws_order_number)
-                    if _o is None:
-                        n0_root[v_ws_order_number] = _d6
+                        _grp[v_ws_order_number] = _d6
                     else:
                         _n = (
                             _o[0] + _d6[0],
@@ -2710,12 +3006,40 @@ class View:
                             _o[4] + _d6[4],
                         )
                         if _n[0]:
+                            _grp[v_ws_order_number] = _n
+                        else:
+                            del _grp[v_ws_order_number]
+                            if len(_grp) == 1:
+                                n2_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = next(iter(_grp.items()))
+                _w7 = customer_address_count_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
+                if _w7 is not None:
+                    _d8 = (
+                        _d6[0] * _w7[0],
+                        _d6[1] * _w7[1],
+                        _d6[2] * _w7[2],
+                        _d6[3] * _w7[3],
+                        _d6[4] * _w7[4],
+                    )
+                    _o = n0_root.get(v_ws_order_number)
+                    if _o is None:
+                        n0_root[v_ws_order_number] = _d8
+                    else:
+                        _n = (
+                            _o[0] + _d8[0],
+                            _o[1] + _d8[1],
+                            _o[2] + _d8[2],
+                            _o[3] + _d8[3],
+                            _o[4] + _d8[4],
+                        )
+                        if _n[0]:
                             n0_root[v_ws_order_number] = _n
                         else:
                             del n0_root[v_ws_order_number]
                     if pending is not None:
                         _k = (v_ws_order_number,)
-                        _v = _d6
+                        _v = _d8
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v

@@ -52,6 +52,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0, 0, 0)  # the payload of an absent tuple
 
 
@@ -525,7 +539,7 @@ def _make_in_1():
             COLUMNS = ("ws_order_number", "wh1", "wh2")
             QUERY_ID = "11666152a3ef8610"
             LAYOUT_ID = (
-                "d686cd352c091698"  # the state's layout: snapshots restore only here
+                "1e00ce921a0d1252"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -708,15 +722,16 @@ def _make_in_1():
                     v_ws2_ws_warehouse_sk = row[15]
                     v_ws_order_number = row[17]
                     _p = d
-                    _o = ws2.get((v_ws2_ws_warehouse_sk, v_ws_order_number))
+                    _t1 = (v_ws2_ws_warehouse_sk, v_ws_order_number)
+                    _o = ws2.get(_t1)
                     if _o is None:
-                        ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _p
+                        ws2[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _n
+                            ws2[_t1] = _n
                         else:
-                            del ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)]
+                            del ws2[_t1]
                     _grp = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
@@ -728,28 +743,29 @@ def _make_in_1():
                         del ws2_ws2_ws_warehouse_sk_by_ws_order_number[
                             v_ws_order_number
                         ]
-                    _rs3 = ws1_count_by_ws_order_number.get(v_ws_order_number)
-                    _w1 = (
-                        _rs3.besides(v_ws2_ws_warehouse_sk)
-                        if _rs3 is not None
+                    _rs4 = ws1_count_by_ws_order_number.get(v_ws_order_number)
+                    _w2 = (
+                        _rs4.besides(v_ws2_ws_warehouse_sk)
+                        if _rs4 is not None
                         else _ZERO
                     )
-                    if _w1:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                    if _w2:
+                        _d3 = _p * _w2
+                        _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _d2
+                            n0_root[_t5] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ws_warehouse_sk,
                                 v_ws_order_number,
-                            ), _m4 in self.ws1_by_ws_order_number[
+                            ), _m6 in self.ws1_by_ws_order_number[
                                 v_ws_order_number
                             ].scan(
                                 None, True, None, True
@@ -761,7 +777,7 @@ def _make_in_1():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -770,14 +786,13 @@ def _make_in_1():
                     v_ws_warehouse_sk = row[15]
                     v_ws_order_number = row[17]
                     _p = d
+                    _t1 = (v_ws_warehouse_sk, v_ws_order_number)
                     _grp = ws1_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
                         _grp = ws1_by_ws_order_number[v_ws_order_number] = (
                             _SortedGroup()
                         )
-                    if not _grp.add(
-                        v_ws_warehouse_sk, (v_ws_warehouse_sk, v_ws_order_number), _p
-                    ):
+                    if not _grp.add(v_ws_warehouse_sk, _t1, _p):
                         del ws1_by_ws_order_number[v_ws_order_number]
                     _grp = ws1_count_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
@@ -786,33 +801,28 @@ def _make_in_1():
                         )
                     if not _grp.add(v_ws_warehouse_sk, _p):
                         del ws1_count_by_ws_order_number[v_ws_order_number]
-                    _g3 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
+                    _g4 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
-                    if _g3:
-                        for v_ws2_ws_warehouse_sk, _w1 in _g3.scan(
+                    if _g4:
+                        for v_ws2_ws_warehouse_sk, _w2 in _g4.scan(
                             None, True, None, True
                         ):
                             if not ((v_ws_warehouse_sk != v_ws2_ws_warehouse_sk)):
                                 continue
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                            _o = n0_root.get(_t5)
                             if _o is None:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = (
-                                    _d2
-                                )
+                                n0_root[_t5] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ] = _n
+                                    n0_root[_t5] = _n
                                 else:
-                                    del n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ]
+                                    del n0_root[_t5]
                             if pending is not None:
-                                _m4 = self.ws2[
+                                _m6 = self.ws2[
                                     (v_ws2_ws_warehouse_sk, v_ws_order_number)
                                 ]
                                 _k = (
@@ -820,7 +830,7 @@ def _make_in_1():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -904,15 +914,16 @@ def _make_in_1():
                         )
                     ):
                         continue
-                    _o = ws2.get((v_ws2_ws_warehouse_sk, v_ws_order_number))
+                    _t1 = (v_ws2_ws_warehouse_sk, v_ws_order_number)
+                    _o = ws2.get(_t1)
                     if _o is None:
-                        ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _p
+                        ws2[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _n
+                            ws2[_t1] = _n
                         else:
-                            del ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)]
+                            del ws2[_t1]
                     _grp = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
@@ -924,28 +935,29 @@ def _make_in_1():
                         del ws2_ws2_ws_warehouse_sk_by_ws_order_number[
                             v_ws_order_number
                         ]
-                    _rs3 = ws1_count_by_ws_order_number.get(v_ws_order_number)
-                    _w1 = (
-                        _rs3.besides(v_ws2_ws_warehouse_sk)
-                        if _rs3 is not None
+                    _rs4 = ws1_count_by_ws_order_number.get(v_ws_order_number)
+                    _w2 = (
+                        _rs4.besides(v_ws2_ws_warehouse_sk)
+                        if _rs4 is not None
                         else _ZERO
                     )
-                    if _w1:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                    if _w2:
+                        _d3 = _p * _w2
+                        _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _d2
+                            n0_root[_t5] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ws_warehouse_sk,
                                 v_ws_order_number,
-                            ), _m4 in self.ws1_by_ws_order_number[
+                            ), _m6 in self.ws1_by_ws_order_number[
                                 v_ws_order_number
                             ].scan(
                                 None, True, None, True
@@ -957,7 +969,7 @@ def _make_in_1():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -977,14 +989,13 @@ def _make_in_1():
                         )
                     ):
                         continue
+                    _t1 = (v_ws_warehouse_sk, v_ws_order_number)
                     _grp = ws1_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
                         _grp = ws1_by_ws_order_number[v_ws_order_number] = (
                             _SortedGroup()
                         )
-                    if not _grp.add(
-                        v_ws_warehouse_sk, (v_ws_warehouse_sk, v_ws_order_number), _p
-                    ):
+                    if not _grp.add(v_ws_warehouse_sk, _t1, _p):
                         del ws1_by_ws_order_number[v_ws_order_number]
                     _grp = ws1_count_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
@@ -993,33 +1004,28 @@ def _make_in_1():
                         )
                     if not _grp.add(v_ws_warehouse_sk, _p):
                         del ws1_count_by_ws_order_number[v_ws_order_number]
-                    _g3 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
+                    _g4 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
-                    if _g3:
-                        for v_ws2_ws_warehouse_sk, _w1 in _g3.scan(
+                    if _g4:
+                        for v_ws2_ws_warehouse_sk, _w2 in _g4.scan(
                             None, True, None, True
                         ):
                             if not ((v_ws_warehouse_sk != v_ws2_ws_warehouse_sk)):
                                 continue
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                            _o = n0_root.get(_t5)
                             if _o is None:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = (
-                                    _d2
-                                )
+                                n0_root[_t5] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ] = _n
+                                    n0_root[_t5] = _n
                                 else:
-                                    del n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ]
+                                    del n0_root[_t5]
                             if pending is not None:
-                                _m4 = self.ws2[
+                                _m6 = self.ws2[
                                     (v_ws2_ws_warehouse_sk, v_ws_order_number)
                                 ]
                                 _k = (
@@ -1027,7 +1033,7 @@ def _make_in_1():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -1262,7 +1268,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "f610503f1120adff"
         LAYOUT_ID = (
-            "9c4aadb7b5bcff24"  # the state's layout: snapshots restore only here
+            "282d5b9aef2d3f4c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2034,7 +2040,7 @@ def _make_in_2():
             COLUMNS = ("ws_order_number", "wh1", "wh2")
             QUERY_ID = "11666152a3ef8610"
             LAYOUT_ID = (
-                "d686cd352c091698"  # the state's layout: snapshots restore only here
+                "1e00ce921a0d1252"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -2217,15 +2223,16 @@ def _make_in_2():
                     v_ws2_ws_warehouse_sk = row[15]
                     v_ws_order_number = row[17]
                     _p = d
-                    _o = ws2.get((v_ws2_ws_warehouse_sk, v_ws_order_number))
+                    _t1 = (v_ws2_ws_warehouse_sk, v_ws_order_number)
+                    _o = ws2.get(_t1)
                     if _o is None:
-                        ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _p
+                        ws2[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _n
+                            ws2[_t1] = _n
                         else:
-                            del ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)]
+                            del ws2[_t1]
                     _grp = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
@@ -2237,28 +2244,29 @@ def _make_in_2():
                         del ws2_ws2_ws_warehouse_sk_by_ws_order_number[
                             v_ws_order_number
                         ]
-                    _rs3 = ws1_count_by_ws_order_number.get(v_ws_order_number)
-                    _w1 = (
-                        _rs3.besides(v_ws2_ws_warehouse_sk)
-                        if _rs3 is not None
+                    _rs4 = ws1_count_by_ws_order_number.get(v_ws_order_number)
+                    _w2 = (
+                        _rs4.besides(v_ws2_ws_warehouse_sk)
+                        if _rs4 is not None
                         else _ZERO
                     )
-                    if _w1:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                    if _w2:
+                        _d3 = _p * _w2
+                        _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _d2
+                            n0_root[_t5] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ws_warehouse_sk,
                                 v_ws_order_number,
-                            ), _m4 in self.ws1_by_ws_order_number[
+                            ), _m6 in self.ws1_by_ws_order_number[
                                 v_ws_order_number
                             ].scan(
                                 None, True, None, True
@@ -2270,7 +2278,7 @@ def _make_in_2():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2279,14 +2287,13 @@ def _make_in_2():
                     v_ws_warehouse_sk = row[15]
                     v_ws_order_number = row[17]
                     _p = d
+                    _t1 = (v_ws_warehouse_sk, v_ws_order_number)
                     _grp = ws1_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
                         _grp = ws1_by_ws_order_number[v_ws_order_number] = (
                             _SortedGroup()
                         )
-                    if not _grp.add(
-                        v_ws_warehouse_sk, (v_ws_warehouse_sk, v_ws_order_number), _p
-                    ):
+                    if not _grp.add(v_ws_warehouse_sk, _t1, _p):
                         del ws1_by_ws_order_number[v_ws_order_number]
                     _grp = ws1_count_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
@@ -2295,33 +2302,28 @@ def _make_in_2():
                         )
                     if not _grp.add(v_ws_warehouse_sk, _p):
                         del ws1_count_by_ws_order_number[v_ws_order_number]
-                    _g3 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
+                    _g4 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
-                    if _g3:
-                        for v_ws2_ws_warehouse_sk, _w1 in _g3.scan(
+                    if _g4:
+                        for v_ws2_ws_warehouse_sk, _w2 in _g4.scan(
                             None, True, None, True
                         ):
                             if not ((v_ws_warehouse_sk != v_ws2_ws_warehouse_sk)):
                                 continue
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                            _o = n0_root.get(_t5)
                             if _o is None:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = (
-                                    _d2
-                                )
+                                n0_root[_t5] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ] = _n
+                                    n0_root[_t5] = _n
                                 else:
-                                    del n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ]
+                                    del n0_root[_t5]
                             if pending is not None:
-                                _m4 = self.ws2[
+                                _m6 = self.ws2[
                                     (v_ws2_ws_warehouse_sk, v_ws_order_number)
                                 ]
                                 _k = (
@@ -2329,7 +2331,7 @@ def _make_in_2():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2413,15 +2415,16 @@ def _make_in_2():
                         )
                     ):
                         continue
-                    _o = ws2.get((v_ws2_ws_warehouse_sk, v_ws_order_number))
+                    _t1 = (v_ws2_ws_warehouse_sk, v_ws_order_number)
+                    _o = ws2.get(_t1)
                     if _o is None:
-                        ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _p
+                        ws2[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)] = _n
+                            ws2[_t1] = _n
                         else:
-                            del ws2[(v_ws2_ws_warehouse_sk, v_ws_order_number)]
+                            del ws2[_t1]
                     _grp = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
@@ -2433,28 +2436,29 @@ def _make_in_2():
                         del ws2_ws2_ws_warehouse_sk_by_ws_order_number[
                             v_ws_order_number
                         ]
-                    _rs3 = ws1_count_by_ws_order_number.get(v_ws_order_number)
-                    _w1 = (
-                        _rs3.besides(v_ws2_ws_warehouse_sk)
-                        if _rs3 is not None
+                    _rs4 = ws1_count_by_ws_order_number.get(v_ws_order_number)
+                    _w2 = (
+                        _rs4.besides(v_ws2_ws_warehouse_sk)
+                        if _rs4 is not None
                         else _ZERO
                     )
-                    if _w1:
-                        _d2 = _p * _w1
-                        _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                    if _w2:
+                        _d3 = _p * _w2
+                        _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                        _o = n0_root.get(_t5)
                         if _o is None:
-                            n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _d2
+                            n0_root[_t5] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = _n
+                                n0_root[_t5] = _n
                             else:
-                                del n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)]
+                                del n0_root[_t5]
                         if pending is not None:
                             for (
                                 v_ws_warehouse_sk,
                                 v_ws_order_number,
-                            ), _m4 in self.ws1_by_ws_order_number[
+                            ), _m6 in self.ws1_by_ws_order_number[
                                 v_ws_order_number
                             ].scan(
                                 None, True, None, True
@@ -2466,7 +2470,7 @@ def _make_in_2():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2486,14 +2490,13 @@ def _make_in_2():
                         )
                     ):
                         continue
+                    _t1 = (v_ws_warehouse_sk, v_ws_order_number)
                     _grp = ws1_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
                         _grp = ws1_by_ws_order_number[v_ws_order_number] = (
                             _SortedGroup()
                         )
-                    if not _grp.add(
-                        v_ws_warehouse_sk, (v_ws_warehouse_sk, v_ws_order_number), _p
-                    ):
+                    if not _grp.add(v_ws_warehouse_sk, _t1, _p):
                         del ws1_by_ws_order_number[v_ws_order_number]
                     _grp = ws1_count_by_ws_order_number.get(v_ws_order_number)
                     if _grp is None:
@@ -2502,33 +2505,28 @@ def _make_in_2():
                         )
                     if not _grp.add(v_ws_warehouse_sk, _p):
                         del ws1_count_by_ws_order_number[v_ws_order_number]
-                    _g3 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
+                    _g4 = ws2_ws2_ws_warehouse_sk_by_ws_order_number.get(
                         v_ws_order_number
                     )
-                    if _g3:
-                        for v_ws2_ws_warehouse_sk, _w1 in _g3.scan(
+                    if _g4:
+                        for v_ws2_ws_warehouse_sk, _w2 in _g4.scan(
                             None, True, None, True
                         ):
                             if not ((v_ws_warehouse_sk != v_ws2_ws_warehouse_sk)):
                                 continue
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_ws_order_number, v_ws2_ws_warehouse_sk))
+                            _d3 = _p * _w2
+                            _t5 = (v_ws_order_number, v_ws2_ws_warehouse_sk)
+                            _o = n0_root.get(_t5)
                             if _o is None:
-                                n0_root[(v_ws_order_number, v_ws2_ws_warehouse_sk)] = (
-                                    _d2
-                                )
+                                n0_root[_t5] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ] = _n
+                                    n0_root[_t5] = _n
                                 else:
-                                    del n0_root[
-                                        (v_ws_order_number, v_ws2_ws_warehouse_sk)
-                                    ]
+                                    del n0_root[_t5]
                             if pending is not None:
-                                _m4 = self.ws2[
+                                _m6 = self.ws2[
                                     (v_ws2_ws_warehouse_sk, v_ws_order_number)
                                 ]
                                 _k = (
@@ -2536,7 +2534,7 @@ def _make_in_2():
                                     v_ws_warehouse_sk,
                                     v_ws2_ws_warehouse_sk,
                                 )
-                                _v = _p * _m4
+                                _v = _p * _m6
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2745,7 +2743,7 @@ def _make_in_2():
         COLUMNS = ("k1",)
         QUERY_ID = "2211a0f9dd3e3820"
         LAYOUT_ID = (
-            "443b96416633e870"  # the state's layout: snapshots restore only here
+            "15bc5d349cff9919"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -3186,7 +3184,7 @@ class View:
     }
     COLUMNS = ("order count", "total shipping cost", "total net profit")
     QUERY_ID = "aa591f52c4a2a434"
-    LAYOUT_ID = "1b1066b0989376c3"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "77658c2641af959c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3622,17 +3620,47 @@ class View:
             del store[row]
         # atom ws1
         if keep_ws1:
+            _t1 = (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)
             _grp = ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk.get(
                 v_ws_ship_date_sk
             )
             if _grp is None:
                 ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
                     v_ws_ship_date_sk
-                ] = {(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (
+                        _o[0] + _p[0],
+                        _o[1] + _p[1],
+                        _o[2] + _p[2],
+                        _o[3] + _p[3],
+                        _o[4] + _p[4],
+                    )
+                    if _n[0]:
+                        ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                            v_ws_ship_date_sk
+                        ]
+                else:
+                    ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                        v_ws_ship_date_sk
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (
                         _o[0] + _p[0],
@@ -3642,101 +3670,118 @@ class View:
                         _o[4] + _p[4],
                     )
                     if _n[0]:
-                        _grp[
-                            (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number)
-                        ]
-                        if not _grp:
-                            del ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk[
                                 v_ws_ship_date_sk
-                            ]
-            _w1 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
-            if _w1 is not None:
-                _d2 = (
-                    _p[0] * _w1[0],
-                    _p[1] * _w1[1],
-                    _p[2] * _w1[2],
-                    _p[3] * _w1[3],
-                    _p[4] * _w1[4],
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = date_dim_count_by_ws_ship_date_sk.get(v_ws_ship_date_sk)
+            if _w2 is not None:
+                _d3 = (
+                    _p[0] * _w2[0],
+                    _p[1] * _w2[1],
+                    _p[2] * _w2[2],
+                    _p[3] * _w2[3],
+                    _p[4] * _w2[4],
                 )
+                _t4 = (v_ws_ship_addr_sk, v_ws_order_number)
                 _grp = n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk.get(
                     v_ws_web_site_sk
                 )
                 if _grp is None:
                     n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                         v_ws_web_site_sk
-                    ] = {(v_ws_ship_addr_sk, v_ws_order_number): _d2}
-                else:
-                    _o = _grp.get((v_ws_ship_addr_sk, v_ws_order_number))
-                    if _o is None:
-                        _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _d2
-                    else:
+                    ] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
                         _n = (
-                            _o[0] + _d2[0],
-                            _o[1] + _d2[1],
-                            _o[2] + _d2[2],
-                            _o[3] + _d2[3],
-                            _o[4] + _d2[4],
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
                         )
                         if _n[0]:
-                            _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _n
+                            n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = (_grp[0], _n)
                         else:
-                            del _grp[(v_ws_ship_addr_sk, v_ws_order_number)]
-                            if not _grp:
-                                del n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                            del n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ]
+                    else:
+                        n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                            v_ws_web_site_sk
+                        ] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (
+                            _o[0] + _d3[0],
+                            _o[1] + _d3[1],
+                            _o[2] + _d3[2],
+                            _o[3] + _d3[3],
+                            _o[4] + _d3[4],
+                        )
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                                     v_ws_web_site_sk
-                                ]
-                _w3 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                if _w3 is not None:
-                    _d4 = (
-                        _d2[0] * _w3[0],
-                        _d2[1] * _w3[1],
-                        _d2[2] * _w3[2],
-                        _d2[3] * _w3[3],
-                        _d2[4] * _w3[4],
+                                ] = next(iter(_grp.items()))
+                _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                if _w5 is not None:
+                    _d6 = (
+                        _d3[0] * _w5[0],
+                        _d3[1] * _w5[1],
+                        _d3[2] * _w5[2],
+                        _d3[3] * _w5[3],
+                        _d3[4] * _w5[4],
                     )
                     _grp = n3_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
                     if _grp is None:
-                        n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                            v_ws_order_number: _d4
-                        }
+                        n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                            v_ws_order_number,
+                            _d6,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d6[0],
+                                _o[1] + _d6[1],
+                                _o[2] + _d6[2],
+                                _o[3] + _d6[3],
+                                _o[4] + _d6[4],
+                            )
+                            if _n[0]:
+                                n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ]
+                        else:
+                            n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d6,
+                            }
                     else:
                         _o = _grp.get(v_ws_order_number)
                         if _o is None:
-                            _grp[v_ws_order_number] = _d4
-                        else:
-                            _n = (
-                                _o[0] + _d4[0],
-                                _o[1] + _d4[1],
-                                _o[2] + _d4[2],
-                                _o[3] + _d4[3],
-                                _o[4] + _d4[4],
-                            )
-                            if _n[0]:
-                                _grp[v_ws_order_number] = _n
-                            else:
-                                del _grp[v_ws_order_number]
-                                if not _grp:
-                                    del n3_ws_order_number_by_ws_ship_addr_sk[
-                                        v_ws_ship_addr_sk
-                                    ]
-                    _w5 = customer_address_count_by_ws_ship_addr_sk.get(
-                        v_ws_ship_addr_sk
-                    )
-                    if _w5 is not None:
-                        _d6 = (
-                            _d4[0] * _w5[0],
-                            _d4[1] * _w5[1],
-                            _d4[2] * _w5[2],
-                            _d4[3] * _w5[3],
-                            _d4[4] * _w5[4],
-                        )
-                        _o = n2_count_by_ws_order_number.get(v_ws_order_number)
-                        if _o is None:
-                            n2_count_by_ws_order_number[v_ws_order_number] = _d6
+                            _grp[v_ws_order_number] = _d6
                         else:
                             _n = (
                                 _o[0] + _d6[0],
@@ -3746,52 +3791,82 @@ class View:
                                 _o[4] + _d6[4],
                             )
                             if _n[0]:
+                                _grp[v_ws_order_number] = _n
+                            else:
+                                del _grp[v_ws_order_number]
+                                if len(_grp) == 1:
+                                    n3_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ] = next(iter(_grp.items()))
+                    _w7 = customer_address_count_by_ws_ship_addr_sk.get(
+                        v_ws_ship_addr_sk
+                    )
+                    if _w7 is not None:
+                        _d8 = (
+                            _d6[0] * _w7[0],
+                            _d6[1] * _w7[1],
+                            _d6[2] * _w7[2],
+                            _d6[3] * _w7[3],
+                            _d6[4] * _w7[4],
+                        )
+                        _o = n2_count_by_ws_order_number.get(v_ws_order_number)
+                        if _o is None:
+                            n2_count_by_ws_order_number[v_ws_order_number] = _d8
+                        else:
+                            _n = (
+                                _o[0] + _d8[0],
+                                _o[1] + _d8[1],
+                                _o[2] + _d8[2],
+                                _o[3] + _d8[3],
+                                _o[4] + _d8[4],
+                            )
+                            if _n[0]:
                                 n2_count_by_ws_order_number[v_ws_order_number] = _n
                             else:
                                 del n2_count_by_ws_order_number[v_ws_order_number]
-                        _w7 = in1_count_by_ws_order_number.get(v_ws_order_number)
-                        if _w7 is not None:
-                            _d8 = (
-                                _d6[0] * _w7[0],
-                                _d6[1] * _w7[1],
-                                _d6[2] * _w7[2],
-                                _d6[3] * _w7[3],
-                                _d6[4] * _w7[4],
+                        _w9 = in1_count_by_ws_order_number.get(v_ws_order_number)
+                        if _w9 is not None:
+                            _d10 = (
+                                _d8[0] * _w9[0],
+                                _d8[1] * _w9[1],
+                                _d8[2] * _w9[2],
+                                _d8[3] * _w9[3],
+                                _d8[4] * _w9[4],
                             )
                             _o = n1_count_by_ws_order_number.get(v_ws_order_number)
                             if _o is None:
-                                n1_count_by_ws_order_number[v_ws_order_number] = _d8
+                                n1_count_by_ws_order_number[v_ws_order_number] = _d10
                             else:
                                 _n = (
-                                    _o[0] + _d8[0],
-                                    _o[1] + _d8[1],
-                                    _o[2] + _d8[2],
-                                    _o[3] + _d8[3],
-                                    _o[4] + _d8[4],
+                                    _o[0] + _d10[0],
+                                    _o[1] + _d10[1],
+                                    _o[2] + _d10[2],
+                                    _o[3] + _d10[3],
+                                    _o[4] + _d10[4],
                                 )
                                 if _n[0]:
                                     n1_count_by_ws_order_number[v_ws_order_number] = _n
                                 else:
                                     del n1_count_by_ws_order_number[v_ws_order_number]
-                            _w9 = in2_count_by_ws_order_number.get(v_ws_order_number)
-                            if _w9 is not None:
-                                _d10 = (
-                                    _d8[0] * _w9[0],
-                                    _d8[1] * _w9[1],
-                                    _d8[2] * _w9[2],
-                                    _d8[3] * _w9[3],
-                                    _d8[4] * _w9[4],
+                            _w11 = in2_count_by_ws_order_number.get(v_ws_order_number)
+                            if _w11 is not None:
+                                _d12 = (
+                                    _d10[0] * _w11[0],
+                                    _d10[1] * _w11[1],
+                                    _d10[2] * _w11[2],
+                                    _d10[3] * _w11[3],
+                                    _d10[4] * _w11[4],
                                 )
                                 _o = n0_root.get(v_ws_order_number)
                                 if _o is None:
-                                    n0_root[v_ws_order_number] = _d10
+                                    n0_root[v_ws_order_number] = _d12
                                 else:
                                     _n = (
-                                        _o[0] + _d10[0],
-                                        _o[1] + _d10[1],
-                                        _o[2] + _d10[2],
-                                        _o[3] + _d10[3],
-                                        _o[4] + _d10[4],
+                                        _o[0] + _d12[0],
+                                        _o[1] + _d12[1],
+                                        _o[2] + _d12[2],
+                                        _o[3] + _d12[3],
+                                        _o[4] + _d12[4],
                                     )
                                     if _n[0]:
                                         n0_root[v_ws_order_number] = _n
@@ -3799,7 +3874,7 @@ class View:
                                         del n0_root[v_ws_order_number]
                                 if pending is not None:
                                     _k = (v_ws_order_number,)
-                                    _v = _d10
+                                    _v = _d12
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -3892,11 +3967,9 @@ class View:
                 v_ws_ship_date_sk
             )
             if _g3:
-                for (
-                    v_ws_ship_addr_sk,
-                    v_ws_web_site_sk,
-                    v_ws_order_number,
-                ), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -3904,17 +3977,41 @@ class View:
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
                     )
+                    _t4 = (v_ws_ship_addr_sk, v_ws_order_number)
                     _grp = n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk.get(
                         v_ws_web_site_sk
                     )
                     if _grp is None:
                         n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                             v_ws_web_site_sk
-                        ] = {(v_ws_ship_addr_sk, v_ws_order_number): _d2}
+                        ] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ]
+                        else:
+                            n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ws_ship_addr_sk, v_ws_order_number))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -3924,94 +4021,122 @@ class View:
                                 _o[4] + _d2[4],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ws_ship_addr_sk, v_ws_order_number)]
-                                if not _grp:
-                                    del n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                                         v_ws_web_site_sk
-                                    ]
-                    _w4 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
                         )
                         _grp = n3_ws_order_number_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
                         if _grp is None:
-                            n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                                v_ws_order_number: _d5
-                            }
+                            n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                                v_ws_order_number,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_order_number
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n3_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ]
+                            else:
+                                n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_ws_order_number)
                             if _o is None:
-                                _grp[v_ws_order_number] = _d5
+                                _grp[v_ws_order_number] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     _grp[v_ws_order_number] = _n
                                 else:
                                     del _grp[v_ws_order_number]
-                                    if not _grp:
-                                        del n3_ws_order_number_by_ws_ship_addr_sk[
+                                    if len(_grp) == 1:
+                                        n3_ws_order_number_by_ws_ship_addr_sk[
                                             v_ws_ship_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_ws_ship_addr_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = customer_address_count_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
                             )
                             _o = n2_count_by_ws_order_number.get(v_ws_order_number)
                             if _o is None:
-                                n2_count_by_ws_order_number[v_ws_order_number] = _d7
+                                n2_count_by_ws_order_number[v_ws_order_number] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
                                 )
                                 if _n[0]:
                                     n2_count_by_ws_order_number[v_ws_order_number] = _n
                                 else:
                                     del n2_count_by_ws_order_number[v_ws_order_number]
-                            _w8 = in1_count_by_ws_order_number.get(v_ws_order_number)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
+                            _w9 = in1_count_by_ws_order_number.get(v_ws_order_number)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
                                 )
                                 _o = n1_count_by_ws_order_number.get(v_ws_order_number)
                                 if _o is None:
-                                    n1_count_by_ws_order_number[v_ws_order_number] = _d9
+                                    n1_count_by_ws_order_number[v_ws_order_number] = (
+                                        _d10
+                                    )
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
                                     )
                                     if _n[0]:
                                         n1_count_by_ws_order_number[
@@ -4021,27 +4146,27 @@ class View:
                                         del n1_count_by_ws_order_number[
                                             v_ws_order_number
                                         ]
-                                _w10 = in2_count_by_ws_order_number.get(
+                                _w11 = in2_count_by_ws_order_number.get(
                                     v_ws_order_number
                                 )
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
                                     )
                                     _o = n0_root.get(v_ws_order_number)
                                     if _o is None:
-                                        n0_root[v_ws_order_number] = _d11
+                                        n0_root[v_ws_order_number] = _d12
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
                                         )
                                         if _n[0]:
                                             n0_root[v_ws_order_number] = _n
@@ -4049,7 +4174,7 @@ class View:
                                             del n0_root[v_ws_order_number]
                                     if pending is not None:
                                         _k = (v_ws_order_number,)
-                                        _v = _d11
+                                        _v = _d12
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -4117,7 +4242,9 @@ class View:
                     del customer_address_count_by_ws_ship_addr_sk[v_ws_ship_addr_sk]
             _g3 = n3_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
             if _g3:
-                for v_ws_order_number, _w1 in _g3.items():
+                for v_ws_order_number, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4264,7 +4391,9 @@ class View:
                 v_ws_web_site_sk
             )
             if _g3:
-                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4274,9 +4403,34 @@ class View:
                     )
                     _grp = n3_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
                     if _grp is None:
-                        n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                            v_ws_order_number: _d2
-                        }
+                        n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                            v_ws_order_number,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ]
+                        else:
+                            n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ws_order_number)
                         if _o is None:
@@ -4293,10 +4447,10 @@ class View:
                                 _grp[v_ws_order_number] = _n
                             else:
                                 del _grp[v_ws_order_number]
-                                if not _grp:
-                                    del n3_ws_order_number_by_ws_ship_addr_sk[
+                                if len(_grp) == 1:
+                                    n3_ws_order_number_by_ws_ship_addr_sk[
                                         v_ws_ship_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w4 = customer_address_count_by_ws_ship_addr_sk.get(
                         v_ws_ship_addr_sk
                     )
@@ -4503,11 +4657,9 @@ class View:
                 v_ws_ship_date_sk
             )
             if _g3:
-                for (
-                    v_ws_ship_addr_sk,
-                    v_ws_web_site_sk,
-                    v_ws_order_number,
-                ), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_web_site_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4515,17 +4667,41 @@ class View:
                         _p[3] * _w1[3],
                         _p[4] * _w1[4],
                     )
+                    _t4 = (v_ws_ship_addr_sk, v_ws_order_number)
                     _grp = n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk.get(
                         v_ws_web_site_sk
                     )
                     if _grp is None:
                         n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                             v_ws_web_site_sk
-                        ] = {(v_ws_ship_addr_sk, v_ws_order_number): _d2}
+                        ] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                    v_ws_web_site_sk
+                                ]
+                        else:
+                            n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                v_ws_web_site_sk
+                            ] = {_grp[0]: _grp[1], _e: _d2}
                     else:
-                        _o = _grp.get((v_ws_ship_addr_sk, v_ws_order_number))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = (
                                 _o[0] + _d2[0],
@@ -4535,94 +4711,122 @@ class View:
                                 _o[4] + _d2[4],
                             )
                             if _n[0]:
-                                _grp[(v_ws_ship_addr_sk, v_ws_order_number)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_ws_ship_addr_sk, v_ws_order_number)]
-                                if not _grp:
-                                    del n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk[
                                         v_ws_web_site_sk
-                                    ]
-                    _w4 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
-                    if _w4 is not None:
-                        _d5 = (
-                            _d2[0] * _w4[0],
-                            _d2[1] * _w4[1],
-                            _d2[2] * _w4[2],
-                            _d2[3] * _w4[3],
-                            _d2[4] * _w4[4],
+                                    ] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = web_site_count_by_ws_web_site_sk.get(v_ws_web_site_sk)
+                    if _w5 is not None:
+                        _d6 = (
+                            _d2[0] * _w5[0],
+                            _d2[1] * _w5[1],
+                            _d2[2] * _w5[2],
+                            _d2[3] * _w5[3],
+                            _d2[4] * _w5[4],
                         )
                         _grp = n3_ws_order_number_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
                         if _grp is None:
-                            n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                                v_ws_order_number: _d5
-                            }
+                            n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                                v_ws_order_number,
+                                _d6,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_ws_order_number
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
+                                )
+                                if _n[0]:
+                                    n3_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_ws_order_number_by_ws_ship_addr_sk[
+                                        v_ws_ship_addr_sk
+                                    ]
+                            else:
+                                n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = {_grp[0]: _grp[1], _e: _d6}
                         else:
                             _o = _grp.get(v_ws_order_number)
                             if _o is None:
-                                _grp[v_ws_order_number] = _d5
+                                _grp[v_ws_order_number] = _d6
                             else:
                                 _n = (
-                                    _o[0] + _d5[0],
-                                    _o[1] + _d5[1],
-                                    _o[2] + _d5[2],
-                                    _o[3] + _d5[3],
-                                    _o[4] + _d5[4],
+                                    _o[0] + _d6[0],
+                                    _o[1] + _d6[1],
+                                    _o[2] + _d6[2],
+                                    _o[3] + _d6[3],
+                                    _o[4] + _d6[4],
                                 )
                                 if _n[0]:
                                     _grp[v_ws_order_number] = _n
                                 else:
                                     del _grp[v_ws_order_number]
-                                    if not _grp:
-                                        del n3_ws_order_number_by_ws_ship_addr_sk[
+                                    if len(_grp) == 1:
+                                        n3_ws_order_number_by_ws_ship_addr_sk[
                                             v_ws_ship_addr_sk
-                                        ]
-                        _w6 = customer_address_count_by_ws_ship_addr_sk.get(
+                                        ] = next(iter(_grp.items()))
+                        _w7 = customer_address_count_by_ws_ship_addr_sk.get(
                             v_ws_ship_addr_sk
                         )
-                        if _w6 is not None:
-                            _d7 = (
-                                _d5[0] * _w6[0],
-                                _d5[1] * _w6[1],
-                                _d5[2] * _w6[2],
-                                _d5[3] * _w6[3],
-                                _d5[4] * _w6[4],
+                        if _w7 is not None:
+                            _d8 = (
+                                _d6[0] * _w7[0],
+                                _d6[1] * _w7[1],
+                                _d6[2] * _w7[2],
+                                _d6[3] * _w7[3],
+                                _d6[4] * _w7[4],
                             )
                             _o = n2_count_by_ws_order_number.get(v_ws_order_number)
                             if _o is None:
-                                n2_count_by_ws_order_number[v_ws_order_number] = _d7
+                                n2_count_by_ws_order_number[v_ws_order_number] = _d8
                             else:
                                 _n = (
-                                    _o[0] + _d7[0],
-                                    _o[1] + _d7[1],
-                                    _o[2] + _d7[2],
-                                    _o[3] + _d7[3],
-                                    _o[4] + _d7[4],
+                                    _o[0] + _d8[0],
+                                    _o[1] + _d8[1],
+                                    _o[2] + _d8[2],
+                                    _o[3] + _d8[3],
+                                    _o[4] + _d8[4],
                                 )
                                 if _n[0]:
                                     n2_count_by_ws_order_number[v_ws_order_number] = _n
                                 else:
                                     del n2_count_by_ws_order_number[v_ws_order_number]
-                            _w8 = in1_count_by_ws_order_number.get(v_ws_order_number)
-                            if _w8 is not None:
-                                _d9 = (
-                                    _d7[0] * _w8[0],
-                                    _d7[1] * _w8[1],
-                                    _d7[2] * _w8[2],
-                                    _d7[3] * _w8[3],
-                                    _d7[4] * _w8[4],
+                            _w9 = in1_count_by_ws_order_number.get(v_ws_order_number)
+                            if _w9 is not None:
+                                _d10 = (
+                                    _d8[0] * _w9[0],
+                                    _d8[1] * _w9[1],
+                                    _d8[2] * _w9[2],
+                                    _d8[3] * _w9[3],
+                                    _d8[4] * _w9[4],
                                 )
                                 _o = n1_count_by_ws_order_number.get(v_ws_order_number)
                                 if _o is None:
-                                    n1_count_by_ws_order_number[v_ws_order_number] = _d9
+                                    n1_count_by_ws_order_number[v_ws_order_number] = (
+                                        _d10
+                                    )
                                 else:
                                     _n = (
-                                        _o[0] + _d9[0],
-                                        _o[1] + _d9[1],
-                                        _o[2] + _d9[2],
-                                        _o[3] + _d9[3],
-                                        _o[4] + _d9[4],
+                                        _o[0] + _d10[0],
+                                        _o[1] + _d10[1],
+                                        _o[2] + _d10[2],
+                                        _o[3] + _d10[3],
+                                        _o[4] + _d10[4],
                                     )
                                     if _n[0]:
                                         n1_count_by_ws_order_number[
@@ -4632,27 +4836,27 @@ class View:
                                         del n1_count_by_ws_order_number[
                                             v_ws_order_number
                                         ]
-                                _w10 = in2_count_by_ws_order_number.get(
+                                _w11 = in2_count_by_ws_order_number.get(
                                     v_ws_order_number
                                 )
-                                if _w10 is not None:
-                                    _d11 = (
-                                        _d9[0] * _w10[0],
-                                        _d9[1] * _w10[1],
-                                        _d9[2] * _w10[2],
-                                        _d9[3] * _w10[3],
-                                        _d9[4] * _w10[4],
+                                if _w11 is not None:
+                                    _d12 = (
+                                        _d10[0] * _w11[0],
+                                        _d10[1] * _w11[1],
+                                        _d10[2] * _w11[2],
+                                        _d10[3] * _w11[3],
+                                        _d10[4] * _w11[4],
                                     )
                                     _o = n0_root.get(v_ws_order_number)
                                     if _o is None:
-                                        n0_root[v_ws_order_number] = _d11
+                                        n0_root[v_ws_order_number] = _d12
                                     else:
                                         _n = (
-                                            _o[0] + _d11[0],
-                                            _o[1] + _d11[1],
-                                            _o[2] + _d11[2],
-                                            _o[3] + _d11[3],
-                                            _o[4] + _d11[4],
+                                            _o[0] + _d12[0],
+                                            _o[1] + _d12[1],
+                                            _o[2] + _d12[2],
+                                            _o[3] + _d12[3],
+                                            _o[4] + _d12[4],
                                         )
                                         if _n[0]:
                                             n0_root[v_ws_order_number] = _n
@@ -4660,7 +4864,7 @@ class View:
                                             del n0_root[v_ws_order_number]
                                     if pending is not None:
                                         _k = (v_ws_order_number,)
-                                        _v = _d11
+                                        _v = _d12
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -4764,7 +4968,9 @@ class View:
                     del customer_address_count_by_ws_ship_addr_sk[v_ws_ship_addr_sk]
             _g3 = n3_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
             if _g3:
-                for v_ws_order_number, _w1 in _g3.items():
+                for v_ws_order_number, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4947,7 +5153,9 @@ class View:
                 v_ws_web_site_sk
             )
             if _g3:
-                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in _g3.items():
+                for (v_ws_ship_addr_sk, v_ws_order_number), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (
                         _p[0] * _w1[0],
                         _p[1] * _w1[1],
@@ -4957,9 +5165,34 @@ class View:
                     )
                     _grp = n3_ws_order_number_by_ws_ship_addr_sk.get(v_ws_ship_addr_sk)
                     if _grp is None:
-                        n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
-                            v_ws_order_number: _d2
-                        }
+                        n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = (
+                            v_ws_order_number,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ws_order_number
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = (
+                                _o[0] + _d2[0],
+                                _o[1] + _d2[1],
+                                _o[2] + _d2[2],
+                                _o[3] + _d2[3],
+                                _o[4] + _d2[4],
+                            )
+                            if _n[0]:
+                                n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ] = (_grp[0], _n)
+                            else:
+                                del n3_ws_order_number_by_ws_ship_addr_sk[
+                                    v_ws_ship_addr_sk
+                                ]
+                        else:
+                            n3_ws_order_number_by_ws_ship_addr_sk[v_ws_ship_addr_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ws_order_number)
                         if _o is None:
@@ -4976,10 +5209,10 @@ class View:
                                 _grp[v_ws_order_number] = _n
                             else:
                                 del _grp[v_ws_order_number]
-                                if not _grp:
-                                    del n3_ws_order_number_by_ws_ship_addr_sk[
+                                if len(_grp) == 1:
+                                    n3_ws_order_number_by_ws_ship_addr_sk[
                                         v_ws_ship_addr_sk
-                                    ]
+                                    ] = next(iter(_grp.items()))
                     _w4 = customer_address_count_by_ws_ship_addr_sk.get(
                         v_ws_ship_addr_sk
                     )

@@ -35,6 +35,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -252,7 +266,7 @@ class View:
     }
     COLUMNS = ("count(*)",)
     QUERY_ID = "2e56ce6318e081c6"
-    LAYOUT_ID = "c7a4b2fc3815cdca"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "b16638709f9d083f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -442,72 +456,106 @@ class View:
         # atom store_sales
         if keep_store_sales:
             _p = d
+            _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
             _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                 v_ss_sold_time_sk
             )
             if _grp is None:
                 store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                     v_ss_sold_time_sk
-                ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ]
+                else:
+                    store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                        v_ss_sold_time_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                        if not _grp:
-                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                 v_ss_sold_time_sk
-                            ]
-            _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {v_ss_hdemo_sk: _d2}
+                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (v_ss_hdemo_sk, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_ss_hdemo_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                        else:
+                            del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_ss_hdemo_sk)
                     if _o is None:
-                        _grp[v_ss_hdemo_sk] = _d2
+                        _grp[v_ss_hdemo_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_ss_hdemo_sk] = _n
                         else:
                             del _grp[v_ss_hdemo_sk]
-                            if not _grp:
-                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                            if len(_grp) == 1:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                    iter(_grp.items())
+                                )
+                _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                     if _o is None:
-                        n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                        n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                         else:
                             del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(())
                         if _o is None:
-                            n0_root[()] = _d6
+                            n0_root[()] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[()] = _n
                             else:
                                 del n0_root[()]
                         if pending is not None:
                             _k = ()
-                            _v = _d6
+                            _v = _d7
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -622,13 +670,33 @@ class View:
                 v_ss_sold_time_sk
             )
             if _g3:
-                for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -639,8 +707,10 @@ class View:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _w4 is not None:
                         _d5 = _d2 * _w4
@@ -716,7 +786,9 @@ class View:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
             _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
             if _g3:
-                for v_ss_hdemo_sk, _w1 in _g3.items():
+                for v_ss_hdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                     if _o is None:
@@ -804,83 +876,115 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
-                            v_ss_sold_time_sk
-                        )
-                        or _EMPTY
-                    ).get((v_ss_hdemo_sk, v_ss_store_sk))
-                    or _ZERO
+                or not _entry(
+                    self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
+                        v_ss_sold_time_sk
+                    ),
+                    (v_ss_hdemo_sk, v_ss_store_sk),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_ss_hdemo_sk, v_ss_store_sk)
             _grp = store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk.get(
                 v_ss_sold_time_sk
             )
             if _grp is None:
                 store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                     v_ss_sold_time_sk
-                ] = {(v_ss_hdemo_sk, v_ss_store_sk): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ] = (_grp[0], _n)
+                    else:
+                        del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                            v_ss_sold_time_sk
+                        ]
+                else:
+                    store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                        v_ss_sold_time_sk
+                    ] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ss_hdemo_sk, v_ss_store_sk))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ss_hdemo_sk, v_ss_store_sk)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ss_hdemo_sk, v_ss_store_sk)]
-                        if not _grp:
-                            del store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk[
                                 v_ss_sold_time_sk
-                            ]
-            _w1 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w2 = time_dim_count_by_ss_sold_time_sk.get(v_ss_sold_time_sk)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                 if _grp is None:
-                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {v_ss_hdemo_sk: _d2}
+                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (v_ss_hdemo_sk, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_ss_hdemo_sk
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (_grp[0], _n)
+                        else:
+                            del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                    else:
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_ss_hdemo_sk)
                     if _o is None:
-                        _grp[v_ss_hdemo_sk] = _d2
+                        _grp[v_ss_hdemo_sk] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_ss_hdemo_sk] = _n
                         else:
                             del _grp[v_ss_hdemo_sk]
-                            if not _grp:
-                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
-                _w3 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                            if len(_grp) == 1:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                    iter(_grp.items())
+                                )
+                _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                     if _o is None:
-                        n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d4
+                        n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk] = _n
                         else:
                             del n2_count_by_ss_hdemo_sk[v_ss_hdemo_sk]
-                    _w5 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w6 = household_demographics_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
+                    if _w6 is not None:
+                        _d7 = _d5 * _w6
                         _o = n0_root.get(())
                         if _o is None:
-                            n0_root[()] = _d6
+                            n0_root[()] = _d7
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d7
                             if _n:
                                 n0_root[()] = _n
                             else:
                                 del n0_root[()]
                         if pending is not None:
                             _k = ()
-                            _v = _d6
+                            _v = _d7
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1049,13 +1153,33 @@ class View:
                 v_ss_sold_time_sk
             )
             if _g3:
-                for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in _g3.items():
+                for (v_ss_hdemo_sk, v_ss_store_sk), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _grp = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
                     if _grp is None:
-                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
-                            v_ss_hdemo_sk: _d2
-                        }
+                        n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                            v_ss_hdemo_sk,
+                            _d2,
+                        )
+                    elif type(_grp) is tuple:
+                        _e = v_ss_hdemo_sk
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                        else:
+                            n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
                         _o = _grp.get(v_ss_hdemo_sk)
                         if _o is None:
@@ -1066,8 +1190,10 @@ class View:
                                 _grp[v_ss_hdemo_sk] = _n
                             else:
                                 del _grp[v_ss_hdemo_sk]
-                                if not _grp:
-                                    del n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk]
+                                if len(_grp) == 1:
+                                    n3_ss_hdemo_sk_by_ss_store_sk[v_ss_store_sk] = next(
+                                        iter(_grp.items())
+                                    )
                     _w4 = store_2_count_by_ss_store_sk.get(v_ss_store_sk)
                     if _w4 is not None:
                         _d5 = _d2 * _w4
@@ -1168,7 +1294,9 @@ class View:
                     del store_2_count_by_ss_store_sk[v_ss_store_sk]
             _g3 = n3_ss_hdemo_sk_by_ss_store_sk.get(v_ss_store_sk)
             if _g3:
-                for v_ss_hdemo_sk, _w1 in _g3.items():
+                for v_ss_hdemo_sk, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n2_count_by_ss_hdemo_sk.get(v_ss_hdemo_sk)
                     if _o is None:

@@ -294,6 +294,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -396,7 +412,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "500ceaafc82b6bd5"
-                    LAYOUT_ID = "b033bdb0a168cb4c"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "c0f3c80de604395e"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -580,46 +596,73 @@ def _make_derived1():
                         # atom store_sales
                         if keep_store_sales:
                             _p = d
+                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
                             _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {
-                                    (v_ss_item_sk, v_ss_customer_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[(v_ss_item_sk, v_ss_customer_sk)]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -678,24 +721,20 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                ), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_ss_customer_sk, v_ss_item_sk)
                                         _v = _d2
@@ -759,57 +798,82 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_ss_customer_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_item_sk, v_ss_customer_sk),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
                             _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {
-                                    (v_ss_item_sk, v_ss_customer_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[(v_ss_item_sk, v_ss_customer_sk)]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -897,24 +961,20 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                ), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_ss_customer_sk, v_ss_item_sk)
                                         _v = _d2
@@ -1105,6 +1165,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -1218,7 +1294,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "354f41ccb55a0662"
-                    LAYOUT_ID = "e61ba0df88f56805"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "da653a0356952ff5"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1404,50 +1480,73 @@ def _make_derived1():
                         # atom catalog_sales
                         if keep_catalog_sales:
                             _p = d
+                            _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                             _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
                             if _grp is None:
                                 catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ] = {
-                                    (v_cs_bill_customer_sk, v_cs_item_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                else:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_cs_bill_customer_sk, v_cs_item_sk)]
-                                        if not _grp:
-                                            del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1506,28 +1605,20 @@ def _make_derived1():
                                 v_cs_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_cs_bill_customer_sk,
-                                    v_cs_item_sk,
-                                ), _w1 in _g3.items():
+                                for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get(
-                                        (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    )
+                                    _t4 = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_cs_bill_customer_sk, v_cs_item_sk)
                                         _v = _d2
@@ -1597,61 +1688,82 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                            v_cs_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_cs_bill_customer_sk, v_cs_item_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                        v_cs_sold_date_sk
+                                    ),
+                                    (v_cs_bill_customer_sk, v_cs_item_sk),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                             _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
                             if _grp is None:
                                 catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                     v_cs_sold_date_sk
-                                ] = {
-                                    (v_cs_bill_customer_sk, v_cs_item_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ]
+                                else:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_cs_bill_customer_sk, v_cs_item_sk)]
-                                        if not _grp:
-                                            del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                                 v_cs_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                 v_cs_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1739,28 +1851,20 @@ def _make_derived1():
                                 v_cs_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_cs_bill_customer_sk,
-                                    v_cs_item_sk,
-                                ), _w1 in _g3.items():
+                                for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get(
-                                        (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    )
+                                    _t4 = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_cs_bill_customer_sk, v_cs_item_sk)
                                         _v = _d2
@@ -2031,7 +2135,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
                 QUERY_ID = "79304dfb5d8bd163"
-                LAYOUT_ID = "6de07b15fb6b7cf8"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "b455f13c011c0f27"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2223,23 +2327,22 @@ def _make_derived1():
                                 ssci_count_by_customer_sk_item_sk[row] = _n
                             else:
                                 del ssci_count_by_customer_sk_item_sk[row]
-                        _w1 = csci_count_by_customer_sk_item_sk.get(
-                            (v_customer_sk, v_item_sk)
-                        )
+                        _t2 = (v_customer_sk, v_item_sk)
+                        _w1 = csci_count_by_customer_sk_item_sk.get(_t2)
                         if _w1 is not None:
-                            _d2 = _p * _w1
+                            _d3 = _p * _w1
                             _o = n0_root.get(v_customer_sk)
                             if _o is None:
-                                n0_root[v_customer_sk] = _d2
+                                n0_root[v_customer_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_customer_sk] = _n
                                 else:
                                     del n0_root[v_customer_sk]
                             if pending is not None:
                                 _k = (v_customer_sk, v_customer_sk)
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2279,23 +2382,22 @@ def _make_derived1():
                                 csci_count_by_customer_sk_item_sk[row] = _n
                             else:
                                 del csci_count_by_customer_sk_item_sk[row]
-                        _w1 = ssci_count_by_customer_sk_item_sk.get(
-                            (v_customer_sk, v_item_sk)
-                        )
+                        _t2 = (v_customer_sk, v_item_sk)
+                        _w1 = ssci_count_by_customer_sk_item_sk.get(_t2)
                         if _w1 is not None:
-                            _d2 = _p * _w1
+                            _d3 = _p * _w1
                             _o = n0_root.get(v_customer_sk)
                             if _o is None:
-                                n0_root[v_customer_sk] = _d2
+                                n0_root[v_customer_sk] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
                                     n0_root[v_customer_sk] = _n
                                 else:
                                     del n0_root[v_customer_sk]
                             if pending is not None:
                                 _k = (v_customer_sk, v_customer_sk)
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2560,6 +2662,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -2662,7 +2780,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "500ceaafc82b6bd5"
-                    LAYOUT_ID = "b033bdb0a168cb4c"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "c0f3c80de604395e"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -2846,46 +2964,73 @@ def _make_derived1():
                         # atom store_sales
                         if keep_store_sales:
                             _p = d
+                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
                             _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {
-                                    (v_ss_item_sk, v_ss_customer_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[(v_ss_item_sk, v_ss_customer_sk)]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2944,24 +3089,20 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                ), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_ss_customer_sk, v_ss_item_sk)
                                         _v = _d2
@@ -3025,57 +3166,82 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_ss_customer_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_item_sk, v_ss_customer_sk),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
                             _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {
-                                    (v_ss_item_sk, v_ss_customer_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[(v_ss_item_sk, v_ss_customer_sk)]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -3163,24 +3329,20 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                ), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_ss_customer_sk, v_ss_item_sk)
                                         _v = _d2
@@ -3408,6 +3570,22 @@ def _make_derived1():
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
+
+                    def _entry(group, entry, default=None):
+                        """The payload of `entry` in an index group (None: no group), `default`
+                        if absent. A group of one entry is kept inline as the pair (entry,
+                        payload): a dict per near-unique key would cost ~200 bytes and a
+                        container the cyclic GC tracks; several entries are a dict."""
+                        if group is None:
+                            return default
+                        if type(group) is tuple:
+                            return (
+                                group[1]
+                                if group[0] is entry or group[0] == entry
+                                else default
+                            )
+                        return group.get(entry, default)
+
                     _ZERO = 0  # the payload of an absent tuple
 
                     def _arity_message(relation, arity, row):
@@ -3519,7 +3697,7 @@ def _make_derived1():
                         }
                         COLUMNS = ("customer_sk", "item_sk")
                         QUERY_ID = "354f41ccb55a0662"
-                        LAYOUT_ID = "e61ba0df88f56805"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "da653a0356952ff5"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -3721,58 +3899,73 @@ def _make_derived1():
                             # atom catalog_sales
                             if keep_catalog_sales:
                                 _p = d
+                                _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                                 _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
                                 if _grp is None:
                                     catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = {
-                                        (v_cs_bill_customer_sk, v_cs_item_sk): _p
-                                    }
+                                    ] = (
+                                        _t1,
+                                        _p,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                    else:
+                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _p,
+                                        }
                                 else:
-                                    _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                    _o = _grp.get(_t1)
                                     if _o is None:
-                                        _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                                        _grp[_t1] = _p
                                     else:
                                         _n = _o + _p
                                         if _n:
-                                            _grp[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _n
+                                            _grp[_t1] = _n
                                         else:
-                                            del _grp[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ]
-                                            if not _grp:
-                                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ]
-                                _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _w1 is not None:
-                                    _d2 = _p * _w1
-                                    _o = n0_root.get(
-                                        (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    )
+                                if _w2 is not None:
+                                    _d3 = _p * _w2
+                                    _o = n0_root.get(_t1)
                                     if _o is None:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _d2
+                                        n0_root[_t1] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
-                                            n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _n
+                                            n0_root[_t1] = _n
                                         else:
-                                            del n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ]
+                                            del n0_root[_t1]
                                     if pending is not None:
                                         _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        _v = _d2
+                                        _v = _d3
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -3831,34 +4024,20 @@ def _make_derived1():
                                     v_cs_sold_date_sk
                                 )
                                 if _g3:
-                                    for (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_item_sk,
-                                    ), _w1 in _g3.items():
+                                    for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = _p * _w1
-                                        _o = n0_root.get(
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        )
+                                        _t4 = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                        _o = n0_root.get(_t4)
                                         if _o is None:
-                                            n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _d2
+                                            n0_root[_t4] = _d2
                                         else:
                                             _n = _o + _d2
                                             if _n:
-                                                n0_root[
-                                                    (
-                                                        v_cs_bill_customer_sk,
-                                                        v_cs_item_sk,
-                                                    )
-                                                ] = _n
+                                                n0_root[_t4] = _n
                                             else:
-                                                del n0_root[
-                                                    (
-                                                        v_cs_bill_customer_sk,
-                                                        v_cs_item_sk,
-                                                    )
-                                                ]
+                                                del n0_root[_t4]
                                         if pending is not None:
                                             _k = (v_cs_bill_customer_sk, v_cs_item_sk)
                                             _v = _d2
@@ -3936,69 +4115,82 @@ def _make_derived1():
                                 # it is what float sums leave of rows inserted and deleted again)
                                 if not _p and (
                                     _p == _ZERO
-                                    or not (
-                                        (
-                                            self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                                v_cs_sold_date_sk
-                                            )
-                                            or _EMPTY
-                                        ).get((v_cs_bill_customer_sk, v_cs_item_sk))
-                                        or _ZERO
+                                    or not _entry(
+                                        self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                            v_cs_sold_date_sk
+                                        ),
+                                        (v_cs_bill_customer_sk, v_cs_item_sk),
+                                        _ZERO,
                                     )
                                 ):
                                     continue
+                                _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                                 _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
                                 if _grp is None:
                                     catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                         v_cs_sold_date_sk
-                                    ] = {
-                                        (v_cs_bill_customer_sk, v_cs_item_sk): _p
-                                    }
+                                    ] = (
+                                        _t1,
+                                        _p,
+                                    )
+                                elif type(_grp) is tuple:
+                                    _e = _t1
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _p
+                                        if _n:
+                                            catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                                v_cs_sold_date_sk
+                                            ]
+                                    else:
+                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            v_cs_sold_date_sk
+                                        ] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _p,
+                                        }
                                 else:
-                                    _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                    _o = _grp.get(_t1)
                                     if _o is None:
-                                        _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                                        _grp[_t1] = _p
                                     else:
                                         _n = _o + _p
                                         if _n:
-                                            _grp[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _n
+                                            _grp[_t1] = _n
                                         else:
-                                            del _grp[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ]
-                                            if not _grp:
-                                                del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                            del _grp[_t1]
+                                            if len(_grp) == 1:
+                                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                                     v_cs_sold_date_sk
-                                                ]
-                                _w1 = date_dim_count_by_cs_sold_date_sk.get(
+                                                ] = next(
+                                                    iter(_grp.items())
+                                                )
+                                _w2 = date_dim_count_by_cs_sold_date_sk.get(
                                     v_cs_sold_date_sk
                                 )
-                                if _w1 is not None:
-                                    _d2 = _p * _w1
-                                    _o = n0_root.get(
-                                        (v_cs_bill_customer_sk, v_cs_item_sk)
-                                    )
+                                if _w2 is not None:
+                                    _d3 = _p * _w2
+                                    _o = n0_root.get(_t1)
                                     if _o is None:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _d2
+                                        n0_root[_t1] = _d3
                                     else:
-                                        _n = _o + _d2
+                                        _n = _o + _d3
                                         if _n:
-                                            n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _n
+                                            n0_root[_t1] = _n
                                         else:
-                                            del n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ]
+                                            del n0_root[_t1]
                                     if pending is not None:
                                         _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        _v = _d2
+                                        _v = _d3
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -4090,34 +4282,20 @@ def _make_derived1():
                                     v_cs_sold_date_sk
                                 )
                                 if _g3:
-                                    for (
-                                        v_cs_bill_customer_sk,
-                                        v_cs_item_sk,
-                                    ), _w1 in _g3.items():
+                                    for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in (
+                                        (_g3,) if type(_g3) is tuple else _g3.items()
+                                    ):
                                         _d2 = _p * _w1
-                                        _o = n0_root.get(
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        )
+                                        _t4 = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                        _o = n0_root.get(_t4)
                                         if _o is None:
-                                            n0_root[
-                                                (v_cs_bill_customer_sk, v_cs_item_sk)
-                                            ] = _d2
+                                            n0_root[_t4] = _d2
                                         else:
                                             _n = _o + _d2
                                             if _n:
-                                                n0_root[
-                                                    (
-                                                        v_cs_bill_customer_sk,
-                                                        v_cs_item_sk,
-                                                    )
-                                                ] = _n
+                                                n0_root[_t4] = _n
                                             else:
-                                                del n0_root[
-                                                    (
-                                                        v_cs_bill_customer_sk,
-                                                        v_cs_item_sk,
-                                                    )
-                                                ]
+                                                del n0_root[_t4]
                                         if pending is not None:
                                             _k = (v_cs_bill_customer_sk, v_cs_item_sk)
                                             _v = _d2
@@ -4366,7 +4544,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1", "k2")
                     QUERY_ID = "908ea7e9a8b5fa38"
-                    LAYOUT_ID = "4633e4b2228d40b4"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "a8aa64dbaba6f076"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -4795,7 +4973,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
                 QUERY_ID = "50b3cf19e173eee9"
-                LAYOUT_ID = "19e930e6c0640f75"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "6a3df64743d844d2"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5398,6 +5576,20 @@ def _make_derived1():
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -5507,7 +5699,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("customer_sk", "item_sk")
                 QUERY_ID = "354f41ccb55a0662"
-                LAYOUT_ID = "e61ba0df88f56805"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "da653a0356952ff5"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -5683,44 +5875,71 @@ def _make_derived1():
                     # atom catalog_sales
                     if keep_catalog_sales:
                         _p = d
+                        _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                         _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
                         if _grp is None:
                             catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {
-                                (v_cs_bill_customer_sk, v_cs_item_sk): _p
-                            }
+                            ] = (
+                                _t1,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_cs_bill_customer_sk, v_cs_item_sk)]
-                                    if not _grp:
-                                        del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
+                            _o = n0_root.get(_t1)
                             if _o is None:
-                                n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _d2
+                                n0_root[_t1] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                    n0_root[_t1] = _n
                                 else:
-                                    del n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)]
+                                    del n0_root[_t1]
                             if pending is not None:
                                 _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -5773,24 +5992,20 @@ def _make_derived1():
                             v_cs_sold_date_sk
                         )
                         if _g3:
-                            for (
-                                v_cs_bill_customer_sk,
-                                v_cs_item_sk,
-                            ), _w1 in _g3.items():
+                            for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
-                                _o = n0_root.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                _t4 = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _d2
+                                    n0_root[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (v_cs_bill_customer_sk, v_cs_item_sk)
                                     _v = _d2
@@ -5856,55 +6071,80 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
-                                        v_cs_sold_date_sk
-                                    )
-                                    or _EMPTY
-                                ).get((v_cs_bill_customer_sk, v_cs_item_sk))
-                                or _ZERO
+                            or not _entry(
+                                self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
+                                    v_cs_sold_date_sk
+                                ),
+                                (v_cs_bill_customer_sk, v_cs_item_sk),
+                                _ZERO,
                             )
                         ):
                             continue
+                        _t1 = (v_cs_bill_customer_sk, v_cs_item_sk)
                         _grp = catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk.get(
                             v_cs_sold_date_sk
                         )
                         if _grp is None:
                             catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                 v_cs_sold_date_sk
-                            ] = {
-                                (v_cs_bill_customer_sk, v_cs_item_sk): _p
-                            }
+                            ] = (
+                                _t1,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t1
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                        v_cs_sold_date_sk
+                                    ]
+                            else:
+                                catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    v_cs_sold_date_sk
+                                ] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
-                            _o = _grp.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                            _o = _grp.get(_t1)
                             if _o is None:
-                                _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _p
+                                _grp[_t1] = _p
                             else:
                                 _n = _o + _p
                                 if _n:
-                                    _grp[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                    _grp[_t1] = _n
                                 else:
-                                    del _grp[(v_cs_bill_customer_sk, v_cs_item_sk)]
-                                    if not _grp:
-                                        del catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
+                                    del _grp[_t1]
+                                    if len(_grp) == 1:
+                                        catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk[
                                             v_cs_sold_date_sk
-                                        ]
-                        _w1 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
-                        if _w1 is not None:
-                            _d2 = _p * _w1
-                            _o = n0_root.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                        ] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w2 = date_dim_count_by_cs_sold_date_sk.get(v_cs_sold_date_sk)
+                        if _w2 is not None:
+                            _d3 = _p * _w2
+                            _o = n0_root.get(_t1)
                             if _o is None:
-                                n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _d2
+                                n0_root[_t1] = _d3
                             else:
-                                _n = _o + _d2
+                                _n = _o + _d3
                                 if _n:
-                                    n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _n
+                                    n0_root[_t1] = _n
                                 else:
-                                    del n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)]
+                                    del n0_root[_t1]
                             if pending is not None:
                                 _k = (v_cs_bill_customer_sk, v_cs_item_sk)
-                                _v = _d2
+                                _v = _d3
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -5984,24 +6224,20 @@ def _make_derived1():
                             v_cs_sold_date_sk
                         )
                         if _g3:
-                            for (
-                                v_cs_bill_customer_sk,
-                                v_cs_item_sk,
-                            ), _w1 in _g3.items():
+                            for (v_cs_bill_customer_sk, v_cs_item_sk), _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
-                                _o = n0_root.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                                _t4 = (v_cs_bill_customer_sk, v_cs_item_sk)
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[(v_cs_bill_customer_sk, v_cs_item_sk)] = _d2
+                                    n0_root[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[
-                                            (v_cs_bill_customer_sk, v_cs_item_sk)
-                                        ]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (v_cs_bill_customer_sk, v_cs_item_sk)
                                     _v = _d2
@@ -6224,6 +6460,22 @@ def _make_derived1():
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
+
+                def _entry(group, entry, default=None):
+                    """The payload of `entry` in an index group (None: no group), `default`
+                    if absent. A group of one entry is kept inline as the pair (entry,
+                    payload): a dict per near-unique key would cost ~200 bytes and a
+                    container the cyclic GC tracks; several entries are a dict."""
+                    if group is None:
+                        return default
+                    if type(group) is tuple:
+                        return (
+                            group[1]
+                            if group[0] is entry or group[0] == entry
+                            else default
+                        )
+                    return group.get(entry, default)
+
                 _ZERO = 0  # the payload of an absent tuple
 
                 def _arity_message(relation, arity, row):
@@ -6326,7 +6578,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("customer_sk", "item_sk")
                     QUERY_ID = "500ceaafc82b6bd5"
-                    LAYOUT_ID = "b033bdb0a168cb4c"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "c0f3c80de604395e"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -6510,46 +6762,73 @@ def _make_derived1():
                         # atom store_sales
                         if keep_store_sales:
                             _p = d
+                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
                             _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {
-                                    (v_ss_item_sk, v_ss_customer_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[(v_ss_item_sk, v_ss_customer_sk)]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -6608,24 +6887,20 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                ), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_ss_customer_sk, v_ss_item_sk)
                                         _v = _d2
@@ -6689,57 +6964,82 @@ def _make_derived1():
                             # it is what float sums leave of rows inserted and deleted again)
                             if not _p and (
                                 _p == _ZERO
-                                or not (
-                                    (
-                                        self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
-                                            v_ss_sold_date_sk
-                                        )
-                                        or _EMPTY
-                                    ).get((v_ss_item_sk, v_ss_customer_sk))
-                                    or _ZERO
+                                or not _entry(
+                                    self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
+                                        v_ss_sold_date_sk
+                                    ),
+                                    (v_ss_item_sk, v_ss_customer_sk),
+                                    _ZERO,
                                 )
                             ):
                                 continue
+                            _t1 = (v_ss_item_sk, v_ss_customer_sk)
                             _grp = store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
                             if _grp is None:
                                 store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                     v_ss_sold_date_sk
-                                ] = {
-                                    (v_ss_item_sk, v_ss_customer_sk): _p
-                                }
+                                ] = (
+                                    _t1,
+                                    _p,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = _t1
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _p
+                                    if _n:
+                                        store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                            v_ss_sold_date_sk
+                                        ]
+                                else:
+                                    store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        v_ss_sold_date_sk
+                                    ] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _p,
+                                    }
                             else:
-                                _o = _grp.get((v_ss_item_sk, v_ss_customer_sk))
+                                _o = _grp.get(_t1)
                                 if _o is None:
-                                    _grp[(v_ss_item_sk, v_ss_customer_sk)] = _p
+                                    _grp[_t1] = _p
                                 else:
                                     _n = _o + _p
                                     if _n:
-                                        _grp[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        _grp[_t1] = _n
                                     else:
-                                        del _grp[(v_ss_item_sk, v_ss_customer_sk)]
-                                        if not _grp:
-                                            del store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
+                                        del _grp[_t1]
+                                        if len(_grp) == 1:
+                                            store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk[
                                                 v_ss_sold_date_sk
-                                            ]
-                            _w1 = date_dim_count_by_ss_sold_date_sk.get(
+                                            ] = next(
+                                                iter(_grp.items())
+                                            )
+                            _w2 = date_dim_count_by_ss_sold_date_sk.get(
                                 v_ss_sold_date_sk
                             )
-                            if _w1 is not None:
-                                _d2 = _p * _w1
-                                _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _w2 is not None:
+                                _d3 = _p * _w2
+                                _o = n0_root.get(_t1)
                                 if _o is None:
-                                    n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                    n0_root[_t1] = _d3
                                 else:
-                                    _n = _o + _d2
+                                    _n = _o + _d3
                                     if _n:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _n
+                                        n0_root[_t1] = _n
                                     else:
-                                        del n0_root[(v_ss_item_sk, v_ss_customer_sk)]
+                                        del n0_root[_t1]
                                 if pending is not None:
                                     _k = (v_ss_customer_sk, v_ss_item_sk)
-                                    _v = _d2
+                                    _v = _d3
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -6827,24 +7127,20 @@ def _make_derived1():
                                 v_ss_sold_date_sk
                             )
                             if _g3:
-                                for (
-                                    v_ss_item_sk,
-                                    v_ss_customer_sk,
-                                ), _w1 in _g3.items():
+                                for (v_ss_item_sk, v_ss_customer_sk), _w1 in (
+                                    (_g3,) if type(_g3) is tuple else _g3.items()
+                                ):
                                     _d2 = _p * _w1
-                                    _o = n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                                    _t4 = (v_ss_item_sk, v_ss_customer_sk)
+                                    _o = n0_root.get(_t4)
                                     if _o is None:
-                                        n0_root[(v_ss_item_sk, v_ss_customer_sk)] = _d2
+                                        n0_root[_t4] = _d2
                                     else:
                                         _n = _o + _d2
                                         if _n:
-                                            n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ] = _n
+                                            n0_root[_t4] = _n
                                         else:
-                                            del n0_root[
-                                                (v_ss_item_sk, v_ss_customer_sk)
-                                            ]
+                                            del n0_root[_t4]
                                     if pending is not None:
                                         _k = (v_ss_customer_sk, v_ss_item_sk)
                                         _v = _d2
@@ -7073,7 +7369,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("k1", "k2")
                 QUERY_ID = "9e3d13018801e3ef"
-                LAYOUT_ID = "ba0f747f55c7b830"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "e88adb0c13e36261"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -7498,7 +7794,7 @@ def _make_derived1():
             COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
             QUERY_ID = "dd888dcbd1a46f16"
             LAYOUT_ID = (
-                "454e134363b61357"  # the state's layout: snapshots restore only here
+                "d8f69cd27407e0d4"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -8107,7 +8403,7 @@ class View:
     }
     COLUMNS = ("store_only", "catalog_only", "store_and_catalog")
     QUERY_ID = "5cf1dbeb79326000"
-    LAYOUT_ID = "7e44a3ae991f4508"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "69ddf51af5280d98"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -169,7 +169,7 @@ class View:
         "count_order",
     )
     QUERY_ID = "2c24985da60116ff"
-    LAYOUT_ID = "bbef86e145fdcc45"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "2ab71c55f4fc359f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -363,9 +363,10 @@ class View:
             del store[row]
         # atom lineitem
         if keep_lineitem:
-            _o = lineitem_root.get((v_l_returnflag, v_l_linestatus))
+            _t1 = (v_l_returnflag, v_l_linestatus)
+            _o = lineitem_root.get(_t1)
             if _o is None:
-                lineitem_root[(v_l_returnflag, v_l_linestatus)] = _p
+                lineitem_root[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -376,9 +377,9 @@ class View:
                     _o[5] + _p[5],
                 )
                 if _n[0]:
-                    lineitem_root[(v_l_returnflag, v_l_linestatus)] = _n
+                    lineitem_root[_t1] = _n
                 else:
-                    del lineitem_root[(v_l_returnflag, v_l_linestatus)]
+                    del lineitem_root[_t1]
             if pending is not None:
                 _k = (v_l_returnflag, v_l_linestatus)
                 _v = _p
@@ -501,9 +502,10 @@ class View:
                 ]
             ):
                 continue
-            _o = lineitem_root.get((v_l_returnflag, v_l_linestatus))
+            _t1 = (v_l_returnflag, v_l_linestatus)
+            _o = lineitem_root.get(_t1)
             if _o is None:
-                lineitem_root[(v_l_returnflag, v_l_linestatus)] = _p
+                lineitem_root[_t1] = _p
             else:
                 _n = (
                     _o[0] + _p[0],
@@ -514,9 +516,9 @@ class View:
                     _o[5] + _p[5],
                 )
                 if _n[0]:
-                    lineitem_root[(v_l_returnflag, v_l_linestatus)] = _n
+                    lineitem_root[_t1] = _n
                 else:
-                    del lineitem_root[(v_l_returnflag, v_l_linestatus)]
+                    del lineitem_root[_t1]
             if pending is not None:
                 _k = (v_l_returnflag, v_l_linestatus)
                 _v = _p

@@ -51,6 +51,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0)  # the payload of an absent tuple
 
 
@@ -262,7 +276,7 @@ class View:
         "c_comment",
     )
     QUERY_ID = "1a99b1d6a6166f8f"
-    LAYOUT_ID = "8b752fbfee1c33c0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e9a0802cc834d703"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -475,165 +489,129 @@ class View:
         else:
             del store[row]
         # atom customer
+        _t1 = (
+            v_c_name,
+            v_c_address,
+            v_c_nationkey,
+            v_c_phone,
+            v_c_acctbal,
+            v_c_comment,
+        )
         _grp = customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
             v_c_custkey
         )
         if _grp is None:
             customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
                 v_c_custkey
-            ] = {
-                (
-                    v_c_name,
-                    v_c_address,
-                    v_c_nationkey,
-                    v_c_phone,
-                    v_c_acctbal,
-                    v_c_comment,
-                ): _p
-            }
-        else:
-            _o = _grp.get(
-                (
-                    v_c_name,
-                    v_c_address,
-                    v_c_nationkey,
-                    v_c_phone,
-                    v_c_acctbal,
-                    v_c_comment,
-                )
+            ] = (
+                _t1,
+                _p,
             )
-            if _o is None:
-                _grp[
-                    (
-                        v_c_name,
-                        v_c_address,
-                        v_c_nationkey,
-                        v_c_phone,
-                        v_c_acctbal,
-                        v_c_comment,
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                        v_c_custkey
+                    ] = (
+                        _grp[0],
+                        _n,
                     )
-                ] = _p
+                else:
+                    del customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                        v_c_custkey
+                    ]
+            else:
+                customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                    v_c_custkey
+                ] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
+        else:
+            _o = _grp.get(_t1)
+            if _o is None:
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    _grp[
-                        (
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_comment,
-                        )
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_comment,
-                        )
-                    ]
-                    if not _grp:
-                        del customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
                             v_c_custkey
-                        ]
-        _w1 = n3_count_by_c_custkey.get(v_c_custkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                        ] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n3_count_by_c_custkey.get(v_c_custkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
+            _t4 = (
+                v_c_custkey,
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_comment,
+            )
             _grp = n1_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                n1_by_c_nationkey[v_c_nationkey] = {
-                    (
-                        v_c_custkey,
-                        v_c_name,
-                        v_c_address,
-                        v_c_nationkey,
-                        v_c_phone,
-                        v_c_acctbal,
-                        v_c_comment,
-                    ): _d2
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_c_custkey,
-                        v_c_name,
-                        v_c_address,
-                        v_c_nationkey,
-                        v_c_phone,
-                        v_c_acctbal,
-                        v_c_comment,
-                    )
-                )
-                if _o is None:
-                    _grp[
-                        (
-                            v_c_custkey,
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_comment,
-                        )
-                    ] = _d2
-                else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                n1_by_c_nationkey[v_c_nationkey] = (_t4, _d3)
+            elif type(_grp) is tuple:
+                _e = _t4
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_c_custkey,
-                                v_c_name,
-                                v_c_address,
-                                v_c_nationkey,
-                                v_c_phone,
-                                v_c_acctbal,
-                                v_c_comment,
-                            )
-                        ] = _n
+                        n1_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
                     else:
-                        del _grp[
-                            (
-                                v_c_custkey,
-                                v_c_name,
-                                v_c_address,
-                                v_c_nationkey,
-                                v_c_phone,
-                                v_c_acctbal,
-                                v_c_comment,
-                            )
-                        ]
-                        if not _grp:
-                            del n1_by_c_nationkey[v_c_nationkey]
+                        del n1_by_c_nationkey[v_c_nationkey]
+                else:
+                    n1_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t4)
+                if _o is None:
+                    _grp[_t4] = _d3
+                else:
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                    if _n[0]:
+                        _grp[_t4] = _n
+                    else:
+                        del _grp[_t4]
+                        if len(_grp) == 1:
+                            n1_by_c_nationkey[v_c_nationkey] = next(iter(_grp.items()))
             _o = n1_count_by_c_nationkey.get(v_c_nationkey)
             if _o is None:
-                n1_count_by_c_nationkey[v_c_nationkey] = _d2
+                n1_count_by_c_nationkey[v_c_nationkey] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                 if _n[0]:
                     n1_count_by_c_nationkey[v_c_nationkey] = _n
                 else:
                     del n1_count_by_c_nationkey[v_c_nationkey]
-            _w3 = nation_count_by_c_nationkey.get(v_c_nationkey)
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+            _w5 = nation_count_by_c_nationkey.get(v_c_nationkey)
+            if _w5 is not None:
+                _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1])
                 _o = n0_root.get(v_c_nationkey)
                 if _o is None:
-                    n0_root[v_c_nationkey] = _d4
+                    n0_root[v_c_nationkey] = _d6
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                    _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                     if _n[0]:
                         n0_root[v_c_nationkey] = _n
                     else:
                         del n0_root[v_c_nationkey]
                 if pending is not None:
-                    for (v_c_nationkey, v_n_name), _m5 in self.nation_by_c_nationkey[
-                        v_c_nationkey
-                    ].items():
+                    for (v_c_nationkey, v_n_name), _m7 in (
+                        (_g8,)
+                        if type((_g8 := self.nation_by_c_nationkey[v_c_nationkey]))
+                        is tuple
+                        else _g8.items()
+                    ):
                         _k = (
                             v_c_custkey,
                             v_c_name,
@@ -643,7 +621,7 @@ class View:
                             v_c_address,
                             v_c_comment,
                         )
-                        _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                        _v = (_d3[0] * _m7[0], _d3[1] * _m7[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -690,7 +668,21 @@ class View:
         if keep_orders:
             _grp = orders_c_custkey_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                orders_c_custkey_by_o_orderkey[v_o_orderkey] = {v_c_custkey: _p}
+                orders_c_custkey_by_o_orderkey[v_o_orderkey] = (v_c_custkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_c_custkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        orders_c_custkey_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                    else:
+                        del orders_c_custkey_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_c_custkey_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_custkey)
                 if _o is None:
@@ -701,8 +693,10 @@ class View:
                         _grp[v_c_custkey] = _n
                     else:
                         del _grp[v_c_custkey]
-                        if not _grp:
-                            del orders_c_custkey_by_o_orderkey[v_o_orderkey]
+                        if len(_grp) == 1:
+                            orders_c_custkey_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -726,73 +720,48 @@ class View:
                         v_c_phone,
                         v_c_acctbal,
                         v_c_comment,
-                    ), _w3 in _g5.items():
+                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                        _t6 = (
+                            v_c_custkey,
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_comment,
+                        )
                         _grp = n1_by_c_nationkey.get(v_c_nationkey)
                         if _grp is None:
-                            n1_by_c_nationkey[v_c_nationkey] = {
-                                (
-                                    v_c_custkey,
-                                    v_c_name,
-                                    v_c_address,
-                                    v_c_nationkey,
-                                    v_c_phone,
-                                    v_c_acctbal,
-                                    v_c_comment,
-                                ): _d4
-                            }
+                            n1_by_c_nationkey[v_c_nationkey] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                                if _n[0]:
+                                    n1_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                                else:
+                                    del n1_by_c_nationkey[v_c_nationkey]
+                            else:
+                                n1_by_c_nationkey[v_c_nationkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_c_custkey,
-                                    v_c_name,
-                                    v_c_address,
-                                    v_c_nationkey,
-                                    v_c_phone,
-                                    v_c_acctbal,
-                                    v_c_comment,
-                                )
-                            )
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_comment,
-                                    )
-                                ] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_comment,
-                                        )
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_comment,
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_c_nationkey[v_c_nationkey] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_c_nationkey[v_c_nationkey]
                         _o = n1_count_by_c_nationkey.get(v_c_nationkey)
                         if _o is None:
                             n1_count_by_c_nationkey[v_c_nationkey] = _d4
@@ -802,25 +771,31 @@ class View:
                                 n1_count_by_c_nationkey[v_c_nationkey] = _n
                             else:
                                 del n1_count_by_c_nationkey[v_c_nationkey]
-                        _w6 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                        _w7 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                        if _w7 is not None:
+                            _d8 = (_d4[0] * _w7[0], _d4[1] * _w7[1])
                             _o = n0_root.get(v_c_nationkey)
                             if _o is None:
-                                n0_root[v_c_nationkey] = _d7
+                                n0_root[v_c_nationkey] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1])
                                 if _n[0]:
                                     n0_root[v_c_nationkey] = _n
                                 else:
                                     del n0_root[v_c_nationkey]
                             if pending is not None:
-                                for (
-                                    v_c_nationkey,
-                                    v_n_name,
-                                ), _m8 in self.nation_by_c_nationkey[
-                                    v_c_nationkey
-                                ].items():
+                                for (v_c_nationkey, v_n_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.nation_by_c_nationkey[
+                                                v_c_nationkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_custkey,
                                         v_c_name,
@@ -830,7 +805,7 @@ class View:
                                         v_c_address,
                                         v_c_comment,
                                     )
-                                    _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                    _v = (_d4[0] * _m9[0], _d4[1] * _m9[1])
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -909,7 +884,7 @@ class View:
                     del lineitem_count_by_o_orderkey[v_o_orderkey]
             _g3 = orders_c_custkey_by_o_orderkey.get(v_o_orderkey)
             if _g3:
-                for v_c_custkey, _w1 in _g3.items():
+                for v_c_custkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                     _o = n3_count_by_c_custkey.get(v_c_custkey)
                     if _o is None:
@@ -931,73 +906,48 @@ class View:
                             v_c_phone,
                             v_c_acctbal,
                             v_c_comment,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                            _t7 = (
+                                v_c_custkey,
+                                v_c_name,
+                                v_c_address,
+                                v_c_nationkey,
+                                v_c_phone,
+                                v_c_acctbal,
+                                v_c_comment,
+                            )
                             _grp = n1_by_c_nationkey.get(v_c_nationkey)
                             if _grp is None:
-                                n1_by_c_nationkey[v_c_nationkey] = {
-                                    (
-                                        v_c_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_comment,
-                                    ): _d5
-                                }
+                                n1_by_c_nationkey[v_c_nationkey] = (_t7, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                    if _n[0]:
+                                        n1_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_c_nationkey[v_c_nationkey]
+                                else:
+                                    n1_by_c_nationkey[v_c_nationkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
                             else:
-                                _o = _grp.get(
-                                    (
-                                        v_c_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_comment,
-                                    )
-                                )
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_comment,
-                                        )
-                                    ] = _d5
+                                    _grp[_t7] = _d5
                                 else:
                                     _n = (_o[0] + _d5[0], _o[1] + _d5[1])
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_c_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_comment,
-                                            )
-                                        ] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_c_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_comment,
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_c_nationkey[v_c_nationkey] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_c_nationkey[v_c_nationkey]
                             _o = n1_count_by_c_nationkey.get(v_c_nationkey)
                             if _o is None:
                                 n1_count_by_c_nationkey[v_c_nationkey] = _d5
@@ -1007,25 +957,31 @@ class View:
                                     n1_count_by_c_nationkey[v_c_nationkey] = _n
                                 else:
                                     del n1_count_by_c_nationkey[v_c_nationkey]
-                            _w7 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                            if _w7 is not None:
-                                _d8 = (_d5[0] * _w7[0], _d5[1] * _w7[1])
+                            _w8 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                            if _w8 is not None:
+                                _d9 = (_d5[0] * _w8[0], _d5[1] * _w8[1])
                                 _o = n0_root.get(v_c_nationkey)
                                 if _o is None:
-                                    n0_root[v_c_nationkey] = _d8
+                                    n0_root[v_c_nationkey] = _d9
                                 else:
-                                    _n = (_o[0] + _d8[0], _o[1] + _d8[1])
+                                    _n = (_o[0] + _d9[0], _o[1] + _d9[1])
                                     if _n[0]:
                                         n0_root[v_c_nationkey] = _n
                                     else:
                                         del n0_root[v_c_nationkey]
                                 if pending is not None:
-                                    for (
-                                        v_c_nationkey,
-                                        v_n_name,
-                                    ), _m9 in self.nation_by_c_nationkey[
-                                        v_c_nationkey
-                                    ].items():
+                                    for (v_c_nationkey, v_n_name), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_c_custkey,
                                             v_c_name,
@@ -1035,7 +991,7 @@ class View:
                                             v_c_address,
                                             v_c_comment,
                                         )
-                                        _v = (_d5[0] * _m9[0], _d5[1] * _m9[1])
+                                        _v = (_d5[0] * _m10[0], _d5[1] * _m10[1])
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -1068,21 +1024,33 @@ class View:
         else:
             del store[row]
         # atom nation
+        _t1 = (v_c_nationkey, v_n_name)
         _grp = nation_by_c_nationkey.get(v_c_nationkey)
         if _grp is None:
-            nation_by_c_nationkey[v_c_nationkey] = {(v_c_nationkey, v_n_name): _p}
+            nation_by_c_nationkey[v_c_nationkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    nation_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                else:
+                    del nation_by_c_nationkey[v_c_nationkey]
+            else:
+                nation_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_c_nationkey, v_n_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_c_nationkey, v_n_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    _grp[(v_c_nationkey, v_n_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_c_nationkey, v_n_name)]
-                    if not _grp:
-                        del nation_by_c_nationkey[v_c_nationkey]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        nation_by_c_nationkey[v_c_nationkey] = next(iter(_grp.items()))
         _o = nation_count_by_c_nationkey.get(v_c_nationkey)
         if _o is None:
             nation_count_by_c_nationkey[v_c_nationkey] = _p
@@ -1092,14 +1060,14 @@ class View:
                 nation_count_by_c_nationkey[v_c_nationkey] = _n
             else:
                 del nation_count_by_c_nationkey[v_c_nationkey]
-        _w1 = n1_count_by_c_nationkey.get(v_c_nationkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+        _w2 = n1_count_by_c_nationkey.get(v_c_nationkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
             _o = n0_root.get(v_c_nationkey)
             if _o is None:
-                n0_root[v_c_nationkey] = _d2
+                n0_root[v_c_nationkey] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                 if _n[0]:
                     n0_root[v_c_nationkey] = _n
                 else:
@@ -1113,7 +1081,11 @@ class View:
                     v_c_phone,
                     v_c_acctbal,
                     v_c_comment,
-                ), _m3 in self.n1_by_c_nationkey[v_c_nationkey].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.n1_by_c_nationkey[v_c_nationkey])) is tuple
+                    else _g5.items()
+                ):
                     _k = (
                         v_c_custkey,
                         v_c_name,
@@ -1123,7 +1095,7 @@ class View:
                         v_c_address,
                         v_c_comment,
                     )
-                    _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                    _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
@@ -1222,186 +1194,147 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
+                or not _entry(
+                    self.customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
+                        v_c_custkey
+                    ),
                     (
-                        self.customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
-                            v_c_custkey
-                        )
-                        or _EMPTY
-                    ).get(
-                        (
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_comment,
-                        )
-                    )
-                    or _ZERO
+                        v_c_name,
+                        v_c_address,
+                        v_c_nationkey,
+                        v_c_phone,
+                        v_c_acctbal,
+                        v_c_comment,
+                    ),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (
+                v_c_name,
+                v_c_address,
+                v_c_nationkey,
+                v_c_phone,
+                v_c_acctbal,
+                v_c_comment,
+            )
             _grp = customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey.get(
                 v_c_custkey
             )
             if _grp is None:
                 customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
                     v_c_custkey
-                ] = {
-                    (
-                        v_c_name,
-                        v_c_address,
-                        v_c_nationkey,
-                        v_c_phone,
-                        v_c_acctbal,
-                        v_c_comment,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_c_name,
-                        v_c_address,
-                        v_c_nationkey,
-                        v_c_phone,
-                        v_c_acctbal,
-                        v_c_comment,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_comment,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                            v_c_custkey
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                            v_c_custkey
+                        ]
+                else:
+                    customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                        v_c_custkey
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[
-                            (
-                                v_c_name,
-                                v_c_address,
-                                v_c_nationkey,
-                                v_c_phone,
-                                v_c_acctbal,
-                                v_c_comment,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_c_name,
-                                v_c_address,
-                                v_c_nationkey,
-                                v_c_phone,
-                                v_c_acctbal,
-                                v_c_comment,
-                            )
-                        ]
-                        if not _grp:
-                            del customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey[
                                 v_c_custkey
-                            ]
-            _w1 = n3_count_by_c_custkey.get(v_c_custkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_c_custkey.get(v_c_custkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
+                _t4 = (
+                    v_c_custkey,
+                    v_c_name,
+                    v_c_address,
+                    v_c_nationkey,
+                    v_c_phone,
+                    v_c_acctbal,
+                    v_c_comment,
+                )
                 _grp = n1_by_c_nationkey.get(v_c_nationkey)
                 if _grp is None:
-                    n1_by_c_nationkey[v_c_nationkey] = {
-                        (
-                            v_c_custkey,
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_comment,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_c_custkey,
-                            v_c_name,
-                            v_c_address,
-                            v_c_nationkey,
-                            v_c_phone,
-                            v_c_acctbal,
-                            v_c_comment,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_c_custkey,
-                                v_c_name,
-                                v_c_address,
-                                v_c_nationkey,
-                                v_c_phone,
-                                v_c_acctbal,
-                                v_c_comment,
-                            )
-                        ] = _d2
-                    else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    n1_by_c_nationkey[v_c_nationkey] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                         if _n[0]:
-                            _grp[
-                                (
-                                    v_c_custkey,
-                                    v_c_name,
-                                    v_c_address,
-                                    v_c_nationkey,
-                                    v_c_phone,
-                                    v_c_acctbal,
-                                    v_c_comment,
-                                )
-                            ] = _n
+                            n1_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
                         else:
-                            del _grp[
-                                (
-                                    v_c_custkey,
-                                    v_c_name,
-                                    v_c_address,
-                                    v_c_nationkey,
-                                    v_c_phone,
-                                    v_c_acctbal,
-                                    v_c_comment,
+                            del n1_by_c_nationkey[v_c_nationkey]
+                    else:
+                        n1_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t4)
+                    if _o is None:
+                        _grp[_t4] = _d3
+                    else:
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1])
+                        if _n[0]:
+                            _grp[_t4] = _n
+                        else:
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n1_by_c_nationkey[v_c_nationkey] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del n1_by_c_nationkey[v_c_nationkey]
                 _o = n1_count_by_c_nationkey.get(v_c_nationkey)
                 if _o is None:
-                    n1_count_by_c_nationkey[v_c_nationkey] = _d2
+                    n1_count_by_c_nationkey[v_c_nationkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n1_count_by_c_nationkey[v_c_nationkey] = _n
                     else:
                         del n1_count_by_c_nationkey[v_c_nationkey]
-                _w3 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                _w5 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                if _w5 is not None:
+                    _d6 = (_d3[0] * _w5[0], _d3[1] * _w5[1])
                     _o = n0_root.get(v_c_nationkey)
                     if _o is None:
-                        n0_root[v_c_nationkey] = _d4
+                        n0_root[v_c_nationkey] = _d6
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                        _n = (_o[0] + _d6[0], _o[1] + _d6[1])
                         if _n[0]:
                             n0_root[v_c_nationkey] = _n
                         else:
                             del n0_root[v_c_nationkey]
                     if pending is not None:
-                        for (
-                            v_c_nationkey,
-                            v_n_name,
-                        ), _m5 in self.nation_by_c_nationkey[v_c_nationkey].items():
+                        for (v_c_nationkey, v_n_name), _m7 in (
+                            (_g8,)
+                            if type((_g8 := self.nation_by_c_nationkey[v_c_nationkey]))
+                            is tuple
+                            else _g8.items()
+                        ):
                             _k = (
                                 v_c_custkey,
                                 v_c_name,
@@ -1411,7 +1344,7 @@ class View:
                                 v_c_address,
                                 v_c_comment,
                             )
-                            _v = (_d2[0] * _m5[0], _d2[1] * _m5[1])
+                            _v = (_d3[0] * _m7[0], _d3[1] * _m7[1])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -1483,17 +1416,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.orders_c_custkey_by_o_orderkey.get(v_o_orderkey) or _EMPTY
-                    ).get(v_c_custkey)
-                    or _ZERO
+                or not _entry(
+                    self.orders_c_custkey_by_o_orderkey.get(v_o_orderkey),
+                    v_c_custkey,
+                    _ZERO,
                 )[0]
             ):
                 continue
             _grp = orders_c_custkey_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                orders_c_custkey_by_o_orderkey[v_o_orderkey] = {v_c_custkey: _p}
+                orders_c_custkey_by_o_orderkey[v_o_orderkey] = (v_c_custkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_c_custkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        orders_c_custkey_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                    else:
+                        del orders_c_custkey_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_c_custkey_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_custkey)
                 if _o is None:
@@ -1504,8 +1450,10 @@ class View:
                         _grp[v_c_custkey] = _n
                     else:
                         del _grp[v_c_custkey]
-                        if not _grp:
-                            del orders_c_custkey_by_o_orderkey[v_o_orderkey]
+                        if len(_grp) == 1:
+                            orders_c_custkey_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = lineitem_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -1529,73 +1477,48 @@ class View:
                         v_c_phone,
                         v_c_acctbal,
                         v_c_comment,
-                    ), _w3 in _g5.items():
+                    ), _w3 in ((_g5,) if type(_g5) is tuple else _g5.items()):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
+                        _t6 = (
+                            v_c_custkey,
+                            v_c_name,
+                            v_c_address,
+                            v_c_nationkey,
+                            v_c_phone,
+                            v_c_acctbal,
+                            v_c_comment,
+                        )
                         _grp = n1_by_c_nationkey.get(v_c_nationkey)
                         if _grp is None:
-                            n1_by_c_nationkey[v_c_nationkey] = {
-                                (
-                                    v_c_custkey,
-                                    v_c_name,
-                                    v_c_address,
-                                    v_c_nationkey,
-                                    v_c_phone,
-                                    v_c_acctbal,
-                                    v_c_comment,
-                                ): _d4
-                            }
+                            n1_by_c_nationkey[v_c_nationkey] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d4[0], _o[1] + _d4[1])
+                                if _n[0]:
+                                    n1_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                                else:
+                                    del n1_by_c_nationkey[v_c_nationkey]
+                            else:
+                                n1_by_c_nationkey[v_c_nationkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_c_custkey,
-                                    v_c_name,
-                                    v_c_address,
-                                    v_c_nationkey,
-                                    v_c_phone,
-                                    v_c_acctbal,
-                                    v_c_comment,
-                                )
-                            )
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_c_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_comment,
-                                    )
-                                ] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = (_o[0] + _d4[0], _o[1] + _d4[1])
                                 if _n[0]:
-                                    _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_comment,
-                                        )
-                                    ] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_comment,
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_c_nationkey[v_c_nationkey] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n1_by_c_nationkey[v_c_nationkey]
                         _o = n1_count_by_c_nationkey.get(v_c_nationkey)
                         if _o is None:
                             n1_count_by_c_nationkey[v_c_nationkey] = _d4
@@ -1605,25 +1528,31 @@ class View:
                                 n1_count_by_c_nationkey[v_c_nationkey] = _n
                             else:
                                 del n1_count_by_c_nationkey[v_c_nationkey]
-                        _w6 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1])
+                        _w7 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                        if _w7 is not None:
+                            _d8 = (_d4[0] * _w7[0], _d4[1] * _w7[1])
                             _o = n0_root.get(v_c_nationkey)
                             if _o is None:
-                                n0_root[v_c_nationkey] = _d7
+                                n0_root[v_c_nationkey] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1])
                                 if _n[0]:
                                     n0_root[v_c_nationkey] = _n
                                 else:
                                     del n0_root[v_c_nationkey]
                             if pending is not None:
-                                for (
-                                    v_c_nationkey,
-                                    v_n_name,
-                                ), _m8 in self.nation_by_c_nationkey[
-                                    v_c_nationkey
-                                ].items():
+                                for (v_c_nationkey, v_n_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.nation_by_c_nationkey[
+                                                v_c_nationkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     _k = (
                                         v_c_custkey,
                                         v_c_name,
@@ -1633,7 +1562,7 @@ class View:
                                         v_c_address,
                                         v_c_comment,
                                     )
-                                    _v = (_d4[0] * _m8[0], _d4[1] * _m8[1])
+                                    _v = (_d4[0] * _m9[0], _d4[1] * _m9[1])
                                     _o = pending.get(_k)
                                     pending[_k] = (
                                         _v
@@ -1733,7 +1662,7 @@ class View:
                     del lineitem_count_by_o_orderkey[v_o_orderkey]
             _g3 = orders_c_custkey_by_o_orderkey.get(v_o_orderkey)
             if _g3:
-                for v_c_custkey, _w1 in _g3.items():
+                for v_c_custkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                     _o = n3_count_by_c_custkey.get(v_c_custkey)
                     if _o is None:
@@ -1755,73 +1684,48 @@ class View:
                             v_c_phone,
                             v_c_acctbal,
                             v_c_comment,
-                        ), _w4 in _g6.items():
+                        ), _w4 in ((_g6,) if type(_g6) is tuple else _g6.items()):
                             _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
+                            _t7 = (
+                                v_c_custkey,
+                                v_c_name,
+                                v_c_address,
+                                v_c_nationkey,
+                                v_c_phone,
+                                v_c_acctbal,
+                                v_c_comment,
+                            )
                             _grp = n1_by_c_nationkey.get(v_c_nationkey)
                             if _grp is None:
-                                n1_by_c_nationkey[v_c_nationkey] = {
-                                    (
-                                        v_c_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_comment,
-                                    ): _d5
-                                }
+                                n1_by_c_nationkey[v_c_nationkey] = (_t7, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = (_o[0] + _d5[0], _o[1] + _d5[1])
+                                    if _n[0]:
+                                        n1_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_c_nationkey[v_c_nationkey]
+                                else:
+                                    n1_by_c_nationkey[v_c_nationkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
                             else:
-                                _o = _grp.get(
-                                    (
-                                        v_c_custkey,
-                                        v_c_name,
-                                        v_c_address,
-                                        v_c_nationkey,
-                                        v_c_phone,
-                                        v_c_acctbal,
-                                        v_c_comment,
-                                    )
-                                )
+                                _o = _grp.get(_t7)
                                 if _o is None:
-                                    _grp[
-                                        (
-                                            v_c_custkey,
-                                            v_c_name,
-                                            v_c_address,
-                                            v_c_nationkey,
-                                            v_c_phone,
-                                            v_c_acctbal,
-                                            v_c_comment,
-                                        )
-                                    ] = _d5
+                                    _grp[_t7] = _d5
                                 else:
                                     _n = (_o[0] + _d5[0], _o[1] + _d5[1])
                                     if _n[0]:
-                                        _grp[
-                                            (
-                                                v_c_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_comment,
-                                            )
-                                        ] = _n
+                                        _grp[_t7] = _n
                                     else:
-                                        del _grp[
-                                            (
-                                                v_c_custkey,
-                                                v_c_name,
-                                                v_c_address,
-                                                v_c_nationkey,
-                                                v_c_phone,
-                                                v_c_acctbal,
-                                                v_c_comment,
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_c_nationkey[v_c_nationkey] = next(
+                                                iter(_grp.items())
                                             )
-                                        ]
-                                        if not _grp:
-                                            del n1_by_c_nationkey[v_c_nationkey]
                             _o = n1_count_by_c_nationkey.get(v_c_nationkey)
                             if _o is None:
                                 n1_count_by_c_nationkey[v_c_nationkey] = _d5
@@ -1831,25 +1735,31 @@ class View:
                                     n1_count_by_c_nationkey[v_c_nationkey] = _n
                                 else:
                                     del n1_count_by_c_nationkey[v_c_nationkey]
-                            _w7 = nation_count_by_c_nationkey.get(v_c_nationkey)
-                            if _w7 is not None:
-                                _d8 = (_d5[0] * _w7[0], _d5[1] * _w7[1])
+                            _w8 = nation_count_by_c_nationkey.get(v_c_nationkey)
+                            if _w8 is not None:
+                                _d9 = (_d5[0] * _w8[0], _d5[1] * _w8[1])
                                 _o = n0_root.get(v_c_nationkey)
                                 if _o is None:
-                                    n0_root[v_c_nationkey] = _d8
+                                    n0_root[v_c_nationkey] = _d9
                                 else:
-                                    _n = (_o[0] + _d8[0], _o[1] + _d8[1])
+                                    _n = (_o[0] + _d9[0], _o[1] + _d9[1])
                                     if _n[0]:
                                         n0_root[v_c_nationkey] = _n
                                     else:
                                         del n0_root[v_c_nationkey]
                                 if pending is not None:
-                                    for (
-                                        v_c_nationkey,
-                                        v_n_name,
-                                    ), _m9 in self.nation_by_c_nationkey[
-                                        v_c_nationkey
-                                    ].items():
+                                    for (v_c_nationkey, v_n_name), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.nation_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         _k = (
                                             v_c_custkey,
                                             v_c_name,
@@ -1859,7 +1769,7 @@ class View:
                                             v_c_address,
                                             v_c_comment,
                                         )
-                                        _v = (_d5[0] * _m9[0], _d5[1] * _m9[1])
+                                        _v = (_d5[0] * _m10[0], _d5[1] * _m10[1])
                                         _o = pending.get(_k)
                                         pending[_k] = (
                                             _v
@@ -1914,29 +1824,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.nation_by_c_nationkey.get(v_c_nationkey) or _EMPTY).get(
-                        (v_c_nationkey, v_n_name)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.nation_by_c_nationkey.get(v_c_nationkey),
+                    (v_c_nationkey, v_n_name),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_c_nationkey, v_n_name)
             _grp = nation_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                nation_by_c_nationkey[v_c_nationkey] = {(v_c_nationkey, v_n_name): _p}
+                nation_by_c_nationkey[v_c_nationkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        nation_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                    else:
+                        del nation_by_c_nationkey[v_c_nationkey]
+                else:
+                    nation_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_nationkey, v_n_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_nationkey, v_n_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_c_nationkey, v_n_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_nationkey, v_n_name)]
-                        if not _grp:
-                            del nation_by_c_nationkey[v_c_nationkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            nation_by_c_nationkey[v_c_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _o = nation_count_by_c_nationkey.get(v_c_nationkey)
             if _o is None:
                 nation_count_by_c_nationkey[v_c_nationkey] = _p
@@ -1946,14 +1869,14 @@ class View:
                     nation_count_by_c_nationkey[v_c_nationkey] = _n
                 else:
                     del nation_count_by_c_nationkey[v_c_nationkey]
-            _w1 = n1_count_by_c_nationkey.get(v_c_nationkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _w2 = n1_count_by_c_nationkey.get(v_c_nationkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
                 _o = n0_root.get(v_c_nationkey)
                 if _o is None:
-                    n0_root[v_c_nationkey] = _d2
+                    n0_root[v_c_nationkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n0_root[v_c_nationkey] = _n
                     else:
@@ -1967,7 +1890,11 @@ class View:
                         v_c_phone,
                         v_c_acctbal,
                         v_c_comment,
-                    ), _m3 in self.n1_by_c_nationkey[v_c_nationkey].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.n1_by_c_nationkey[v_c_nationkey])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_c_custkey,
                             v_c_name,
@@ -1977,7 +1904,7 @@ class View:
                             v_c_address,
                             v_c_comment,
                         )
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -2001,7 +1928,8 @@ class View:
         _g2 = self.n1_by_c_nationkey.get(v_c_nationkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get(
+        _m3 = _entry(
+            _g2,
             (
                 v_c_custkey,
                 v_c_name,
@@ -2010,14 +1938,14 @@ class View:
                 v_c_phone,
                 v_c_acctbal,
                 v_c_comment,
-            )
+            ),
         )
         if _m3 is None:
             return None
         _g4 = self.nation_by_c_nationkey.get(v_c_nationkey)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_c_nationkey, v_n_name))
+        _m5 = _entry(_g4, (v_c_nationkey, v_n_name))
         if _m5 is None:
             return None
         return (_m3[0] * _m5[0], _m3[1] * _m5[1])

@@ -169,6 +169,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -230,7 +242,7 @@ def _make_derived1():
         COLUMNS = ("ps_partkey", "value", "__h1")
         QUERY_ID = "9680768681784e95"
         LAYOUT_ID = (
-            "a1939577f8e8ce48"  # the state's layout: snapshots restore only here
+            "5ef53c03c75c5399"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -418,7 +430,21 @@ def _make_derived1():
             # atom partsupp
             _grp = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
             if _grp is None:
-                partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = {v_ps_partkey: _p}
+                partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = (v_ps_partkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_ps_partkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = (_grp[0], _n)
+                    else:
+                        del partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey]
+                else:
+                    partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ps_partkey)
                 if _o is None:
@@ -429,8 +455,10 @@ def _make_derived1():
                         _grp[v_ps_partkey] = _n
                     else:
                         del _grp[v_ps_partkey]
-                        if not _grp:
-                            del partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey]
+                        if len(_grp) == 1:
+                            partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -479,7 +507,24 @@ def _make_derived1():
             # atom supplier
             _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {v_ps_suppkey: _p}
+                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (v_ps_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_ps_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ps_suppkey)
                 if _o is None:
@@ -490,8 +535,10 @@ def _make_derived1():
                         _grp[v_ps_suppkey] = _n
                     else:
                         del _grp[v_ps_suppkey]
-                        if not _grp:
-                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                        if len(_grp) == 1:
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -506,7 +553,9 @@ def _make_derived1():
                         del n3_count_by_ps_suppkey[v_ps_suppkey]
                 _g5 = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
                 if _g5:
-                    for v_ps_partkey, _w3 in _g5.items():
+                    for v_ps_partkey, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
                         _o = n0_root.get(v_ps_partkey)
                         if _o is None:
@@ -565,7 +614,9 @@ def _make_derived1():
                         del nation_count_by_s_nationkey[v_s_nationkey]
                 _g3 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _g3:
-                    for v_ps_suppkey, _w1 in _g3.items():
+                    for v_ps_suppkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                         _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
                         if _o is None:
@@ -578,7 +629,9 @@ def _make_derived1():
                                 del n3_count_by_ps_suppkey[v_ps_suppkey]
                         _g6 = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
                         if _g6:
-                            for v_ps_partkey, _w4 in _g6.items():
+                            for v_ps_partkey, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
                                 _o = n0_root.get(v_ps_partkey)
                                 if _o is None:
@@ -668,18 +721,33 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
-                            or _EMPTY
-                        ).get(v_ps_partkey)
-                        or _ZERO
+                    or not _entry(
+                        self.partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey),
+                        v_ps_partkey,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
                 if _grp is None:
-                    partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = {v_ps_partkey: _p}
+                    partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = (v_ps_partkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ps_partkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey]
+                    else:
+                        partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ps_partkey)
                     if _o is None:
@@ -690,8 +758,10 @@ def _make_derived1():
                             _grp[v_ps_partkey] = _n
                         else:
                             del _grp[v_ps_partkey]
-                            if not _grp:
-                                del partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey]
+                            if len(_grp) == 1:
+                                partsupp_ps_partkey_by_ps_suppkey[v_ps_suppkey] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -762,20 +832,36 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
-                            or _EMPTY
-                        ).get(v_ps_suppkey)
-                        or _ZERO
+                    or not _entry(
+                        self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey),
+                        v_ps_suppkey,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
-                        v_ps_suppkey: _p
-                    }
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                        v_ps_suppkey,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ps_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ps_suppkey)
                     if _o is None:
@@ -786,8 +872,10 @@ def _make_derived1():
                             _grp[v_ps_suppkey] = _n
                         else:
                             del _grp[v_ps_suppkey]
-                            if not _grp:
-                                del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                            if len(_grp) == 1:
+                                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                    next(iter(_grp.items()))
+                                )
                 _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -802,7 +890,9 @@ def _make_derived1():
                             del n3_count_by_ps_suppkey[v_ps_suppkey]
                     _g5 = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
                     if _g5:
-                        for v_ps_partkey, _w3 in _g5.items():
+                        for v_ps_partkey, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1])
                             _o = n0_root.get(v_ps_partkey)
                             if _o is None:
@@ -887,7 +977,9 @@ def _make_derived1():
                         del nation_count_by_s_nationkey[v_s_nationkey]
                 _g3 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _g3:
-                    for v_ps_suppkey, _w1 in _g3.items():
+                    for v_ps_suppkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                         _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
                         if _o is None:
@@ -900,7 +992,9 @@ def _make_derived1():
                                 del n3_count_by_ps_suppkey[v_ps_suppkey]
                         _g6 = partsupp_ps_partkey_by_ps_suppkey.get(v_ps_suppkey)
                         if _g6:
-                            for v_ps_partkey, _w4 in _g6.items():
+                            for v_ps_partkey, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = (_d2[0] * _w4[0], _d2[1] * _w4[1])
                                 _o = n0_root.get(v_ps_partkey)
                                 if _o is None:
@@ -1102,6 +1196,18 @@ def _make_scalar_2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = (0, 0)  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -1163,7 +1269,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "7befd17cbb20783a"
         LAYOUT_ID = (
-            "f72f24b82e86651c"  # the state's layout: snapshots restore only here
+            "a58d1a9e81325393"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1401,7 +1507,24 @@ def _make_scalar_2():
             # atom supplier
             _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {v_ps_suppkey: _p}
+                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (v_ps_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_ps_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ps_suppkey)
                 if _o is None:
@@ -1412,8 +1535,10 @@ def _make_scalar_2():
                         _grp[v_ps_suppkey] = _n
                     else:
                         del _grp[v_ps_suppkey]
-                        if not _grp:
-                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                        if len(_grp) == 1:
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -1486,7 +1611,9 @@ def _make_scalar_2():
                         del nation_count_by_s_nationkey[v_s_nationkey]
                 _g3 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _g3:
-                    for v_ps_suppkey, _w1 in _g3.items():
+                    for v_ps_suppkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                         _o = n2_count_by_ps_suppkey.get(v_ps_suppkey)
                         if _o is None:
@@ -1658,20 +1785,36 @@ def _make_scalar_2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p[0] and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
-                            or _EMPTY
-                        ).get(v_ps_suppkey)
-                        or _ZERO
+                    or not _entry(
+                        self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey),
+                        v_ps_suppkey,
+                        _ZERO,
                     )[0]
                 ):
                     continue
                 _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
-                        v_ps_suppkey: _p
-                    }
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                        v_ps_suppkey,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ps_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _p[0], _o[1] + _p[1])
+                        if _n[0]:
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ps_suppkey)
                     if _o is None:
@@ -1682,8 +1825,10 @@ def _make_scalar_2():
                             _grp[v_ps_suppkey] = _n
                         else:
                             del _grp[v_ps_suppkey]
-                            if not _grp:
-                                del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                            if len(_grp) == 1:
+                                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                    next(iter(_grp.items()))
+                                )
                 _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
                 if _w1 is not None:
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
@@ -1782,7 +1927,9 @@ def _make_scalar_2():
                         del nation_count_by_s_nationkey[v_s_nationkey]
                 _g3 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _g3:
-                    for v_ps_suppkey, _w1 in _g3.items():
+                    for v_ps_suppkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
                         _o = n2_count_by_ps_suppkey.get(v_ps_suppkey)
                         if _o is None:
@@ -1989,7 +2136,7 @@ class View:
     }
     COLUMNS = ("ps_partkey", "value")
     QUERY_ID = "0630751cbf38370f"
-    LAYOUT_ID = "9b9c0d939f46e5ed"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9aeb20e1a4b82d13"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2171,17 +2318,18 @@ class View:
         # atom having
         if keep_having:
             _p = d
-            _o = having_root.get((v_ps_partkey, v_value))
+            _t1 = (v_ps_partkey, v_value)
+            _o = having_root.get(_t1)
             if _o is None:
-                having_root[(v_ps_partkey, v_value)] = _p
-                self._ordered.order.add((v_ps_partkey, v_value))
+                having_root[_t1] = _p
+                self._ordered.order.add(_t1)
             else:
                 _n = _o + _p
                 if _n:
-                    having_root[(v_ps_partkey, v_value)] = _n
+                    having_root[_t1] = _n
                 else:
-                    del having_root[(v_ps_partkey, v_value)]
-                    self._ordered.order.remove((v_ps_partkey, v_value))
+                    del having_root[_t1]
+                    self._ordered.order.remove(_t1)
             if pending is not None:
                 _k = (v_ps_partkey, v_value)
                 _v = _p
@@ -2283,17 +2431,18 @@ class View:
         _p = d
         pending = self._pending
         having_root = self.having_root
-        _o = having_root.get((v_ps_partkey, v_value))
+        _t1 = (v_ps_partkey, v_value)
+        _o = having_root.get(_t1)
         if _o is None:
-            having_root[(v_ps_partkey, v_value)] = _p
-            self._ordered.order.add((v_ps_partkey, v_value))
+            having_root[_t1] = _p
+            self._ordered.order.add(_t1)
         else:
             _n = _o + _p
             if _n:
-                having_root[(v_ps_partkey, v_value)] = _n
+                having_root[_t1] = _n
             else:
-                del having_root[(v_ps_partkey, v_value)]
-                self._ordered.order.remove((v_ps_partkey, v_value))
+                del having_root[_t1]
+                self._ordered.order.remove(_t1)
         if pending is not None:
             _k = (v_ps_partkey, v_value)
             _v = _p

@@ -48,6 +48,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -174,7 +188,7 @@ class View:
     }
     COLUMNS = ("l_shipmode", "high_line_count", "low_line_count")
     QUERY_ID = "c3a041272f06256e"
-    LAYOUT_ID = "4cda71b33605bae7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "812877a312e1f90c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -367,7 +381,7 @@ class View:
                 del orders_count_by_o_orderkey[v_o_orderkey]
         _g3 = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
         if _g3:
-            for v_l_shipmode, _w1 in _g3.items():
+            for v_l_shipmode, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                 _o = n0_root.get(v_l_shipmode)
                 if _o is None:
@@ -442,7 +456,21 @@ class View:
         if keep_lineitem:
             _grp = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = {v_l_shipmode: _p}
+                lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = (v_l_shipmode, _p)
+            elif type(_grp) is tuple:
+                _e = v_l_shipmode
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_l_shipmode_by_o_orderkey[v_o_orderkey]
+                else:
+                    lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_l_shipmode)
                 if _o is None:
@@ -453,8 +481,10 @@ class View:
                         _grp[v_l_shipmode] = _n
                     else:
                         del _grp[v_l_shipmode]
-                        if not _grp:
-                            del lineitem_l_shipmode_by_o_orderkey[v_o_orderkey]
+                        if len(_grp) == 1:
+                            lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
@@ -565,7 +595,9 @@ class View:
                     del orders_count_by_o_orderkey[v_o_orderkey]
             _g3 = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
             if _g3:
-                for v_l_shipmode, _w1 in _g3.items():
+                for v_l_shipmode, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n0_root.get(v_l_shipmode)
                     if _o is None:
@@ -661,18 +693,30 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
-                        or _EMPTY
-                    ).get(v_l_shipmode)
-                    or _ZERO
+                or not _entry(
+                    self.lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey),
+                    v_l_shipmode,
+                    _ZERO,
                 )[0]
             ):
                 continue
             _grp = lineitem_l_shipmode_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = {v_l_shipmode: _p}
+                lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = (v_l_shipmode, _p)
+            elif type(_grp) is tuple:
+                _e = v_l_shipmode
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_l_shipmode_by_o_orderkey[v_o_orderkey]
+                else:
+                    lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_l_shipmode)
                 if _o is None:
@@ -683,8 +727,10 @@ class View:
                         _grp[v_l_shipmode] = _n
                     else:
                         del _grp[v_l_shipmode]
-                        if not _grp:
-                            del lineitem_l_shipmode_by_o_orderkey[v_o_orderkey]
+                        if len(_grp) == 1:
+                            lineitem_l_shipmode_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = orders_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])

@@ -220,6 +220,20 @@ def _make_derived1():
 
             _LIKE_0 = re.compile(".*special.*requests.*", re.DOTALL)
             _EMPTY = {}  # read-only stand-in for a missing index group
+
+            def _entry(group, entry, default=None):
+                """The payload of `entry` in an index group (None: no group), `default`
+                if absent. A group of one entry is kept inline as the pair (entry,
+                payload): a dict per near-unique key would cost ~200 bytes and a
+                container the cyclic GC tracks; several entries are a dict."""
+                if group is None:
+                    return default
+                if type(group) is tuple:
+                    return (
+                        group[1] if group[0] is entry or group[0] == entry else default
+                    )
+                return group.get(entry, default)
+
             _ZERO = 0  # the payload of an absent tuple
 
             def _arity_message(relation, arity, row):
@@ -272,7 +286,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("customer__c_custkey", "orders__o_orderkey")
                 QUERY_ID = "b0980aa8f4bdddcc"
-                LAYOUT_ID = "78dd56bc7992699c"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "d6ba41f871387f2b"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -448,17 +462,20 @@ def _make_derived1():
                             del customer_count_by_c_custkey[v_c_custkey]
                     _g3 = orders_o_orderkey_by_c_custkey.get(v_c_custkey)
                     if _g3:
-                        for v_o_orderkey, _w1 in _g3.items():
+                        for v_o_orderkey, _w1 in (
+                            (_g3,) if type(_g3) is tuple else _g3.items()
+                        ):
                             _d2 = _p * _w1
-                            _o = n0_root.get((v_c_custkey, v_o_orderkey))
+                            _t4 = (v_c_custkey, v_o_orderkey)
+                            _o = n0_root.get(_t4)
                             if _o is None:
-                                n0_root[(v_c_custkey, v_o_orderkey)] = _d2
+                                n0_root[_t4] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    n0_root[(v_c_custkey, v_o_orderkey)] = _n
+                                    n0_root[_t4] = _n
                                 else:
-                                    del n0_root[(v_c_custkey, v_o_orderkey)]
+                                    del n0_root[_t4]
                             if pending is not None:
                                 _k = (v_c_custkey, v_o_orderkey)
                                 _v = _d2
@@ -504,9 +521,27 @@ def _make_derived1():
                         _p = d
                         _grp = orders_o_orderkey_by_c_custkey.get(v_c_custkey)
                         if _grp is None:
-                            orders_o_orderkey_by_c_custkey[v_c_custkey] = {
-                                v_o_orderkey: _p
-                            }
+                            orders_o_orderkey_by_c_custkey[v_c_custkey] = (
+                                v_o_orderkey,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_o_orderkey
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    orders_o_orderkey_by_c_custkey[v_c_custkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del orders_o_orderkey_by_c_custkey[v_c_custkey]
+                            else:
+                                orders_o_orderkey_by_c_custkey[v_c_custkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_o_orderkey)
                             if _o is None:
@@ -517,20 +552,23 @@ def _make_derived1():
                                     _grp[v_o_orderkey] = _n
                                 else:
                                     del _grp[v_o_orderkey]
-                                    if not _grp:
-                                        del orders_o_orderkey_by_c_custkey[v_c_custkey]
+                                    if len(_grp) == 1:
+                                        orders_o_orderkey_by_c_custkey[v_c_custkey] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w1 = customer_count_by_c_custkey.get(v_c_custkey)
                         if _w1 is not None:
                             _d2 = _p * _w1
-                            _o = n0_root.get((v_c_custkey, v_o_orderkey))
+                            _t3 = (v_c_custkey, v_o_orderkey)
+                            _o = n0_root.get(_t3)
                             if _o is None:
-                                n0_root[(v_c_custkey, v_o_orderkey)] = _d2
+                                n0_root[_t3] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    n0_root[(v_c_custkey, v_o_orderkey)] = _n
+                                    n0_root[_t3] = _n
                                 else:
-                                    del n0_root[(v_c_custkey, v_o_orderkey)]
+                                    del n0_root[_t3]
                             if pending is not None:
                                 _k = (v_c_custkey, v_o_orderkey)
                                 _v = _d2
@@ -598,17 +636,20 @@ def _make_derived1():
                                 del customer_count_by_c_custkey[v_c_custkey]
                         _g3 = orders_o_orderkey_by_c_custkey.get(v_c_custkey)
                         if _g3:
-                            for v_o_orderkey, _w1 in _g3.items():
+                            for v_o_orderkey, _w1 in (
+                                (_g3,) if type(_g3) is tuple else _g3.items()
+                            ):
                                 _d2 = _p * _w1
-                                _o = n0_root.get((v_c_custkey, v_o_orderkey))
+                                _t4 = (v_c_custkey, v_o_orderkey)
+                                _o = n0_root.get(_t4)
                                 if _o is None:
-                                    n0_root[(v_c_custkey, v_o_orderkey)] = _d2
+                                    n0_root[_t4] = _d2
                                 else:
                                     _n = _o + _d2
                                     if _n:
-                                        n0_root[(v_c_custkey, v_o_orderkey)] = _n
+                                        n0_root[_t4] = _n
                                     else:
-                                        del n0_root[(v_c_custkey, v_o_orderkey)]
+                                        del n0_root[_t4]
                                 if pending is not None:
                                     _k = (v_c_custkey, v_o_orderkey)
                                     _v = _d2
@@ -674,20 +715,36 @@ def _make_derived1():
                         # it is what float sums leave of rows inserted and deleted again)
                         if not _p and (
                             _p == _ZERO
-                            or not (
-                                (
-                                    self.orders_o_orderkey_by_c_custkey.get(v_c_custkey)
-                                    or _EMPTY
-                                ).get(v_o_orderkey)
-                                or _ZERO
+                            or not _entry(
+                                self.orders_o_orderkey_by_c_custkey.get(v_c_custkey),
+                                v_o_orderkey,
+                                _ZERO,
                             )
                         ):
                             continue
                         _grp = orders_o_orderkey_by_c_custkey.get(v_c_custkey)
                         if _grp is None:
-                            orders_o_orderkey_by_c_custkey[v_c_custkey] = {
-                                v_o_orderkey: _p
-                            }
+                            orders_o_orderkey_by_c_custkey[v_c_custkey] = (
+                                v_o_orderkey,
+                                _p,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_o_orderkey
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _p
+                                if _n:
+                                    orders_o_orderkey_by_c_custkey[v_c_custkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del orders_o_orderkey_by_c_custkey[v_c_custkey]
+                            else:
+                                orders_o_orderkey_by_c_custkey[v_c_custkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _p,
+                                }
                         else:
                             _o = _grp.get(v_o_orderkey)
                             if _o is None:
@@ -698,20 +755,23 @@ def _make_derived1():
                                     _grp[v_o_orderkey] = _n
                                 else:
                                     del _grp[v_o_orderkey]
-                                    if not _grp:
-                                        del orders_o_orderkey_by_c_custkey[v_c_custkey]
+                                    if len(_grp) == 1:
+                                        orders_o_orderkey_by_c_custkey[v_c_custkey] = (
+                                            next(iter(_grp.items()))
+                                        )
                         _w1 = customer_count_by_c_custkey.get(v_c_custkey)
                         if _w1 is not None:
                             _d2 = _p * _w1
-                            _o = n0_root.get((v_c_custkey, v_o_orderkey))
+                            _t3 = (v_c_custkey, v_o_orderkey)
+                            _o = n0_root.get(_t3)
                             if _o is None:
-                                n0_root[(v_c_custkey, v_o_orderkey)] = _d2
+                                n0_root[_t3] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    n0_root[(v_c_custkey, v_o_orderkey)] = _n
+                                    n0_root[_t3] = _n
                                 else:
-                                    del n0_root[(v_c_custkey, v_o_orderkey)]
+                                    del n0_root[_t3]
                             if pending is not None:
                                 _k = (v_c_custkey, v_o_orderkey)
                                 _v = _d2
@@ -955,7 +1015,7 @@ def _make_derived1():
                     }
                     COLUMNS = ("k1",)
                     QUERY_ID = "1947d3b1f44d2f6a"
-                    LAYOUT_ID = "85fb94f6ec2289ae"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "8c585df8e0a1f0ab"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -1362,7 +1422,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("customer__c_custkey", "orders__o_orderkey")
                 QUERY_ID = "b8675818fec3ac8d"
-                LAYOUT_ID = "f0e3006e9bf36015"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "2448b8b89249f9cd"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -1852,7 +1912,7 @@ def _make_derived1():
         COLUMNS = ("c_custkey", "c_count")
         QUERY_ID = "519d123ec19e0397"
         LAYOUT_ID = (
-            "639f6cecd248bfff"  # the state's layout: snapshots restore only here
+            "24c1dccc4c7eccf1"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -2217,7 +2277,7 @@ class View:
     }
     COLUMNS = ("c_count", "custdist")
     QUERY_ID = "78f2f51f98d6bb6a"
-    LAYOUT_ID = "d8ff2a19c649b199"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c2a53f1cd759ef1a"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

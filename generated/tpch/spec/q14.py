@@ -36,6 +36,20 @@ import copy
 import math
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0)  # the payload of an absent tuple
 
 
@@ -133,7 +147,7 @@ class View:
     }
     COLUMNS = ("promo_revenue",)
     QUERY_ID = "1f02714890afbf9a"
-    LAYOUT_ID = "d1df8e1c821c6b6a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "967c446e99c696fa"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -325,23 +339,35 @@ class View:
             del store[row]
         # atom lineitem
         if keep_lineitem:
+            _t1 = (v_l_partkey, v_l_extendedprice, v_l_discount)
             _grp = lineitem_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                lineitem_by_l_partkey[v_l_partkey] = {
-                    (v_l_partkey, v_l_extendedprice, v_l_discount): _p
-                }
+                lineitem_by_l_partkey[v_l_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        lineitem_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_l_partkey[v_l_partkey]
+                else:
+                    lineitem_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_l_partkey, v_l_extendedprice, v_l_discount))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)]
-                        if not _grp:
-                            del lineitem_by_l_partkey[v_l_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            lineitem_by_l_partkey[v_l_partkey] = next(
+                                iter(_grp.items())
+                            )
             _o = lineitem_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 lineitem_count_by_l_partkey[v_l_partkey] = _p
@@ -351,24 +377,26 @@ class View:
                     lineitem_count_by_l_partkey[v_l_partkey] = _n
                 else:
                     del lineitem_count_by_l_partkey[v_l_partkey]
-            _w1 = part_count_by_l_partkey.get(v_l_partkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _w2 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
                 _o = n0_root.get(v_l_partkey)
                 if _o is None:
-                    n0_root[v_l_partkey] = _d2
+                    n0_root[v_l_partkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n0_root[v_l_partkey] = _n
                     else:
                         del n0_root[v_l_partkey]
                 if pending is not None:
-                    for (v_l_partkey, v_p_type), _m3 in self.part_by_l_partkey[
-                        v_l_partkey
-                    ].items():
+                    for (v_l_partkey, v_p_type), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.part_by_l_partkey[v_l_partkey])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_p_type, v_l_extendedprice, v_l_discount)
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -399,21 +427,33 @@ class View:
         else:
             del store[row]
         # atom part
+        _t1 = (v_l_partkey, v_p_type)
         _grp = part_by_l_partkey.get(v_l_partkey)
         if _grp is None:
-            part_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_p_type): _p}
+            part_by_l_partkey[v_l_partkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                else:
+                    del part_by_l_partkey[v_l_partkey]
+            else:
+                part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_l_partkey, v_p_type))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_l_partkey, v_p_type)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    _grp[(v_l_partkey, v_p_type)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_l_partkey, v_p_type)]
-                    if not _grp:
-                        del part_by_l_partkey[v_l_partkey]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
         _o = part_count_by_l_partkey.get(v_l_partkey)
         if _o is None:
             part_count_by_l_partkey[v_l_partkey] = _p
@@ -423,26 +463,26 @@ class View:
                 part_count_by_l_partkey[v_l_partkey] = _n
             else:
                 del part_count_by_l_partkey[v_l_partkey]
-        _w1 = lineitem_count_by_l_partkey.get(v_l_partkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+        _w2 = lineitem_count_by_l_partkey.get(v_l_partkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
             _o = n0_root.get(v_l_partkey)
             if _o is None:
-                n0_root[v_l_partkey] = _d2
+                n0_root[v_l_partkey] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                 if _n[0]:
                     n0_root[v_l_partkey] = _n
                 else:
                     del n0_root[v_l_partkey]
             if pending is not None:
-                for (
-                    v_l_partkey,
-                    v_l_extendedprice,
-                    v_l_discount,
-                ), _m3 in self.lineitem_by_l_partkey[v_l_partkey].items():
+                for (v_l_partkey, v_l_extendedprice, v_l_discount), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.lineitem_by_l_partkey[v_l_partkey])) is tuple
+                    else _g5.items()
+                ):
                     _k = (v_p_type, v_l_extendedprice, v_l_discount)
-                    _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                    _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
 
@@ -513,31 +553,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.lineitem_by_l_partkey.get(v_l_partkey) or _EMPTY).get(
-                        (v_l_partkey, v_l_extendedprice, v_l_discount)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.lineitem_by_l_partkey.get(v_l_partkey),
+                    (v_l_partkey, v_l_extendedprice, v_l_discount),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_l_partkey, v_l_extendedprice, v_l_discount)
             _grp = lineitem_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                lineitem_by_l_partkey[v_l_partkey] = {
-                    (v_l_partkey, v_l_extendedprice, v_l_discount): _p
-                }
+                lineitem_by_l_partkey[v_l_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        lineitem_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_l_partkey[v_l_partkey]
+                else:
+                    lineitem_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_l_partkey, v_l_extendedprice, v_l_discount))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_l_partkey, v_l_extendedprice, v_l_discount)]
-                        if not _grp:
-                            del lineitem_by_l_partkey[v_l_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            lineitem_by_l_partkey[v_l_partkey] = next(
+                                iter(_grp.items())
+                            )
             _o = lineitem_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 lineitem_count_by_l_partkey[v_l_partkey] = _p
@@ -547,24 +598,26 @@ class View:
                     lineitem_count_by_l_partkey[v_l_partkey] = _n
                 else:
                     del lineitem_count_by_l_partkey[v_l_partkey]
-            _w1 = part_count_by_l_partkey.get(v_l_partkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _w2 = part_count_by_l_partkey.get(v_l_partkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
                 _o = n0_root.get(v_l_partkey)
                 if _o is None:
-                    n0_root[v_l_partkey] = _d2
+                    n0_root[v_l_partkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n0_root[v_l_partkey] = _n
                     else:
                         del n0_root[v_l_partkey]
                 if pending is not None:
-                    for (v_l_partkey, v_p_type), _m3 in self.part_by_l_partkey[
-                        v_l_partkey
-                    ].items():
+                    for (v_l_partkey, v_p_type), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.part_by_l_partkey[v_l_partkey])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_p_type, v_l_extendedprice, v_l_discount)
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -617,29 +670,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.part_by_l_partkey.get(v_l_partkey) or _EMPTY).get(
-                        (v_l_partkey, v_p_type)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.part_by_l_partkey.get(v_l_partkey),
+                    (v_l_partkey, v_p_type),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_l_partkey, v_p_type)
             _grp = part_by_l_partkey.get(v_l_partkey)
             if _grp is None:
-                part_by_l_partkey[v_l_partkey] = {(v_l_partkey, v_p_type): _p}
+                part_by_l_partkey[v_l_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        part_by_l_partkey[v_l_partkey] = (_grp[0], _n)
+                    else:
+                        del part_by_l_partkey[v_l_partkey]
+                else:
+                    part_by_l_partkey[v_l_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_l_partkey, v_p_type))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_l_partkey, v_p_type)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_l_partkey, v_p_type)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_l_partkey, v_p_type)]
-                        if not _grp:
-                            del part_by_l_partkey[v_l_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            part_by_l_partkey[v_l_partkey] = next(iter(_grp.items()))
             _o = part_count_by_l_partkey.get(v_l_partkey)
             if _o is None:
                 part_count_by_l_partkey[v_l_partkey] = _p
@@ -649,26 +713,27 @@ class View:
                     part_count_by_l_partkey[v_l_partkey] = _n
                 else:
                     del part_count_by_l_partkey[v_l_partkey]
-            _w1 = lineitem_count_by_l_partkey.get(v_l_partkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _w2 = lineitem_count_by_l_partkey.get(v_l_partkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
                 _o = n0_root.get(v_l_partkey)
                 if _o is None:
-                    n0_root[v_l_partkey] = _d2
+                    n0_root[v_l_partkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n0_root[v_l_partkey] = _n
                     else:
                         del n0_root[v_l_partkey]
                 if pending is not None:
-                    for (
-                        v_l_partkey,
-                        v_l_extendedprice,
-                        v_l_discount,
-                    ), _m3 in self.lineitem_by_l_partkey[v_l_partkey].items():
+                    for (v_l_partkey, v_l_extendedprice, v_l_discount), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.lineitem_by_l_partkey[v_l_partkey]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_p_type, v_l_extendedprice, v_l_discount)
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -682,13 +747,13 @@ class View:
         _g2 = self.lineitem_by_l_partkey.get(v_l_partkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_l_partkey, v_l_extendedprice, v_l_discount))
+        _m3 = _entry(_g2, (v_l_partkey, v_l_extendedprice, v_l_discount))
         if _m3 is None:
             return None
         _g4 = self.part_by_l_partkey.get(v_l_partkey)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_l_partkey, v_p_type))
+        _m5 = _entry(_g4, (v_l_partkey, v_p_type))
         if _m5 is None:
             return None
         return (_m3[0] * _m5[0], _m3[1] * _m5[1])

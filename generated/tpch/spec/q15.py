@@ -38,6 +38,20 @@ class _Gone:
 
 _GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -195,7 +209,7 @@ def _make_derived1():
         COLUMNS = ("supplier_no", "total_revenue")
         QUERY_ID = "4bd11a2960ead1a6"
         LAYOUT_ID = (
-            "6502c3dc15cfa7ab"  # the state's layout: snapshots restore only here
+            "f737f7e474e860d8"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -748,7 +762,7 @@ def _make_scalar_2():
             COLUMNS = ("supplier_no", "total_revenue")
             QUERY_ID = "4bd11a2960ead1a6"
             LAYOUT_ID = (
-                "6502c3dc15cfa7ab"  # the state's layout: snapshots restore only here
+                "f737f7e474e860d8"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1214,7 +1228,7 @@ def _make_scalar_2():
         COLUMNS = ("v",)
         QUERY_ID = "6c8a11c82c8f0b93"
         LAYOUT_ID = (
-            "31be0753958731b7"  # the state's layout: snapshots restore only here
+            "e3d72ac8f7a9c26c"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1612,7 +1626,7 @@ class View:
     }
     COLUMNS = ("s_suppkey", "s_name", "s_address", "s_phone", "total_revenue")
     QUERY_ID = "586e81b2d8db2586"
-    LAYOUT_ID = "c7569252a7cfaf3f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "6761ce31e2dc8ed5"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1811,7 +1825,18 @@ class View:
             _p = d
             _grp = revenue0_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                revenue0_by_s_suppkey[v_s_suppkey] = {row: _p}
+                revenue0_by_s_suppkey[v_s_suppkey] = (row, _p)
+            elif type(_grp) is tuple:
+                _e = row
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        revenue0_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                    else:
+                        del revenue0_by_s_suppkey[v_s_suppkey]
+                else:
+                    revenue0_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(row)
                 if _o is None:
@@ -1822,8 +1847,10 @@ class View:
                         _grp[row] = _n
                     else:
                         del _grp[row]
-                        if not _grp:
-                            del revenue0_by_s_suppkey[v_s_suppkey]
+                        if len(_grp) == 1:
+                            revenue0_by_s_suppkey[v_s_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = revenue0_count_by_s_suppkey.get(v_s_suppkey)
             if _o is None:
                 revenue0_count_by_s_suppkey[v_s_suppkey] = _p
@@ -1848,12 +1875,12 @@ class View:
                         del n0_root[v_s_suppkey]
                         self._ordered.order.remove((v_s_suppkey,))
                 if pending is not None:
-                    for (
-                        v_s_suppkey,
-                        v_s_name,
-                        v_s_address,
-                        v_s_phone,
-                    ), _m3 in self.supplier_by_s_suppkey[v_s_suppkey].items():
+                    for (v_s_suppkey, v_s_name, v_s_address, v_s_phone), _m3 in (
+                        (_g4,)
+                        if type((_g4 := self.supplier_by_s_suppkey[v_s_suppkey]))
+                        is tuple
+                        else _g4.items()
+                    ):
                         _k = (
                             v_s_suppkey,
                             v_s_name,
@@ -1898,23 +1925,33 @@ class View:
             del store[row]
         # atom supplier
         _p = d
+        _t1 = (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
         _grp = supplier_by_s_suppkey.get(v_s_suppkey)
         if _grp is None:
-            supplier_by_s_suppkey[v_s_suppkey] = {
-                (v_s_suppkey, v_s_name, v_s_address, v_s_phone): _p
-            }
+            supplier_by_s_suppkey[v_s_suppkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    supplier_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                else:
+                    del supplier_by_s_suppkey[v_s_suppkey]
+            else:
+                supplier_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_s_suppkey, v_s_name, v_s_address, v_s_phone))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)]
-                    if not _grp:
-                        del supplier_by_s_suppkey[v_s_suppkey]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        supplier_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
         _o = supplier_count_by_s_suppkey.get(v_s_suppkey)
         if _o is None:
             supplier_count_by_s_suppkey[v_s_suppkey] = _p
@@ -1924,24 +1961,26 @@ class View:
                 supplier_count_by_s_suppkey[v_s_suppkey] = _n
             else:
                 del supplier_count_by_s_suppkey[v_s_suppkey]
-        _w1 = revenue0_count_by_s_suppkey.get(v_s_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = revenue0_count_by_s_suppkey.get(v_s_suppkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_s_suppkey)
             if _o is None:
-                n0_root[v_s_suppkey] = _d2
+                n0_root[v_s_suppkey] = _d3
                 self._ordered.order.add((v_s_suppkey,))
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_s_suppkey] = _n
                 else:
                     del n0_root[v_s_suppkey]
                     self._ordered.order.remove((v_s_suppkey,))
             if pending is not None:
-                for (v_s_suppkey, v_total_revenue), _m3 in self.revenue0_by_s_suppkey[
-                    v_s_suppkey
-                ].items():
+                for (v_s_suppkey, v_total_revenue), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.revenue0_by_s_suppkey[v_s_suppkey])) is tuple
+                    else _g5.items()
+                ):
                     _k = (
                         v_s_suppkey,
                         v_s_name,
@@ -1949,7 +1988,7 @@ class View:
                         v_s_phone,
                         v_total_revenue,
                     )
-                    _v = _p * _m3
+                    _v = _p * _m4
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2041,31 +2080,42 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.supplier_by_s_suppkey.get(v_s_suppkey) or _EMPTY).get(
-                        (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.supplier_by_s_suppkey.get(v_s_suppkey),
+                    (v_s_suppkey, v_s_name, v_s_address, v_s_phone),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_s_suppkey, v_s_name, v_s_address, v_s_phone)
             _grp = supplier_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                supplier_by_s_suppkey[v_s_suppkey] = {
-                    (v_s_suppkey, v_s_name, v_s_address, v_s_phone): _p
-                }
+                supplier_by_s_suppkey[v_s_suppkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                    else:
+                        del supplier_by_s_suppkey[v_s_suppkey]
+                else:
+                    supplier_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_s_suppkey, v_s_name, v_s_address, v_s_phone))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_suppkey, v_s_name, v_s_address, v_s_phone)]
-                        if not _grp:
-                            del supplier_by_s_suppkey[v_s_suppkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            supplier_by_s_suppkey[v_s_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = supplier_count_by_s_suppkey.get(v_s_suppkey)
             if _o is None:
                 supplier_count_by_s_suppkey[v_s_suppkey] = _p
@@ -2075,25 +2125,27 @@ class View:
                     supplier_count_by_s_suppkey[v_s_suppkey] = _n
                 else:
                     del supplier_count_by_s_suppkey[v_s_suppkey]
-            _w1 = revenue0_count_by_s_suppkey.get(v_s_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = revenue0_count_by_s_suppkey.get(v_s_suppkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_s_suppkey)
                 if _o is None:
-                    n0_root[v_s_suppkey] = _d2
+                    n0_root[v_s_suppkey] = _d3
                     self._ordered.order.add((v_s_suppkey,))
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_s_suppkey] = _n
                     else:
                         del n0_root[v_s_suppkey]
                         self._ordered.order.remove((v_s_suppkey,))
                 if pending is not None:
-                    for (
-                        v_s_suppkey,
-                        v_total_revenue,
-                    ), _m3 in self.revenue0_by_s_suppkey[v_s_suppkey].items():
+                    for (v_s_suppkey, v_total_revenue), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.revenue0_by_s_suppkey[v_s_suppkey]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_s_suppkey,
                             v_s_name,
@@ -2101,7 +2153,7 @@ class View:
                             v_s_phone,
                             v_total_revenue,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2129,7 +2181,18 @@ class View:
         supplier_count_by_s_suppkey = self.supplier_count_by_s_suppkey
         _grp = revenue0_by_s_suppkey.get(v_s_suppkey)
         if _grp is None:
-            revenue0_by_s_suppkey[v_s_suppkey] = {row: _p}
+            revenue0_by_s_suppkey[v_s_suppkey] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    revenue0_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                else:
+                    del revenue0_by_s_suppkey[v_s_suppkey]
+            else:
+                revenue0_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -2140,8 +2203,8 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del revenue0_by_s_suppkey[v_s_suppkey]
+                    if len(_grp) == 1:
+                        revenue0_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
         _o = revenue0_count_by_s_suppkey.get(v_s_suppkey)
         if _o is None:
             revenue0_count_by_s_suppkey[v_s_suppkey] = _p
@@ -2166,12 +2229,11 @@ class View:
                     del n0_root[v_s_suppkey]
                     self._ordered.order.remove((v_s_suppkey,))
             if pending is not None:
-                for (
-                    v_s_suppkey,
-                    v_s_name,
-                    v_s_address,
-                    v_s_phone,
-                ), _m3 in self.supplier_by_s_suppkey[v_s_suppkey].items():
+                for (v_s_suppkey, v_s_name, v_s_address, v_s_phone), _m3 in (
+                    (_g4,)
+                    if type((_g4 := self.supplier_by_s_suppkey[v_s_suppkey])) is tuple
+                    else _g4.items()
+                ):
                     _k = (
                         v_s_suppkey,
                         v_s_name,
@@ -2229,13 +2291,13 @@ class View:
         _g2 = self.revenue0_by_s_suppkey.get(v_s_suppkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_s_suppkey, v_total_revenue))
+        _m3 = _entry(_g2, (v_s_suppkey, v_total_revenue))
         if _m3 is None:
             return None
         _g4 = self.supplier_by_s_suppkey.get(v_s_suppkey)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_s_suppkey, v_s_name, v_s_address, v_s_phone))
+        _m5 = _entry(_g4, (v_s_suppkey, v_s_name, v_s_address, v_s_phone))
         if _m5 is None:
             return None
         return _m3 * _m5
@@ -2244,22 +2306,23 @@ class View:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_s_suppkey, _m1 in _in_order(self.n0_root, self._ordered.order):
-            for (v_s_suppkey, v_total_revenue), _m2 in self.revenue0_by_s_suppkey[
-                v_s_suppkey
-            ].items():
-                for (
-                    v_s_suppkey,
-                    v_s_name,
-                    v_s_address,
-                    v_s_phone,
-                ), _m3 in self.supplier_by_s_suppkey[v_s_suppkey].items():
+            for (v_s_suppkey, v_total_revenue), _m2 in (
+                (_g3,)
+                if type((_g3 := self.revenue0_by_s_suppkey[v_s_suppkey])) is tuple
+                else _g3.items()
+            ):
+                for (v_s_suppkey, v_s_name, v_s_address, v_s_phone), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.supplier_by_s_suppkey[v_s_suppkey])) is tuple
+                    else _g5.items()
+                ):
                     yield (
                         v_s_suppkey,
                         v_s_name,
                         v_s_address,
                         v_s_phone,
                         v_total_revenue,
-                    ), _m2 * _m3
+                    ), _m2 * _m4
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""

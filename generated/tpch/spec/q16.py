@@ -39,6 +39,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -228,7 +242,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "7f9830a3a09a275a"
         LAYOUT_ID = (
-            "ddaa88a360cc761a"  # the state's layout: snapshots restore only here
+            "63fc139feae09360"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -611,7 +625,7 @@ class View:
     }
     COLUMNS = ("p_brand", "p_type", "p_size", "supplier_cnt")
     QUERY_ID = "d57dc58edecbb91a"
-    LAYOUT_ID = "cff9ba3c2db2cfcb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "12015ecb64f6b822"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -794,23 +808,35 @@ class View:
         # atom partsupp
         if keep_partsupp:
             _p = d
+            _t1 = (v_ps_partkey, v_ps_suppkey)
             _grp = partsupp_by_ps_partkey.get(v_ps_partkey)
             if _grp is None:
-                partsupp_by_ps_partkey[v_ps_partkey] = {
-                    (v_ps_partkey, v_ps_suppkey): _p
-                }
+                partsupp_by_ps_partkey[v_ps_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_ps_partkey[v_ps_partkey] = (_grp[0], _n)
+                    else:
+                        del partsupp_by_ps_partkey[v_ps_partkey]
+                else:
+                    partsupp_by_ps_partkey[v_ps_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ps_partkey, v_ps_suppkey))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ps_partkey, v_ps_suppkey)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ps_partkey, v_ps_suppkey)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ps_partkey, v_ps_suppkey)]
-                        if not _grp:
-                            del partsupp_by_ps_partkey[v_ps_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            partsupp_by_ps_partkey[v_ps_partkey] = next(
+                                iter(_grp.items())
+                            )
             _o = partsupp_count_by_ps_partkey.get(v_ps_partkey)
             if _o is None:
                 partsupp_count_by_ps_partkey[v_ps_partkey] = _p
@@ -820,27 +846,26 @@ class View:
                     partsupp_count_by_ps_partkey[v_ps_partkey] = _n
                 else:
                     del partsupp_count_by_ps_partkey[v_ps_partkey]
-            _w1 = part_count_by_ps_partkey.get(v_ps_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = part_count_by_ps_partkey.get(v_ps_partkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ps_partkey)
                 if _o is None:
-                    n0_root[v_ps_partkey] = _d2
+                    n0_root[v_ps_partkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ps_partkey] = _n
                     else:
                         del n0_root[v_ps_partkey]
                 if pending is not None:
-                    for (
-                        v_ps_partkey,
-                        v_p_brand,
-                        v_p_type,
-                        v_p_size,
-                    ), _m3 in self.part_by_ps_partkey[v_ps_partkey].items():
+                    for (v_ps_partkey, v_p_brand, v_p_type, v_p_size), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.part_by_ps_partkey[v_ps_partkey])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_p_brand, v_p_type, v_p_size, v_ps_suppkey)
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -886,23 +911,33 @@ class View:
         # atom part
         if keep_part:
             _p = d
+            _t1 = (v_ps_partkey, v_p_brand, v_p_type, v_p_size)
             _grp = part_by_ps_partkey.get(v_ps_partkey)
             if _grp is None:
-                part_by_ps_partkey[v_ps_partkey] = {
-                    (v_ps_partkey, v_p_brand, v_p_type, v_p_size): _p
-                }
+                part_by_ps_partkey[v_ps_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        part_by_ps_partkey[v_ps_partkey] = (_grp[0], _n)
+                    else:
+                        del part_by_ps_partkey[v_ps_partkey]
+                else:
+                    part_by_ps_partkey[v_ps_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ps_partkey, v_p_brand, v_p_type, v_p_size))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)]
-                        if not _grp:
-                            del part_by_ps_partkey[v_ps_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            part_by_ps_partkey[v_ps_partkey] = next(iter(_grp.items()))
             _o = part_count_by_ps_partkey.get(v_ps_partkey)
             if _o is None:
                 part_count_by_ps_partkey[v_ps_partkey] = _p
@@ -912,25 +947,27 @@ class View:
                     part_count_by_ps_partkey[v_ps_partkey] = _n
                 else:
                     del part_count_by_ps_partkey[v_ps_partkey]
-            _w1 = partsupp_count_by_ps_partkey.get(v_ps_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = partsupp_count_by_ps_partkey.get(v_ps_partkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ps_partkey)
                 if _o is None:
-                    n0_root[v_ps_partkey] = _d2
+                    n0_root[v_ps_partkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ps_partkey] = _n
                     else:
                         del n0_root[v_ps_partkey]
                 if pending is not None:
-                    for (
-                        v_ps_partkey,
-                        v_ps_suppkey,
-                    ), _m3 in self.partsupp_by_ps_partkey[v_ps_partkey].items():
+                    for (v_ps_partkey, v_ps_suppkey), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.partsupp_by_ps_partkey[v_ps_partkey]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_p_brand, v_p_type, v_p_size, v_ps_suppkey)
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1012,31 +1049,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.part_by_ps_partkey.get(v_ps_partkey) or _EMPTY).get(
-                        (v_ps_partkey, v_p_brand, v_p_type, v_p_size)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.part_by_ps_partkey.get(v_ps_partkey),
+                    (v_ps_partkey, v_p_brand, v_p_type, v_p_size),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_ps_partkey, v_p_brand, v_p_type, v_p_size)
             _grp = part_by_ps_partkey.get(v_ps_partkey)
             if _grp is None:
-                part_by_ps_partkey[v_ps_partkey] = {
-                    (v_ps_partkey, v_p_brand, v_p_type, v_p_size): _p
-                }
+                part_by_ps_partkey[v_ps_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        part_by_ps_partkey[v_ps_partkey] = (_grp[0], _n)
+                    else:
+                        del part_by_ps_partkey[v_ps_partkey]
+                else:
+                    part_by_ps_partkey[v_ps_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_ps_partkey, v_p_brand, v_p_type, v_p_size))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ps_partkey, v_p_brand, v_p_type, v_p_size)]
-                        if not _grp:
-                            del part_by_ps_partkey[v_ps_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            part_by_ps_partkey[v_ps_partkey] = next(iter(_grp.items()))
             _o = part_count_by_ps_partkey.get(v_ps_partkey)
             if _o is None:
                 part_count_by_ps_partkey[v_ps_partkey] = _p
@@ -1046,25 +1092,27 @@ class View:
                     part_count_by_ps_partkey[v_ps_partkey] = _n
                 else:
                     del part_count_by_ps_partkey[v_ps_partkey]
-            _w1 = partsupp_count_by_ps_partkey.get(v_ps_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = partsupp_count_by_ps_partkey.get(v_ps_partkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_ps_partkey)
                 if _o is None:
-                    n0_root[v_ps_partkey] = _d2
+                    n0_root[v_ps_partkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_ps_partkey] = _n
                     else:
                         del n0_root[v_ps_partkey]
                 if pending is not None:
-                    for (
-                        v_ps_partkey,
-                        v_ps_suppkey,
-                    ), _m3 in self.partsupp_by_ps_partkey[v_ps_partkey].items():
+                    for (v_ps_partkey, v_ps_suppkey), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.partsupp_by_ps_partkey[v_ps_partkey]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_p_brand, v_p_type, v_p_size, v_ps_suppkey)
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1093,21 +1141,33 @@ class View:
         part_count_by_ps_partkey = self.part_count_by_ps_partkey
         partsupp_by_ps_partkey = self.partsupp_by_ps_partkey
         partsupp_count_by_ps_partkey = self.partsupp_count_by_ps_partkey
+        _t1 = (v_ps_partkey, v_ps_suppkey)
         _grp = partsupp_by_ps_partkey.get(v_ps_partkey)
         if _grp is None:
-            partsupp_by_ps_partkey[v_ps_partkey] = {(v_ps_partkey, v_ps_suppkey): _p}
+            partsupp_by_ps_partkey[v_ps_partkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    partsupp_by_ps_partkey[v_ps_partkey] = (_grp[0], _n)
+                else:
+                    del partsupp_by_ps_partkey[v_ps_partkey]
+            else:
+                partsupp_by_ps_partkey[v_ps_partkey] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_ps_partkey, v_ps_suppkey))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_ps_partkey, v_ps_suppkey)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_ps_partkey, v_ps_suppkey)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_ps_partkey, v_ps_suppkey)]
-                    if not _grp:
-                        del partsupp_by_ps_partkey[v_ps_partkey]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        partsupp_by_ps_partkey[v_ps_partkey] = next(iter(_grp.items()))
         _o = partsupp_count_by_ps_partkey.get(v_ps_partkey)
         if _o is None:
             partsupp_count_by_ps_partkey[v_ps_partkey] = _p
@@ -1117,27 +1177,26 @@ class View:
                 partsupp_count_by_ps_partkey[v_ps_partkey] = _n
             else:
                 del partsupp_count_by_ps_partkey[v_ps_partkey]
-        _w1 = part_count_by_ps_partkey.get(v_ps_partkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+        _w2 = part_count_by_ps_partkey.get(v_ps_partkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _o = n0_root.get(v_ps_partkey)
             if _o is None:
-                n0_root[v_ps_partkey] = _d2
+                n0_root[v_ps_partkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n0_root[v_ps_partkey] = _n
                 else:
                     del n0_root[v_ps_partkey]
             if pending is not None:
-                for (
-                    v_ps_partkey,
-                    v_p_brand,
-                    v_p_type,
-                    v_p_size,
-                ), _m3 in self.part_by_ps_partkey[v_ps_partkey].items():
+                for (v_ps_partkey, v_p_brand, v_p_type, v_p_size), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.part_by_ps_partkey[v_ps_partkey])) is tuple
+                    else _g5.items()
+                ):
                     _k = (v_p_brand, v_p_type, v_p_size, v_ps_suppkey)
-                    _v = _p * _m3
+                    _v = _p * _m4
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1179,13 +1238,13 @@ class View:
         _g2 = self.part_by_ps_partkey.get(v_ps_partkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_ps_partkey, v_p_brand, v_p_type, v_p_size))
+        _m3 = _entry(_g2, (v_ps_partkey, v_p_brand, v_p_type, v_p_size))
         if _m3 is None:
             return None
         _g4 = self.partsupp_by_ps_partkey.get(v_ps_partkey)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_ps_partkey, v_ps_suppkey))
+        _m5 = _entry(_g4, (v_ps_partkey, v_ps_suppkey))
         if _m5 is None:
             return None
         return _m3 * _m5

@@ -178,7 +178,7 @@ def _make_scalar_1():
         COLUMNS = ("k1", "v")
         QUERY_ID = "ba9d93901fbd9f9e"
         LAYOUT_ID = (
-            "74c0c7d95bc6b82c"  # the state's layout: snapshots restore only here
+            "8c71cf06bb6c26f6"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -582,7 +582,7 @@ class View:
     }
     COLUMNS = ("avg_yearly",)
     QUERY_ID = "40f361f8483e9125"
-    LAYOUT_ID = "ea4fc3823b42c502"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1381ebbcee464730"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

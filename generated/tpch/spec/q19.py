@@ -54,6 +54,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0)  # the payload of an absent tuple
 
 
@@ -159,7 +173,7 @@ class View:
     }
     COLUMNS = ("revenue",)
     QUERY_ID = "446eb4af1cd1c5d0"
-    LAYOUT_ID = "659f7e63a238f1dc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e54af1e50ed3514c"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -368,27 +382,33 @@ class View:
         else:
             del store[row]
         # atom lineitem
+        _t1 = (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
         _grp = lineitem_by_all.get(())
         if _grp is None:
-            lineitem_by_all[()] = {
-                (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode): _p
-            }
+            lineitem_by_all[()] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    lineitem_by_all[()] = (_grp[0], _n)
+                else:
+                    del lineitem_by_all[()]
+            else:
+                lineitem_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    _grp[
-                        (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
-                    ] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[
-                        (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
-                    ]
-                    if not _grp:
-                        del lineitem_by_all[()]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        lineitem_by_all[()] = next(iter(_grp.items()))
         _o = lineitem_count_by_all.get(())
         if _o is None:
             lineitem_count_by_all[()] = _p
@@ -398,25 +418,24 @@ class View:
                 lineitem_count_by_all[()] = _n
             else:
                 del lineitem_count_by_all[()]
-        _w1 = part_count_by_all.get(())
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+        _w2 = part_count_by_all.get(())
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
             _o = n0_root.get(())
             if _o is None:
-                n0_root[()] = _d2
+                n0_root[()] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                 if _n[0]:
                     n0_root[()] = _n
                 else:
                     del n0_root[()]
             if pending is not None:
-                for (
-                    v_p_partkey,
-                    v_p_brand,
-                    v_p_size,
-                    v_p_container,
-                ), _m3 in self.part_by_all[()].items():
+                for (v_p_partkey, v_p_brand, v_p_size, v_p_container), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.part_by_all[()])) is tuple
+                    else _g5.items()
+                ):
                     if (
                         (
                             v_l_shipinstruct is not None
@@ -545,7 +564,7 @@ class View:
                         )
                     ):  # conditions on result rows
                         _k = ()
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -603,21 +622,33 @@ class View:
         else:
             del store[row]
         # atom part
+        _t1 = (v_p_partkey, v_p_brand, v_p_size, v_p_container)
         _grp = part_by_all.get(())
         if _grp is None:
-            part_by_all[()] = {(v_p_partkey, v_p_brand, v_p_size, v_p_container): _p}
+            part_by_all[()] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1])
+                if _n[0]:
+                    part_by_all[()] = (_grp[0], _n)
+                else:
+                    del part_by_all[()]
+            else:
+                part_by_all[()] = {_grp[0]: _grp[1], _e: _p}
         else:
-            _o = _grp.get((v_p_partkey, v_p_brand, v_p_size, v_p_container))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1])
                 if _n[0]:
-                    _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)]
-                    if not _grp:
-                        del part_by_all[()]
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        part_by_all[()] = next(iter(_grp.items()))
         _o = part_count_by_all.get(())
         if _o is None:
             part_count_by_all[()] = _p
@@ -627,14 +658,14 @@ class View:
                 part_count_by_all[()] = _n
             else:
                 del part_count_by_all[()]
-        _w1 = lineitem_count_by_all.get(())
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+        _w2 = lineitem_count_by_all.get(())
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
             _o = n0_root.get(())
             if _o is None:
-                n0_root[()] = _d2
+                n0_root[()] = _d3
             else:
-                _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                 if _n[0]:
                     n0_root[()] = _n
                 else:
@@ -645,7 +676,11 @@ class View:
                     v_l_quantity,
                     v_l_shipinstruct,
                     v_l_shipmode,
-                ), _m3 in self.lineitem_by_all[()].items():
+                ), _m4 in (
+                    (_g5,)
+                    if type((_g5 := self.lineitem_by_all[()])) is tuple
+                    else _g5.items()
+                ):
                     if (
                         (
                             v_l_shipinstruct is not None
@@ -774,7 +809,7 @@ class View:
                         )
                     ):  # conditions on result rows
                         _k = ()
-                        _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                        _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -871,39 +906,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.lineitem_by_all.get(()) or _EMPTY).get(
-                        (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.lineitem_by_all.get(()),
+                    (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
             _grp = lineitem_by_all.get(())
             if _grp is None:
-                lineitem_by_all[()] = {
-                    (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode): _p
-                }
+                lineitem_by_all[()] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        lineitem_by_all[()] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_all[()]
+                else:
+                    lineitem_by_all[()] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[
-                            (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode)
-                        ]
-                        if not _grp:
-                            del lineitem_by_all[()]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            lineitem_by_all[()] = next(iter(_grp.items()))
             _o = lineitem_count_by_all.get(())
             if _o is None:
                 lineitem_count_by_all[()] = _p
@@ -913,25 +949,24 @@ class View:
                     lineitem_count_by_all[()] = _n
                 else:
                     del lineitem_count_by_all[()]
-            _w1 = part_count_by_all.get(())
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _w2 = part_count_by_all.get(())
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
                 _o = n0_root.get(())
                 if _o is None:
-                    n0_root[()] = _d2
+                    n0_root[()] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n0_root[()] = _n
                     else:
                         del n0_root[()]
                 if pending is not None:
-                    for (
-                        v_p_partkey,
-                        v_p_brand,
-                        v_p_size,
-                        v_p_container,
-                    ), _m3 in self.part_by_all[()].items():
+                    for (v_p_partkey, v_p_brand, v_p_size, v_p_container), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.part_by_all[()])) is tuple
+                        else _g5.items()
+                    ):
                         if (
                             (
                                 v_l_shipinstruct is not None
@@ -1060,7 +1095,7 @@ class View:
                             )
                         ):  # conditions on result rows
                             _k = ()
-                            _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                            _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -1145,31 +1180,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (self.part_by_all.get(()) or _EMPTY).get(
-                        (v_p_partkey, v_p_brand, v_p_size, v_p_container)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.part_by_all.get(()),
+                    (v_p_partkey, v_p_brand, v_p_size, v_p_container),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_p_partkey, v_p_brand, v_p_size, v_p_container)
             _grp = part_by_all.get(())
             if _grp is None:
-                part_by_all[()] = {
-                    (v_p_partkey, v_p_brand, v_p_size, v_p_container): _p
-                }
+                part_by_all[()] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1])
+                    if _n[0]:
+                        part_by_all[()] = (_grp[0], _n)
+                    else:
+                        del part_by_all[()]
+                else:
+                    part_by_all[()] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_p_partkey, v_p_brand, v_p_size, v_p_container))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1])
                     if _n[0]:
-                        _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_p_partkey, v_p_brand, v_p_size, v_p_container)]
-                        if not _grp:
-                            del part_by_all[()]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            part_by_all[()] = next(iter(_grp.items()))
             _o = part_count_by_all.get(())
             if _o is None:
                 part_count_by_all[()] = _p
@@ -1179,14 +1223,14 @@ class View:
                     part_count_by_all[()] = _n
                 else:
                     del part_count_by_all[()]
-            _w1 = lineitem_count_by_all.get(())
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1])
+            _w2 = lineitem_count_by_all.get(())
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1])
                 _o = n0_root.get(())
                 if _o is None:
-                    n0_root[()] = _d2
+                    n0_root[()] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1])
                     if _n[0]:
                         n0_root[()] = _n
                     else:
@@ -1197,7 +1241,11 @@ class View:
                         v_l_quantity,
                         v_l_shipinstruct,
                         v_l_shipmode,
-                    ), _m3 in self.lineitem_by_all[()].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.lineitem_by_all[()])) is tuple
+                        else _g5.items()
+                    ):
                         if (
                             (
                                 v_l_shipinstruct is not None
@@ -1326,7 +1374,7 @@ class View:
                             )
                         ):  # conditions on result rows
                             _k = ()
-                            _v = (_p[0] * _m3[0], _p[1] * _m3[1])
+                            _v = (_p[0] * _m4[0], _p[1] * _m4[1])
                             _o = pending.get(_k)
                             pending[_k] = (
                                 _v if _o is None else (_o[0] + _v[0], _o[1] + _v[1])
@@ -1350,13 +1398,13 @@ class View:
         _g2 = self.lineitem_by_all.get(())
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode))
+        _m3 = _entry(_g2, (v_l_partkey, v_l_quantity, v_l_shipinstruct, v_l_shipmode))
         if _m3 is None:
             return None
         _g4 = self.part_by_all.get(())
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_p_partkey, v_p_brand, v_p_size, v_p_container))
+        _m5 = _entry(_g4, (v_p_partkey, v_p_brand, v_p_size, v_p_container))
         if _m5 is None:
             return None
         return (_m3[0] * _m5[0], _m3[1] * _m5[1])

@@ -62,6 +62,20 @@ class _Gone:
 
 _GONE = _Gone()
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -260,6 +274,18 @@ def _make_scalar_1():
     from sortedcontainers import SortedDict
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -339,7 +365,7 @@ def _make_scalar_1():
         COLUMNS = ("k1", "v")
         QUERY_ID = "db8a1638c877ef43"
         LAYOUT_ID = (
-            "5f7e5362009c4363"  # the state's layout: snapshots restore only here
+            "d73cb672f9388f7b"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -525,40 +551,60 @@ def _make_scalar_1():
                 del store[row]
             # atom partsupp
             _p = d
+            _t1 = (v_ps_partkey, v_ps_supplycost)
             _grp = partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(v_ps_suppkey)
             if _grp is None:
-                partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[v_ps_suppkey] = {
-                    (v_ps_partkey, v_ps_supplycost): _p
-                }
+                partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[v_ps_suppkey] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                            v_ps_suppkey
+                        ] = (_grp[0], _n)
+                    else:
+                        del partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                            v_ps_suppkey
+                        ]
+                else:
+                    partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[v_ps_suppkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_ps_partkey, v_ps_supplycost))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_ps_partkey, v_ps_supplycost)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_ps_partkey, v_ps_supplycost)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_ps_partkey, v_ps_supplycost)]
-                        if not _grp:
-                            del partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
                                 v_ps_suppkey
-                            ]
-            _w1 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                            ] = next(iter(_grp.items()))
+            _w2 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _o = n0_root.get(_t1)
                 if _o is None:
-                    n0_root[(v_ps_partkey, v_ps_supplycost)] = _d2
+                    n0_root[_t1] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        n0_root[(v_ps_partkey, v_ps_supplycost)] = _n
+                        n0_root[_t1] = _n
                     else:
-                        del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                        del n0_root[_t1]
                 if pending is not None:
                     _k = (v_ps_partkey, v_ps_supplycost)
-                    _v = _d2
+                    _v = _d3
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -594,7 +640,24 @@ def _make_scalar_1():
             _p = d
             _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {v_ps_suppkey: _p}
+                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (v_ps_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_ps_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ps_suppkey)
                 if _o is None:
@@ -605,8 +668,10 @@ def _make_scalar_1():
                         _grp[v_ps_suppkey] = _n
                     else:
                         del _grp[v_ps_suppkey]
-                        if not _grp:
-                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                        if len(_grp) == 1:
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n5_count_by_s_nationkey.get(v_s_nationkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -621,17 +686,20 @@ def _make_scalar_1():
                         del n3_count_by_ps_suppkey[v_ps_suppkey]
                 _g5 = partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(v_ps_suppkey)
                 if _g5:
-                    for (v_ps_partkey, v_ps_supplycost), _w3 in _g5.items():
+                    for (v_ps_partkey, v_ps_supplycost), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
-                        _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                        _t6 = (v_ps_partkey, v_ps_supplycost)
+                        _o = n0_root.get(_t6)
                         if _o is None:
-                            n0_root[(v_ps_partkey, v_ps_supplycost)] = _d4
+                            n0_root[_t6] = _d4
                         else:
                             _n = _o + _d4
                             if _n:
-                                n0_root[(v_ps_partkey, v_ps_supplycost)] = _n
+                                n0_root[_t6] = _n
                             else:
-                                del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                                del n0_root[_t6]
                         if pending is not None:
                             _k = (v_ps_partkey, v_ps_supplycost)
                             _v = _d4
@@ -672,7 +740,21 @@ def _make_scalar_1():
             _p = d
             _grp = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
             if _grp is None:
-                nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {v_s_nationkey: _p}
+                nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (v_s_nationkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_s_nationkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (_grp[0], _n)
+                    else:
+                        del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
+                else:
+                    nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_s_nationkey)
                 if _o is None:
@@ -683,8 +765,10 @@ def _make_scalar_1():
                         _grp[v_s_nationkey] = _n
                     else:
                         del _grp[v_s_nationkey]
-                        if not _grp:
-                            del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
+                        if len(_grp) == 1:
+                            nation_s_nationkey_by_n_regionkey[v_n_regionkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -699,7 +783,9 @@ def _make_scalar_1():
                         del n5_count_by_s_nationkey[v_s_nationkey]
                 _g5 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _g5:
-                    for v_ps_suppkey, _w3 in _g5.items():
+                    for v_ps_suppkey, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
                         _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
                         if _o is None:
@@ -714,17 +800,20 @@ def _make_scalar_1():
                             v_ps_suppkey
                         )
                         if _g8:
-                            for (v_ps_partkey, v_ps_supplycost), _w6 in _g8.items():
+                            for (v_ps_partkey, v_ps_supplycost), _w6 in (
+                                (_g8,) if type(_g8) is tuple else _g8.items()
+                            ):
                                 _d7 = _d4 * _w6
-                                _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                                _t9 = (v_ps_partkey, v_ps_supplycost)
+                                _o = n0_root.get(_t9)
                                 if _o is None:
-                                    n0_root[(v_ps_partkey, v_ps_supplycost)] = _d7
+                                    n0_root[_t9] = _d7
                                 else:
                                     _n = _o + _d7
                                     if _n:
-                                        n0_root[(v_ps_partkey, v_ps_supplycost)] = _n
+                                        n0_root[_t9] = _n
                                     else:
-                                        del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                                        del n0_root[_t9]
                                 if pending is not None:
                                     _k = (v_ps_partkey, v_ps_supplycost)
                                     _v = _d7
@@ -773,7 +862,9 @@ def _make_scalar_1():
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _g3:
-                    for v_s_nationkey, _w1 in _g3.items():
+                    for v_s_nationkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n5_count_by_s_nationkey.get(v_s_nationkey)
                         if _o is None:
@@ -786,7 +877,9 @@ def _make_scalar_1():
                                 del n5_count_by_s_nationkey[v_s_nationkey]
                         _g6 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                         if _g6:
-                            for v_ps_suppkey, _w4 in _g6.items():
+                            for v_ps_suppkey, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = _d2 * _w4
                                 _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
                                 if _o is None:
@@ -803,28 +896,20 @@ def _make_scalar_1():
                                     )
                                 )
                                 if _g9:
-                                    for (
-                                        v_ps_partkey,
-                                        v_ps_supplycost,
-                                    ), _w7 in _g9.items():
+                                    for (v_ps_partkey, v_ps_supplycost), _w7 in (
+                                        (_g9,) if type(_g9) is tuple else _g9.items()
+                                    ):
                                         _d8 = _d5 * _w7
-                                        _o = n0_root.get(
-                                            (v_ps_partkey, v_ps_supplycost)
-                                        )
+                                        _t10 = (v_ps_partkey, v_ps_supplycost)
+                                        _o = n0_root.get(_t10)
                                         if _o is None:
-                                            n0_root[(v_ps_partkey, v_ps_supplycost)] = (
-                                                _d8
-                                            )
+                                            n0_root[_t10] = _d8
                                         else:
                                             _n = _o + _d8
                                             if _n:
-                                                n0_root[
-                                                    (v_ps_partkey, v_ps_supplycost)
-                                                ] = _n
+                                                n0_root[_t10] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_ps_partkey, v_ps_supplycost)
-                                                ]
+                                                del n0_root[_t10]
                                         if pending is not None:
                                             _k = (v_ps_partkey, v_ps_supplycost)
                                             _v = _d8
@@ -892,51 +977,68 @@ def _make_scalar_1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(
-                                v_ps_suppkey
-                            )
-                            or _EMPTY
-                        ).get((v_ps_partkey, v_ps_supplycost))
-                        or _ZERO
+                    or not _entry(
+                        self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(
+                            v_ps_suppkey
+                        ),
+                        (v_ps_partkey, v_ps_supplycost),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_ps_partkey, v_ps_supplycost)
                 _grp = partsupp_ps_partkey_ps_supplycost_by_ps_suppkey.get(v_ps_suppkey)
                 if _grp is None:
-                    partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[v_ps_suppkey] = {
-                        (v_ps_partkey, v_ps_supplycost): _p
-                    }
+                    partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[v_ps_suppkey] = (
+                        _t1,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                                v_ps_suppkey
+                            ] = (_grp[0], _n)
+                        else:
+                            del partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                                v_ps_suppkey
+                            ]
+                    else:
+                        partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                            v_ps_suppkey
+                        ] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_ps_partkey, v_ps_supplycost))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_ps_partkey, v_ps_supplycost)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_ps_partkey, v_ps_supplycost)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_ps_partkey, v_ps_supplycost)]
-                            if not _grp:
-                                del partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                partsupp_ps_partkey_ps_supplycost_by_ps_suppkey[
                                     v_ps_suppkey
-                                ]
-                _w1 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                                ] = next(iter(_grp.items()))
+                _w2 = n3_count_by_ps_suppkey.get(v_ps_suppkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _o = n0_root.get(_t1)
                     if _o is None:
-                        n0_root[(v_ps_partkey, v_ps_supplycost)] = _d2
+                        n0_root[_t1] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
-                            n0_root[(v_ps_partkey, v_ps_supplycost)] = _n
+                            n0_root[_t1] = _n
                         else:
-                            del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                            del n0_root[_t1]
                     if pending is not None:
                         _k = (v_ps_partkey, v_ps_supplycost)
-                        _v = _d2
+                        _v = _d3
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -992,20 +1094,36 @@ def _make_scalar_1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
-                            or _EMPTY
-                        ).get(v_ps_suppkey)
-                        or _ZERO
+                    or not _entry(
+                        self.supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey),
+                        v_ps_suppkey,
+                        _ZERO,
                     )
                 ):
                     continue
                 _grp = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
-                        v_ps_suppkey: _p
-                    }
+                    supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                        v_ps_suppkey,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_ps_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ps_suppkey)
                     if _o is None:
@@ -1016,8 +1134,10 @@ def _make_scalar_1():
                             _grp[v_ps_suppkey] = _n
                         else:
                             del _grp[v_ps_suppkey]
-                            if not _grp:
-                                del supplier_ps_suppkey_by_s_nationkey[v_s_nationkey]
+                            if len(_grp) == 1:
+                                supplier_ps_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                    next(iter(_grp.items()))
+                                )
                 _w1 = n5_count_by_s_nationkey.get(v_s_nationkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1034,17 +1154,20 @@ def _make_scalar_1():
                         v_ps_suppkey
                     )
                     if _g5:
-                        for (v_ps_partkey, v_ps_supplycost), _w3 in _g5.items():
+                        for (v_ps_partkey, v_ps_supplycost), _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = _d2 * _w3
-                            _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                            _t6 = (v_ps_partkey, v_ps_supplycost)
+                            _o = n0_root.get(_t6)
                             if _o is None:
-                                n0_root[(v_ps_partkey, v_ps_supplycost)] = _d4
+                                n0_root[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    n0_root[(v_ps_partkey, v_ps_supplycost)] = _n
+                                    n0_root[_t6] = _n
                                 else:
-                                    del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                                    del n0_root[_t6]
                             if pending is not None:
                                 _k = (v_ps_partkey, v_ps_supplycost)
                                 _v = _d4
@@ -1105,20 +1228,36 @@ def _make_scalar_1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
-                            or _EMPTY
-                        ).get(v_s_nationkey)
-                        or _ZERO
+                    or not _entry(
+                        self.nation_s_nationkey_by_n_regionkey.get(v_n_regionkey),
+                        v_s_nationkey,
+                        _ZERO,
                     )
                 ):
                     continue
                 _grp = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _grp is None:
-                    nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {
-                        v_s_nationkey: _p
-                    }
+                    nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
+                        v_s_nationkey,
+                        _p,
+                    )
+                elif type(_grp) is tuple:
+                    _e = v_s_nationkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            nation_s_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
+                    else:
+                        nation_s_nationkey_by_n_regionkey[v_n_regionkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_s_nationkey)
                     if _o is None:
@@ -1129,8 +1268,10 @@ def _make_scalar_1():
                             _grp[v_s_nationkey] = _n
                         else:
                             del _grp[v_s_nationkey]
-                            if not _grp:
-                                del nation_s_nationkey_by_n_regionkey[v_n_regionkey]
+                            if len(_grp) == 1:
+                                nation_s_nationkey_by_n_regionkey[v_n_regionkey] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1145,7 +1286,9 @@ def _make_scalar_1():
                             del n5_count_by_s_nationkey[v_s_nationkey]
                     _g5 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                     if _g5:
-                        for v_ps_suppkey, _w3 in _g5.items():
+                        for v_ps_suppkey, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = _d2 * _w3
                             _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
                             if _o is None:
@@ -1160,19 +1303,20 @@ def _make_scalar_1():
                                 v_ps_suppkey
                             )
                             if _g8:
-                                for (v_ps_partkey, v_ps_supplycost), _w6 in _g8.items():
+                                for (v_ps_partkey, v_ps_supplycost), _w6 in (
+                                    (_g8,) if type(_g8) is tuple else _g8.items()
+                                ):
                                     _d7 = _d4 * _w6
-                                    _o = n0_root.get((v_ps_partkey, v_ps_supplycost))
+                                    _t9 = (v_ps_partkey, v_ps_supplycost)
+                                    _o = n0_root.get(_t9)
                                     if _o is None:
-                                        n0_root[(v_ps_partkey, v_ps_supplycost)] = _d7
+                                        n0_root[_t9] = _d7
                                     else:
                                         _n = _o + _d7
                                         if _n:
-                                            n0_root[(v_ps_partkey, v_ps_supplycost)] = (
-                                                _n
-                                            )
+                                            n0_root[_t9] = _n
                                         else:
-                                            del n0_root[(v_ps_partkey, v_ps_supplycost)]
+                                            del n0_root[_t9]
                                     if pending is not None:
                                         _k = (v_ps_partkey, v_ps_supplycost)
                                         _v = _d7
@@ -1248,7 +1392,9 @@ def _make_scalar_1():
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = nation_s_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _g3:
-                    for v_s_nationkey, _w1 in _g3.items():
+                    for v_s_nationkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n5_count_by_s_nationkey.get(v_s_nationkey)
                         if _o is None:
@@ -1261,7 +1407,9 @@ def _make_scalar_1():
                                 del n5_count_by_s_nationkey[v_s_nationkey]
                         _g6 = supplier_ps_suppkey_by_s_nationkey.get(v_s_nationkey)
                         if _g6:
-                            for v_ps_suppkey, _w4 in _g6.items():
+                            for v_ps_suppkey, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = _d2 * _w4
                                 _o = n3_count_by_ps_suppkey.get(v_ps_suppkey)
                                 if _o is None:
@@ -1278,28 +1426,20 @@ def _make_scalar_1():
                                     )
                                 )
                                 if _g9:
-                                    for (
-                                        v_ps_partkey,
-                                        v_ps_supplycost,
-                                    ), _w7 in _g9.items():
+                                    for (v_ps_partkey, v_ps_supplycost), _w7 in (
+                                        (_g9,) if type(_g9) is tuple else _g9.items()
+                                    ):
                                         _d8 = _d5 * _w7
-                                        _o = n0_root.get(
-                                            (v_ps_partkey, v_ps_supplycost)
-                                        )
+                                        _t10 = (v_ps_partkey, v_ps_supplycost)
+                                        _o = n0_root.get(_t10)
                                         if _o is None:
-                                            n0_root[(v_ps_partkey, v_ps_supplycost)] = (
-                                                _d8
-                                            )
+                                            n0_root[_t10] = _d8
                                         else:
                                             _n = _o + _d8
                                             if _n:
-                                                n0_root[
-                                                    (v_ps_partkey, v_ps_supplycost)
-                                                ] = _n
+                                                n0_root[_t10] = _n
                                             else:
-                                                del n0_root[
-                                                    (v_ps_partkey, v_ps_supplycost)
-                                                ]
+                                                del n0_root[_t10]
                                         if pending is not None:
                                             _k = (v_ps_partkey, v_ps_supplycost)
                                             _v = _d8
@@ -1538,7 +1678,7 @@ class View:
         "s_comment",
     )
     QUERY_ID = "5b91f6d52e5d8693"
-    LAYOUT_ID = "df6ccaab47fec168"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7a54f59c7f4f74e0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1755,21 +1895,33 @@ class View:
         # atom part
         if keep_part:
             _p = d
+            _t1 = (v_p_partkey, v_p_mfgr)
             _grp = part_by_p_partkey.get(v_p_partkey)
             if _grp is None:
-                part_by_p_partkey[v_p_partkey] = {(v_p_partkey, v_p_mfgr): _p}
+                part_by_p_partkey[v_p_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        part_by_p_partkey[v_p_partkey] = (_grp[0], _n)
+                    else:
+                        del part_by_p_partkey[v_p_partkey]
+                else:
+                    part_by_p_partkey[v_p_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_p_partkey, v_p_mfgr))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_p_partkey, v_p_mfgr)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_p_partkey, v_p_mfgr)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_p_partkey, v_p_mfgr)]
-                        if not _grp:
-                            del part_by_p_partkey[v_p_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            part_by_p_partkey[v_p_partkey] = next(iter(_grp.items()))
             _o = part_count_by_p_partkey.get(v_p_partkey)
             if _o is None:
                 part_count_by_p_partkey[v_p_partkey] = _p
@@ -1779,83 +1931,120 @@ class View:
                     part_count_by_p_partkey[v_p_partkey] = _n
                 else:
                     del part_count_by_p_partkey[v_p_partkey]
-            _g3 = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
+            if _g4:
+                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_p_partkey, v_s_suppkey)
                     _grp = n7_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n7_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
-                    else:
-                        _o = _grp.get((v_p_partkey, v_s_suppkey))
-                        if _o is None:
-                            _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n7_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                n7_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_p_partkey, v_s_suppkey)]
-                                if not _grp:
-                                    del n7_by_s_suppkey[v_s_suppkey]
+                                del n7_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n7_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n7_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n7_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n7_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n7_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n7_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n7_count_by_s_suppkey[v_s_suppkey]
-                    _g6 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g6:
-                        for v_s_nationkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
+                    _g8 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g8:
+                        for v_s_nationkey, _w6 in (
+                            (_g8,) if type(_g8) is tuple else _g8.items()
+                        ):
+                            _d7 = _d3 * _w6
+                            _t9 = (v_s_suppkey, v_s_nationkey)
                             _grp = n5_by_s_nationkey.get(v_s_nationkey)
                             if _grp is None:
-                                n5_by_s_nationkey[v_s_nationkey] = {
-                                    (v_s_suppkey, v_s_nationkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_s_nationkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n5_by_s_nationkey[v_s_nationkey] = (_t9, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d7
                                     if _n:
-                                        _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                        n5_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_s_nationkey)]
-                                        if not _grp:
-                                            del n5_by_s_nationkey[v_s_nationkey]
+                                        del n5_by_s_nationkey[v_s_nationkey]
+                                else:
+                                    n5_by_s_nationkey[v_s_nationkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n5_by_s_nationkey[v_s_nationkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n5_count_by_s_nationkey.get(v_s_nationkey)
                             if _o is None:
-                                n5_count_by_s_nationkey[v_s_nationkey] = _d5
+                                n5_count_by_s_nationkey[v_s_nationkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n5_count_by_s_nationkey[v_s_nationkey] = _n
                                 else:
                                     del n5_count_by_s_nationkey[v_s_nationkey]
-                            _w7 = n1_count_by_s_nationkey.get(v_s_nationkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            _w10 = n1_count_by_s_nationkey.get(v_s_nationkey)
+                            if _w10 is not None:
+                                _d11 = _d7 * _w10
                                 _o = n0_root.get(v_s_nationkey)
                                 if _o is None:
-                                    n0_root[v_s_nationkey] = _d8
+                                    n0_root[v_s_nationkey] = _d11
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d11
                                     if _n:
                                         n0_root[v_s_nationkey] = _n
                                     else:
                                         del n0_root[v_s_nationkey]
                                 if pending is not None:
-                                    for (
-                                        v_s_nationkey,
-                                        v_n_name,
-                                    ), _m9 in self.n1_by_s_nationkey[
-                                        v_s_nationkey
-                                    ].items():
+                                    for (v_s_nationkey, v_n_name), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n1_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_s_suppkey,
                                             v_s_name,
@@ -1864,10 +2053,19 @@ class View:
                                             v_s_phone,
                                             v_s_acctbal,
                                             v_s_comment,
-                                        ), _m10 in self.supplier_by_s_suppkey_s_nationkey[
-                                            (v_s_suppkey, v_s_nationkey)
-                                        ].items():
-                                            _m11 = self.n8[(v_p_partkey, v_s_suppkey)]
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.supplier_by_s_suppkey_s_nationkey[
+                                                        (v_s_suppkey, v_s_nationkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            _m16 = self.n8[(v_p_partkey, v_s_suppkey)]
                                             _k = (
                                                 v_s_acctbal,
                                                 v_s_name,
@@ -1878,7 +2076,7 @@ class View:
                                                 v_s_phone,
                                                 v_s_comment,
                                             )
-                                            _v = _p * _m9 * _m10 * _m11
+                                            _v = _p * _m12 * _m14 * _m16
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1921,9 +2119,13 @@ class View:
             )
         if (
             d < 0
-            and self.supplier_by_s_suppkey_s_nationkey.get(
-                (v_s_suppkey, v_s_nationkey), _EMPTY
-            ).get(row, _ZERO)
+            and _entry(
+                self.supplier_by_s_suppkey_s_nationkey.get(
+                    (v_s_suppkey, v_s_nationkey)
+                ),
+                row,
+                _ZERO,
+            )
             + d
             < 0
         ):
@@ -1938,9 +2140,21 @@ class View:
         supplier_s_nationkey_by_s_suppkey = self.supplier_s_nationkey_by_s_suppkey
         # atom supplier
         _p = d
-        _grp = supplier_by_s_suppkey_s_nationkey.get((v_s_suppkey, v_s_nationkey))
+        _t1 = (v_s_suppkey, v_s_nationkey)
+        _grp = supplier_by_s_suppkey_s_nationkey.get(_t1)
         if _grp is None:
-            supplier_by_s_suppkey_s_nationkey[(v_s_suppkey, v_s_nationkey)] = {row: _p}
+            supplier_by_s_suppkey_s_nationkey[_t1] = (row, _p)
+        elif type(_grp) is tuple:
+            _e = row
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    supplier_by_s_suppkey_s_nationkey[_t1] = (_grp[0], _n)
+                else:
+                    del supplier_by_s_suppkey_s_nationkey[_t1]
+            else:
+                supplier_by_s_suppkey_s_nationkey[_t1] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(row)
             if _o is None:
@@ -1951,13 +2165,27 @@ class View:
                     _grp[row] = _n
                 else:
                     del _grp[row]
-                    if not _grp:
-                        del supplier_by_s_suppkey_s_nationkey[
-                            (v_s_suppkey, v_s_nationkey)
-                        ]
+                    if len(_grp) == 1:
+                        supplier_by_s_suppkey_s_nationkey[_t1] = next(
+                            iter(_grp.items())
+                        )
         _grp = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
         if _grp is None:
-            supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = {v_s_nationkey: _p}
+            supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = (v_s_nationkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_s_nationkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                else:
+                    del supplier_s_nationkey_by_s_suppkey[v_s_suppkey]
+            else:
+                supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
             _o = _grp.get(v_s_nationkey)
             if _o is None:
@@ -1968,58 +2196,78 @@ class View:
                     _grp[v_s_nationkey] = _n
                 else:
                     del _grp[v_s_nationkey]
-                    if not _grp:
-                        del supplier_s_nationkey_by_s_suppkey[v_s_suppkey]
-        _w1 = n7_count_by_s_suppkey.get(v_s_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    if len(_grp) == 1:
+                        supplier_s_nationkey_by_s_suppkey[v_s_suppkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n7_count_by_s_suppkey.get(v_s_suppkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n5_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                n5_by_s_nationkey[v_s_nationkey] = {(v_s_suppkey, v_s_nationkey): _d2}
-            else:
-                _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                if _o is None:
-                    _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n5_by_s_nationkey[v_s_nationkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                        n5_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_s_suppkey, v_s_nationkey)]
-                        if not _grp:
-                            del n5_by_s_nationkey[v_s_nationkey]
+                        del n5_by_s_nationkey[v_s_nationkey]
+                else:
+                    n5_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n5_by_s_nationkey[v_s_nationkey] = next(iter(_grp.items()))
             _o = n5_count_by_s_nationkey.get(v_s_nationkey)
             if _o is None:
-                n5_count_by_s_nationkey[v_s_nationkey] = _d2
+                n5_count_by_s_nationkey[v_s_nationkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n5_count_by_s_nationkey[v_s_nationkey] = _n
                 else:
                     del n5_count_by_s_nationkey[v_s_nationkey]
-            _w3 = n1_count_by_s_nationkey.get(v_s_nationkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+            _w4 = n1_count_by_s_nationkey.get(v_s_nationkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_s_nationkey)
                 if _o is None:
-                    n0_root[v_s_nationkey] = _d4
+                    n0_root[v_s_nationkey] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_s_nationkey] = _n
                     else:
                         del n0_root[v_s_nationkey]
                 if pending is not None:
-                    for (v_s_nationkey, v_n_name), _m5 in self.n1_by_s_nationkey[
-                        v_s_nationkey
-                    ].items():
-                        for (v_p_partkey, v_s_suppkey), _m6 in self.n7_by_s_suppkey[
-                            v_s_suppkey
-                        ].items():
-                            _m7 = self.n8[(v_p_partkey, v_s_suppkey)]
-                            for (v_p_partkey, v_p_mfgr), _m8 in self.part_by_p_partkey[
-                                v_p_partkey
-                            ].items():
+                    for (v_s_nationkey, v_n_name), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.n1_by_s_nationkey[v_s_nationkey])) is tuple
+                        else _g7.items()
+                    ):
+                        for (v_p_partkey, v_s_suppkey), _m8 in (
+                            (_g9,)
+                            if type((_g9 := self.n7_by_s_suppkey[v_s_suppkey])) is tuple
+                            else _g9.items()
+                        ):
+                            _m10 = self.n8[(v_p_partkey, v_s_suppkey)]
+                            for (v_p_partkey, v_p_mfgr), _m11 in (
+                                (_g12,)
+                                if type((_g12 := self.part_by_p_partkey[v_p_partkey]))
+                                is tuple
+                                else _g12.items()
+                            ):
                                 _k = (
                                     v_s_acctbal,
                                     v_s_name,
@@ -2030,7 +2278,7 @@ class View:
                                     v_s_phone,
                                     v_s_comment,
                                 )
-                                _v = _p * _m5 * _m7 * _m8
+                                _v = _p * _m6 * _m10 * _m11
                                 _o = pending.get(_k)
                                 pending[_k] = _v if _o is None else _o + _v
 
@@ -2113,18 +2361,30 @@ class View:
         # atom partsupp
         if keep_partsupp:
             _p = d
-            _o = n8.get((v_p_partkey, v_s_suppkey))
+            _t1 = (v_p_partkey, v_s_suppkey)
+            _o = n8.get(_t1)
             if _o is None:
-                n8[(v_p_partkey, v_s_suppkey)] = _p
+                n8[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    n8[(v_p_partkey, v_s_suppkey)] = _n
+                    n8[_t1] = _n
                 else:
-                    del n8[(v_p_partkey, v_s_suppkey)]
+                    del n8[_t1]
             _grp = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
             if _grp is None:
-                n8_s_suppkey_by_p_partkey[v_p_partkey] = {v_s_suppkey: _p}
+                n8_s_suppkey_by_p_partkey[v_p_partkey] = (v_s_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_s_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        n8_s_suppkey_by_p_partkey[v_p_partkey] = (_grp[0], _n)
+                    else:
+                        del n8_s_suppkey_by_p_partkey[v_p_partkey]
+                else:
+                    n8_s_suppkey_by_p_partkey[v_p_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
@@ -2135,82 +2395,116 @@ class View:
                         _grp[v_s_suppkey] = _n
                     else:
                         del _grp[v_s_suppkey]
-                        if not _grp:
-                            del n8_s_suppkey_by_p_partkey[v_p_partkey]
-            _w1 = part_count_by_p_partkey.get(v_p_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            n8_s_suppkey_by_p_partkey[v_p_partkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = part_count_by_p_partkey.get(v_p_partkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n7_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n7_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
-                else:
-                    _o = _grp.get((v_p_partkey, v_s_suppkey))
-                    if _o is None:
-                        _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n7_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_p_partkey, v_s_suppkey)] = _n
+                            n7_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_p_partkey, v_s_suppkey)]
-                            if not _grp:
-                                del n7_by_s_suppkey[v_s_suppkey]
+                            del n7_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n7_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n7_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n7_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n7_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n7_count_by_s_suppkey[v_s_suppkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n7_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n7_count_by_s_suppkey[v_s_suppkey]
-                _g5 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-                if _g5:
-                    for v_s_nationkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
+                _g6 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+                if _g6:
+                    for v_s_nationkey, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = _d3 * _w4
+                        _t7 = (v_s_suppkey, v_s_nationkey)
                         _grp = n5_by_s_nationkey.get(v_s_nationkey)
                         if _grp is None:
-                            n5_by_s_nationkey[v_s_nationkey] = {
-                                (v_s_suppkey, v_s_nationkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n5_by_s_nationkey[v_s_nationkey] = (_t7, _d5)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d5
                                 if _n:
-                                    _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                    n5_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_s_nationkey)]
-                                    if not _grp:
-                                        del n5_by_s_nationkey[v_s_nationkey]
+                                    del n5_by_s_nationkey[v_s_nationkey]
+                            else:
+                                n5_by_s_nationkey[v_s_nationkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n5_by_s_nationkey[v_s_nationkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n5_count_by_s_nationkey.get(v_s_nationkey)
                         if _o is None:
-                            n5_count_by_s_nationkey[v_s_nationkey] = _d4
+                            n5_count_by_s_nationkey[v_s_nationkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n5_count_by_s_nationkey[v_s_nationkey] = _n
                             else:
                                 del n5_count_by_s_nationkey[v_s_nationkey]
-                        _w6 = n1_count_by_s_nationkey.get(v_s_nationkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w8 = n1_count_by_s_nationkey.get(v_s_nationkey)
+                        if _w8 is not None:
+                            _d9 = _d5 * _w8
                             _o = n0_root.get(v_s_nationkey)
                             if _o is None:
-                                n0_root[v_s_nationkey] = _d7
+                                n0_root[v_s_nationkey] = _d9
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_s_nationkey] = _n
                                 else:
                                     del n0_root[v_s_nationkey]
                             if pending is not None:
-                                for (
-                                    v_s_nationkey,
-                                    v_n_name,
-                                ), _m8 in self.n1_by_s_nationkey[v_s_nationkey].items():
+                                for (v_s_nationkey, v_n_name), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.n1_by_s_nationkey[v_s_nationkey])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_s_suppkey,
                                         v_s_name,
@@ -2219,15 +2513,30 @@ class View:
                                         v_s_phone,
                                         v_s_acctbal,
                                         v_s_comment,
-                                    ), _m9 in self.supplier_by_s_suppkey_s_nationkey[
-                                        (v_s_suppkey, v_s_nationkey)
-                                    ].items():
-                                        for (
-                                            v_p_partkey,
-                                            v_p_mfgr,
-                                        ), _m10 in self.part_by_p_partkey[
-                                            v_p_partkey
-                                        ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.supplier_by_s_suppkey_s_nationkey[
+                                                    (v_s_suppkey, v_s_nationkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_p_partkey, v_p_mfgr), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.part_by_p_partkey[
+                                                        v_p_partkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_s_acctbal,
                                                 v_s_name,
@@ -2238,7 +2547,7 @@ class View:
                                                 v_s_phone,
                                                 v_s_comment,
                                             )
-                                            _v = _p * _m8 * _m9 * _m10
+                                            _v = _p * _m10 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2279,66 +2588,97 @@ class View:
             del store[row]
         # atom nation
         _p = d
+        _t1 = (v_s_nationkey, v_n_name)
         _grp = nation_s_nationkey_n_name_by_n_regionkey.get(v_n_regionkey)
         if _grp is None:
-            nation_s_nationkey_n_name_by_n_regionkey[v_n_regionkey] = {
-                (v_s_nationkey, v_n_name): _p
-            }
+            nation_s_nationkey_n_name_by_n_regionkey[v_n_regionkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    nation_s_nationkey_n_name_by_n_regionkey[v_n_regionkey] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del nation_s_nationkey_n_name_by_n_regionkey[v_n_regionkey]
+            else:
+                nation_s_nationkey_n_name_by_n_regionkey[v_n_regionkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_s_nationkey, v_n_name))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_nationkey, v_n_name)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_s_nationkey, v_n_name)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_nationkey, v_n_name)]
-                    if not _grp:
-                        del nation_s_nationkey_n_name_by_n_regionkey[v_n_regionkey]
-        _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        nation_s_nationkey_n_name_by_n_regionkey[v_n_regionkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = region_count_by_n_regionkey.get(v_n_regionkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n1_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                n1_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _d2}
-            else:
-                _o = _grp.get((v_s_nationkey, v_n_name))
-                if _o is None:
-                    _grp[(v_s_nationkey, v_n_name)] = _d2
-                else:
-                    _n = _o + _d2
+                n1_by_s_nationkey[v_s_nationkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_s_nationkey, v_n_name)] = _n
+                        n1_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_s_nationkey, v_n_name)]
-                        if not _grp:
-                            del n1_by_s_nationkey[v_s_nationkey]
+                        del n1_by_s_nationkey[v_s_nationkey]
+                else:
+                    n1_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n1_by_s_nationkey[v_s_nationkey] = next(iter(_grp.items()))
             _o = n1_count_by_s_nationkey.get(v_s_nationkey)
             if _o is None:
-                n1_count_by_s_nationkey[v_s_nationkey] = _d2
+                n1_count_by_s_nationkey[v_s_nationkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n1_count_by_s_nationkey[v_s_nationkey] = _n
                 else:
                     del n1_count_by_s_nationkey[v_s_nationkey]
-            _w3 = n5_count_by_s_nationkey.get(v_s_nationkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+            _w4 = n5_count_by_s_nationkey.get(v_s_nationkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_s_nationkey)
                 if _o is None:
-                    n0_root[v_s_nationkey] = _d4
+                    n0_root[v_s_nationkey] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_s_nationkey] = _n
                     else:
                         del n0_root[v_s_nationkey]
                 if pending is not None:
-                    for (v_s_suppkey, v_s_nationkey), _m5 in self.n5_by_s_nationkey[
-                        v_s_nationkey
-                    ].items():
+                    for (v_s_suppkey, v_s_nationkey), _m6 in (
+                        (_g7,)
+                        if type((_g7 := self.n5_by_s_nationkey[v_s_nationkey])) is tuple
+                        else _g7.items()
+                    ):
                         for (
                             v_s_suppkey,
                             v_s_name,
@@ -2347,17 +2687,33 @@ class View:
                             v_s_phone,
                             v_s_acctbal,
                             v_s_comment,
-                        ), _m6 in self.supplier_by_s_suppkey_s_nationkey[
-                            (v_s_suppkey, v_s_nationkey)
-                        ].items():
-                            for (v_p_partkey, v_s_suppkey), _m7 in self.n7_by_s_suppkey[
-                                v_s_suppkey
-                            ].items():
-                                _m8 = self.n8[(v_p_partkey, v_s_suppkey)]
-                                for (
-                                    v_p_partkey,
-                                    v_p_mfgr,
-                                ), _m9 in self.part_by_p_partkey[v_p_partkey].items():
+                        ), _m8 in (
+                            (_g9,)
+                            if type(
+                                (
+                                    _g9 := self.supplier_by_s_suppkey_s_nationkey[
+                                        (v_s_suppkey, v_s_nationkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g9.items()
+                        ):
+                            for (v_p_partkey, v_s_suppkey), _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.n7_by_s_suppkey[v_s_suppkey]))
+                                is tuple
+                                else _g11.items()
+                            ):
+                                _m12 = self.n8[(v_p_partkey, v_s_suppkey)]
+                                for (v_p_partkey, v_p_mfgr), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (_g14 := self.part_by_p_partkey[v_p_partkey])
+                                    )
+                                    is tuple
+                                    else _g14.items()
+                                ):
                                     _k = (
                                         v_s_acctbal,
                                         v_s_name,
@@ -2368,7 +2724,7 @@ class View:
                                         v_s_phone,
                                         v_s_comment,
                                     )
-                                    _v = _d2 * _m6 * _m8 * _m9
+                                    _v = _d3 * _m8 * _m12 * _m13
                                     _o = pending.get(_k)
                                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2420,25 +2776,42 @@ class View:
                     del region_count_by_n_regionkey[v_n_regionkey]
             _g3 = nation_s_nationkey_n_name_by_n_regionkey.get(v_n_regionkey)
             if _g3:
-                for (v_s_nationkey, v_n_name), _w1 in _g3.items():
+                for (v_s_nationkey, v_n_name), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
+                    _t4 = (v_s_nationkey, v_n_name)
                     _grp = n1_by_s_nationkey.get(v_s_nationkey)
                     if _grp is None:
-                        n1_by_s_nationkey[v_s_nationkey] = {
-                            (v_s_nationkey, v_n_name): _d2
-                        }
+                        n1_by_s_nationkey[v_s_nationkey] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n1_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                            else:
+                                del n1_by_s_nationkey[v_s_nationkey]
+                        else:
+                            n1_by_s_nationkey[v_s_nationkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_s_nationkey, v_n_name))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_s_nationkey, v_n_name)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_s_nationkey, v_n_name)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_s_nationkey, v_n_name)]
-                                if not _grp:
-                                    del n1_by_s_nationkey[v_s_nationkey]
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n1_by_s_nationkey[v_s_nationkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_s_nationkey.get(v_s_nationkey)
                     if _o is None:
                         n1_count_by_s_nationkey[v_s_nationkey] = _d2
@@ -2448,23 +2821,25 @@ class View:
                             n1_count_by_s_nationkey[v_s_nationkey] = _n
                         else:
                             del n1_count_by_s_nationkey[v_s_nationkey]
-                    _w4 = n5_count_by_s_nationkey.get(v_s_nationkey)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w5 = n5_count_by_s_nationkey.get(v_s_nationkey)
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
                         _o = n0_root.get(v_s_nationkey)
                         if _o is None:
-                            n0_root[v_s_nationkey] = _d5
+                            n0_root[v_s_nationkey] = _d6
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_s_nationkey] = _n
                             else:
                                 del n0_root[v_s_nationkey]
                         if pending is not None:
-                            for (
-                                v_s_suppkey,
-                                v_s_nationkey,
-                            ), _m6 in self.n5_by_s_nationkey[v_s_nationkey].items():
+                            for (v_s_suppkey, v_s_nationkey), _m7 in (
+                                (_g8,)
+                                if type((_g8 := self.n5_by_s_nationkey[v_s_nationkey]))
+                                is tuple
+                                else _g8.items()
+                            ):
                                 for (
                                     v_s_suppkey,
                                     v_s_name,
@@ -2473,20 +2848,39 @@ class View:
                                     v_s_phone,
                                     v_s_acctbal,
                                     v_s_comment,
-                                ), _m7 in self.supplier_by_s_suppkey_s_nationkey[
-                                    (v_s_suppkey, v_s_nationkey)
-                                ].items():
-                                    for (
-                                        v_p_partkey,
-                                        v_s_suppkey,
-                                    ), _m8 in self.n7_by_s_suppkey[v_s_suppkey].items():
-                                        _m9 = self.n8[(v_p_partkey, v_s_suppkey)]
-                                        for (
-                                            v_p_partkey,
-                                            v_p_mfgr,
-                                        ), _m10 in self.part_by_p_partkey[
-                                            v_p_partkey
-                                        ].items():
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.supplier_by_s_suppkey_s_nationkey[
+                                                (v_s_suppkey, v_s_nationkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_p_partkey, v_s_suppkey), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (_g12 := self.n7_by_s_suppkey[v_s_suppkey])
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        _m13 = self.n8[(v_p_partkey, v_s_suppkey)]
+                                        for (v_p_partkey, v_p_mfgr), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.part_by_p_partkey[
+                                                        v_p_partkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_s_acctbal,
                                                 v_s_name,
@@ -2497,7 +2891,7 @@ class View:
                                                 v_s_phone,
                                                 v_s_comment,
                                             )
-                                            _v = _d2 * _m7 * _m9 * _m10
+                                            _v = _d2 * _m9 * _m13 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2574,29 +2968,40 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (self.part_by_p_partkey.get(v_p_partkey) or _EMPTY).get(
-                        (v_p_partkey, v_p_mfgr)
-                    )
-                    or _ZERO
+                or not _entry(
+                    self.part_by_p_partkey.get(v_p_partkey),
+                    (v_p_partkey, v_p_mfgr),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_p_partkey, v_p_mfgr)
             _grp = part_by_p_partkey.get(v_p_partkey)
             if _grp is None:
-                part_by_p_partkey[v_p_partkey] = {(v_p_partkey, v_p_mfgr): _p}
+                part_by_p_partkey[v_p_partkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        part_by_p_partkey[v_p_partkey] = (_grp[0], _n)
+                    else:
+                        del part_by_p_partkey[v_p_partkey]
+                else:
+                    part_by_p_partkey[v_p_partkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_p_partkey, v_p_mfgr))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_p_partkey, v_p_mfgr)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_p_partkey, v_p_mfgr)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_p_partkey, v_p_mfgr)]
-                        if not _grp:
-                            del part_by_p_partkey[v_p_partkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            part_by_p_partkey[v_p_partkey] = next(iter(_grp.items()))
             _o = part_count_by_p_partkey.get(v_p_partkey)
             if _o is None:
                 part_count_by_p_partkey[v_p_partkey] = _p
@@ -2606,83 +3011,120 @@ class View:
                     part_count_by_p_partkey[v_p_partkey] = _n
                 else:
                     del part_count_by_p_partkey[v_p_partkey]
-            _g3 = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
+            if _g4:
+                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_p_partkey, v_s_suppkey)
                     _grp = n7_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n7_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
-                    else:
-                        _o = _grp.get((v_p_partkey, v_s_suppkey))
-                        if _o is None:
-                            _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n7_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                n7_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_p_partkey, v_s_suppkey)]
-                                if not _grp:
-                                    del n7_by_s_suppkey[v_s_suppkey]
+                                del n7_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n7_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n7_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n7_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n7_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n7_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n7_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n7_count_by_s_suppkey[v_s_suppkey]
-                    _g6 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g6:
-                        for v_s_nationkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
+                    _g8 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g8:
+                        for v_s_nationkey, _w6 in (
+                            (_g8,) if type(_g8) is tuple else _g8.items()
+                        ):
+                            _d7 = _d3 * _w6
+                            _t9 = (v_s_suppkey, v_s_nationkey)
                             _grp = n5_by_s_nationkey.get(v_s_nationkey)
                             if _grp is None:
-                                n5_by_s_nationkey[v_s_nationkey] = {
-                                    (v_s_suppkey, v_s_nationkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_s_nationkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n5_by_s_nationkey[v_s_nationkey] = (_t9, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d7
                                     if _n:
-                                        _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                        n5_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_s_nationkey)]
-                                        if not _grp:
-                                            del n5_by_s_nationkey[v_s_nationkey]
+                                        del n5_by_s_nationkey[v_s_nationkey]
+                                else:
+                                    n5_by_s_nationkey[v_s_nationkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n5_by_s_nationkey[v_s_nationkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n5_count_by_s_nationkey.get(v_s_nationkey)
                             if _o is None:
-                                n5_count_by_s_nationkey[v_s_nationkey] = _d5
+                                n5_count_by_s_nationkey[v_s_nationkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n5_count_by_s_nationkey[v_s_nationkey] = _n
                                 else:
                                     del n5_count_by_s_nationkey[v_s_nationkey]
-                            _w7 = n1_count_by_s_nationkey.get(v_s_nationkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            _w10 = n1_count_by_s_nationkey.get(v_s_nationkey)
+                            if _w10 is not None:
+                                _d11 = _d7 * _w10
                                 _o = n0_root.get(v_s_nationkey)
                                 if _o is None:
-                                    n0_root[v_s_nationkey] = _d8
+                                    n0_root[v_s_nationkey] = _d11
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d11
                                     if _n:
                                         n0_root[v_s_nationkey] = _n
                                     else:
                                         del n0_root[v_s_nationkey]
                                 if pending is not None:
-                                    for (
-                                        v_s_nationkey,
-                                        v_n_name,
-                                    ), _m9 in self.n1_by_s_nationkey[
-                                        v_s_nationkey
-                                    ].items():
+                                    for (v_s_nationkey, v_n_name), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n1_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_s_suppkey,
                                             v_s_name,
@@ -2691,10 +3133,19 @@ class View:
                                             v_s_phone,
                                             v_s_acctbal,
                                             v_s_comment,
-                                        ), _m10 in self.supplier_by_s_suppkey_s_nationkey[
-                                            (v_s_suppkey, v_s_nationkey)
-                                        ].items():
-                                            _m11 = self.n8[(v_p_partkey, v_s_suppkey)]
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.supplier_by_s_suppkey_s_nationkey[
+                                                        (v_s_suppkey, v_s_nationkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            _m16 = self.n8[(v_p_partkey, v_s_suppkey)]
                                             _k = (
                                                 v_s_acctbal,
                                                 v_s_name,
@@ -2705,7 +3156,7 @@ class View:
                                                 v_s_phone,
                                                 v_s_comment,
                                             )
-                                            _v = _p * _m9 * _m10 * _m11
+                                            _v = _p * _m12 * _m14 * _m16
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2743,18 +3194,30 @@ class View:
         n8_s_suppkey_by_p_partkey = self.n8_s_suppkey_by_p_partkey
         part_count_by_p_partkey = self.part_count_by_p_partkey
         supplier_s_nationkey_by_s_suppkey = self.supplier_s_nationkey_by_s_suppkey
-        _o = n8.get((v_p_partkey, v_s_suppkey))
+        _t1 = (v_p_partkey, v_s_suppkey)
+        _o = n8.get(_t1)
         if _o is None:
-            n8[(v_p_partkey, v_s_suppkey)] = _p
+            n8[_t1] = _p
         else:
             _n = _o + _p
             if _n:
-                n8[(v_p_partkey, v_s_suppkey)] = _n
+                n8[_t1] = _n
             else:
-                del n8[(v_p_partkey, v_s_suppkey)]
+                del n8[_t1]
         _grp = n8_s_suppkey_by_p_partkey.get(v_p_partkey)
         if _grp is None:
-            n8_s_suppkey_by_p_partkey[v_p_partkey] = {v_s_suppkey: _p}
+            n8_s_suppkey_by_p_partkey[v_p_partkey] = (v_s_suppkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_s_suppkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    n8_s_suppkey_by_p_partkey[v_p_partkey] = (_grp[0], _n)
+                else:
+                    del n8_s_suppkey_by_p_partkey[v_p_partkey]
+            else:
+                n8_s_suppkey_by_p_partkey[v_p_partkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_s_suppkey)
             if _o is None:
@@ -2765,82 +3228,114 @@ class View:
                     _grp[v_s_suppkey] = _n
                 else:
                     del _grp[v_s_suppkey]
-                    if not _grp:
-                        del n8_s_suppkey_by_p_partkey[v_p_partkey]
-        _w1 = part_count_by_p_partkey.get(v_p_partkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    if len(_grp) == 1:
+                        n8_s_suppkey_by_p_partkey[v_p_partkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = part_count_by_p_partkey.get(v_p_partkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n7_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                n7_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
-            else:
-                _o = _grp.get((v_p_partkey, v_s_suppkey))
-                if _o is None:
-                    _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                else:
-                    _n = _o + _d2
+                n7_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_p_partkey, v_s_suppkey)] = _n
+                        n7_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                     else:
-                        del _grp[(v_p_partkey, v_s_suppkey)]
-                        if not _grp:
-                            del n7_by_s_suppkey[v_s_suppkey]
+                        del n7_by_s_suppkey[v_s_suppkey]
+                else:
+                    n7_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _d3
+                else:
+                    _n = _o + _d3
+                    if _n:
+                        _grp[_t1] = _n
+                    else:
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n7_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
             _o = n7_count_by_s_suppkey.get(v_s_suppkey)
             if _o is None:
-                n7_count_by_s_suppkey[v_s_suppkey] = _d2
+                n7_count_by_s_suppkey[v_s_suppkey] = _d3
             else:
-                _n = _o + _d2
+                _n = _o + _d3
                 if _n:
                     n7_count_by_s_suppkey[v_s_suppkey] = _n
                 else:
                     del n7_count_by_s_suppkey[v_s_suppkey]
-            _g5 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-            if _g5:
-                for v_s_nationkey, _w3 in _g5.items():
-                    _d4 = _d2 * _w3
+            _g6 = supplier_s_nationkey_by_s_suppkey.get(v_s_suppkey)
+            if _g6:
+                for v_s_nationkey, _w4 in (
+                    (_g6,) if type(_g6) is tuple else _g6.items()
+                ):
+                    _d5 = _d3 * _w4
+                    _t7 = (v_s_suppkey, v_s_nationkey)
                     _grp = n5_by_s_nationkey.get(v_s_nationkey)
                     if _grp is None:
-                        n5_by_s_nationkey[v_s_nationkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d4
-                        else:
-                            _n = _o + _d4
+                        n5_by_s_nationkey[v_s_nationkey] = (_t7, _d5)
+                    elif type(_grp) is tuple:
+                        _e = _t7
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d5
                             if _n:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n5_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n5_by_s_nationkey[v_s_nationkey]
+                                del n5_by_s_nationkey[v_s_nationkey]
+                        else:
+                            n5_by_s_nationkey[v_s_nationkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d5,
+                            }
+                    else:
+                        _o = _grp.get(_t7)
+                        if _o is None:
+                            _grp[_t7] = _d5
+                        else:
+                            _n = _o + _d5
+                            if _n:
+                                _grp[_t7] = _n
+                            else:
+                                del _grp[_t7]
+                                if len(_grp) == 1:
+                                    n5_by_s_nationkey[v_s_nationkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n5_count_by_s_nationkey.get(v_s_nationkey)
                     if _o is None:
-                        n5_count_by_s_nationkey[v_s_nationkey] = _d4
+                        n5_count_by_s_nationkey[v_s_nationkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n5_count_by_s_nationkey[v_s_nationkey] = _n
                         else:
                             del n5_count_by_s_nationkey[v_s_nationkey]
-                    _w6 = n1_count_by_s_nationkey.get(v_s_nationkey)
-                    if _w6 is not None:
-                        _d7 = _d4 * _w6
+                    _w8 = n1_count_by_s_nationkey.get(v_s_nationkey)
+                    if _w8 is not None:
+                        _d9 = _d5 * _w8
                         _o = n0_root.get(v_s_nationkey)
                         if _o is None:
-                            n0_root[v_s_nationkey] = _d7
+                            n0_root[v_s_nationkey] = _d9
                         else:
-                            _n = _o + _d7
+                            _n = _o + _d9
                             if _n:
                                 n0_root[v_s_nationkey] = _n
                             else:
                                 del n0_root[v_s_nationkey]
                         if pending is not None:
-                            for (
-                                v_s_nationkey,
-                                v_n_name,
-                            ), _m8 in self.n1_by_s_nationkey[v_s_nationkey].items():
+                            for (v_s_nationkey, v_n_name), _m10 in (
+                                (_g11,)
+                                if type((_g11 := self.n1_by_s_nationkey[v_s_nationkey]))
+                                is tuple
+                                else _g11.items()
+                            ):
                                 for (
                                     v_s_suppkey,
                                     v_s_name,
@@ -2849,15 +3344,30 @@ class View:
                                     v_s_phone,
                                     v_s_acctbal,
                                     v_s_comment,
-                                ), _m9 in self.supplier_by_s_suppkey_s_nationkey[
-                                    (v_s_suppkey, v_s_nationkey)
-                                ].items():
-                                    for (
-                                        v_p_partkey,
-                                        v_p_mfgr,
-                                    ), _m10 in self.part_by_p_partkey[
-                                        v_p_partkey
-                                    ].items():
+                                ), _m12 in (
+                                    (_g13,)
+                                    if type(
+                                        (
+                                            _g13 := self.supplier_by_s_suppkey_s_nationkey[
+                                                (v_s_suppkey, v_s_nationkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g13.items()
+                                ):
+                                    for (v_p_partkey, v_p_mfgr), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.part_by_p_partkey[
+                                                    v_p_partkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         _k = (
                                             v_s_acctbal,
                                             v_s_name,
@@ -2868,7 +3378,7 @@ class View:
                                             v_s_phone,
                                             v_s_comment,
                                         )
-                                        _v = _p * _m8 * _m9 * _m10
+                                        _v = _p * _m10 * _m12 * _m14
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2930,19 +3440,20 @@ class View:
         _g2 = self.n1_by_s_nationkey.get(v_s_nationkey)
         if _g2 is None:
             return None
-        _m3 = _g2.get((v_s_nationkey, v_n_name))
+        _m3 = _entry(_g2, (v_s_nationkey, v_n_name))
         if _m3 is None:
             return None
         _g4 = self.n5_by_s_nationkey.get(v_s_nationkey)
         if _g4 is None:
             return None
-        _m5 = _g4.get((v_s_suppkey, v_s_nationkey))
+        _m5 = _entry(_g4, (v_s_suppkey, v_s_nationkey))
         if _m5 is None:
             return None
         _g6 = self.supplier_by_s_suppkey_s_nationkey.get((v_s_suppkey, v_s_nationkey))
         if _g6 is None:
             return None
-        _m7 = _g6.get(
+        _m7 = _entry(
+            _g6,
             (
                 v_s_suppkey,
                 v_s_name,
@@ -2951,14 +3462,14 @@ class View:
                 v_s_phone,
                 v_s_acctbal,
                 v_s_comment,
-            )
+            ),
         )
         if _m7 is None:
             return None
         _g8 = self.n7_by_s_suppkey.get(v_s_suppkey)
         if _g8 is None:
             return None
-        _m9 = _g8.get((v_p_partkey, v_s_suppkey))
+        _m9 = _entry(_g8, (v_p_partkey, v_s_suppkey))
         if _m9 is None:
             return None
         _m10 = self.n8.get((v_p_partkey, v_s_suppkey))
@@ -2967,7 +3478,7 @@ class View:
         _g11 = self.part_by_p_partkey.get(v_p_partkey)
         if _g11 is None:
             return None
-        _m12 = _g11.get((v_p_partkey, v_p_mfgr))
+        _m12 = _entry(_g11, (v_p_partkey, v_p_mfgr))
         if _m12 is None:
             return None
         return _m3 * _m7 * _m10 * _m12

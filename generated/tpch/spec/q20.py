@@ -38,6 +38,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -142,6 +156,18 @@ def _make_in_1():
 
     _GONE = _Gone()
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -225,7 +251,7 @@ def _make_in_1():
             COLUMNS = ("k1",)
             QUERY_ID = "ac24883e5be4a64f"
             LAYOUT_ID = (
-                "0fe84b0a21c3a32a"  # the state's layout: snapshots restore only here
+                "f8711f6a13faed41"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -669,7 +695,7 @@ def _make_in_1():
             COLUMNS = ("k1", "k2", "v")
             QUERY_ID = "c9874f1347756cf2"
             LAYOUT_ID = (
-                "2f1845d2fa4cfb22"  # the state's layout: snapshots restore only here
+                "03264df971058ab9"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -847,15 +873,16 @@ def _make_in_1():
                     del store[row]
                 # atom lineitem
                 if keep_lineitem:
-                    _o = lineitem_root.get((v_l_partkey, v_l_suppkey))
+                    _t1 = (v_l_partkey, v_l_suppkey)
+                    _o = lineitem_root.get(_t1)
                     if _o is None:
-                        lineitem_root[(v_l_partkey, v_l_suppkey)] = _p
+                        lineitem_root[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1])
                         if _n[0]:
-                            lineitem_root[(v_l_partkey, v_l_suppkey)] = _n
+                            lineitem_root[_t1] = _n
                         else:
-                            del lineitem_root[(v_l_partkey, v_l_suppkey)]
+                            del lineitem_root[_t1]
                     if pending is not None:
                         _k = (v_l_partkey, v_l_suppkey)
                         _v = _p
@@ -933,15 +960,16 @@ def _make_in_1():
                         )[0]
                     ):
                         continue
-                    _o = lineitem_root.get((v_l_partkey, v_l_suppkey))
+                    _t1 = (v_l_partkey, v_l_suppkey)
+                    _o = lineitem_root.get(_t1)
                     if _o is None:
-                        lineitem_root[(v_l_partkey, v_l_suppkey)] = _p
+                        lineitem_root[_t1] = _p
                     else:
                         _n = (_o[0] + _p[0], _o[1] + _p[1])
                         if _n[0]:
-                            lineitem_root[(v_l_partkey, v_l_suppkey)] = _n
+                            lineitem_root[_t1] = _n
                         else:
-                            del lineitem_root[(v_l_partkey, v_l_suppkey)]
+                            del lineitem_root[_t1]
                     if pending is not None:
                         _k = (v_l_partkey, v_l_suppkey)
                         _v = _p
@@ -1147,7 +1175,7 @@ def _make_in_1():
         COLUMNS = ("k1",)
         QUERY_ID = "0f9c41013ccfca1b"
         LAYOUT_ID = (
-            "38df0acb41a27709"  # the state's layout: snapshots restore only here
+            "970dc55f4127760d"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1325,7 +1353,9 @@ def _make_in_1():
                         del in1_count_by_ps_partkey[v_ps_partkey]
                 _g3 = partsupp_ps_suppkey_by_ps_partkey.get(v_ps_partkey)
                 if _g3:
-                    for v_ps_suppkey, _w1 in _g3.items():
+                    for v_ps_suppkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n0_root.get(v_ps_suppkey)
                         if _o is None:
@@ -1409,7 +1439,24 @@ def _make_in_1():
                 _p = d
                 _grp = partsupp_ps_suppkey_by_ps_partkey.get(v_ps_partkey)
                 if _grp is None:
-                    partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {v_ps_suppkey: _p}
+                    partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (v_ps_suppkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_ps_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
+                    else:
+                        partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_ps_suppkey)
                     if _o is None:
@@ -1420,8 +1467,10 @@ def _make_in_1():
                             _grp[v_ps_suppkey] = _n
                         else:
                             del _grp[v_ps_suppkey]
-                            if not _grp:
-                                del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
+                            if len(_grp) == 1:
+                                partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = in1_count_by_ps_partkey.get(v_ps_partkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -1499,7 +1548,21 @@ def _make_in_1():
             partsupp_ps_suppkey_by_ps_partkey = self.partsupp_ps_suppkey_by_ps_partkey
             _grp = partsupp_ps_suppkey_by_ps_partkey.get(v_ps_partkey)
             if _grp is None:
-                partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {v_ps_suppkey: _p}
+                partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (v_ps_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_ps_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = (_grp[0], _n)
+                    else:
+                        del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
+                else:
+                    partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_ps_suppkey)
                 if _o is None:
@@ -1510,8 +1573,10 @@ def _make_in_1():
                         _grp[v_ps_suppkey] = _n
                     else:
                         del _grp[v_ps_suppkey]
-                        if not _grp:
-                            del partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey]
+                        if len(_grp) == 1:
+                            partsupp_ps_suppkey_by_ps_partkey[v_ps_partkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = in1_count_by_ps_partkey.get(v_ps_partkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1764,7 +1829,7 @@ class View:
     }
     COLUMNS = ("s_name", "s_address")
     QUERY_ID = "1026f8e26e582ed6"
-    LAYOUT_ID = "c6cfee34ace44075"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9057acfc9b107157"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1947,44 +2012,62 @@ class View:
                     del in1_count_by_s_suppkey[v_s_suppkey]
             _g3 = supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(v_s_suppkey)
             if _g3:
-                for (v_s_name, v_s_address, v_s_nationkey), _w1 in _g3.items():
+                for (v_s_name, v_s_address, v_s_nationkey), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
+                    _t4 = (v_s_name, v_s_address)
                     _grp = n2_s_name_s_address_by_s_nationkey.get(v_s_nationkey)
                     if _grp is None:
-                        n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = {
-                            (v_s_name, v_s_address): _d2
-                        }
+                        n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = (_t4, _d2)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d2
+                            if _n:
+                                n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = (
+                                    _grp[0],
+                                    _n,
+                                )
+                            else:
+                                del n2_s_name_s_address_by_s_nationkey[v_s_nationkey]
+                        else:
+                            n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d2,
+                            }
                     else:
-                        _o = _grp.get((v_s_name, v_s_address))
+                        _o = _grp.get(_t4)
                         if _o is None:
-                            _grp[(v_s_name, v_s_address)] = _d2
+                            _grp[_t4] = _d2
                         else:
                             _n = _o + _d2
                             if _n:
-                                _grp[(v_s_name, v_s_address)] = _n
+                                _grp[_t4] = _n
                             else:
-                                del _grp[(v_s_name, v_s_address)]
-                                if not _grp:
-                                    del n2_s_name_s_address_by_s_nationkey[
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_s_name_s_address_by_s_nationkey[
                                         v_s_nationkey
-                                    ]
-                    _w4 = nation_count_by_s_nationkey.get(v_s_nationkey)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
-                        _o = n0_root.get((v_s_name, v_s_address))
+                                    ] = next(iter(_grp.items()))
+                    _w5 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                    if _w5 is not None:
+                        _d6 = _d2 * _w5
+                        _o = n0_root.get(_t4)
                         if _o is None:
-                            n0_root[(v_s_name, v_s_address)] = _d5
-                            self._ordered.order.add((v_s_name, v_s_address))
+                            n0_root[_t4] = _d6
+                            self._ordered.order.add(_t4)
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d6
                             if _n:
-                                n0_root[(v_s_name, v_s_address)] = _n
+                                n0_root[_t4] = _n
                             else:
-                                del n0_root[(v_s_name, v_s_address)]
-                                self._ordered.order.remove((v_s_name, v_s_address))
+                                del n0_root[_t4]
+                                self._ordered.order.remove(_t4)
                         if pending is not None:
                             _k = (v_s_name, v_s_address)
-                            _v = _d5
+                            _v = _d6
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2024,62 +2107,96 @@ class View:
             del store[row]
         # atom supplier
         _p = d
+        _t1 = (v_s_name, v_s_address, v_s_nationkey)
         _grp = supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(v_s_suppkey)
         if _grp is None:
-            supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                (v_s_name, v_s_address, v_s_nationkey): _p
-            }
+            supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey]
+            else:
+                supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_s_name, v_s_address, v_s_nationkey))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_name, v_s_address, v_s_nationkey)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_s_name, v_s_address, v_s_nationkey)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_name, v_s_address, v_s_nationkey)]
-                    if not _grp:
-                        del supplier_s_name_s_address_s_nationkey_by_s_suppkey[
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        supplier_s_name_s_address_s_nationkey_by_s_suppkey[
                             v_s_suppkey
-                        ]
-        _w1 = in1_count_by_s_suppkey.get(v_s_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                        ] = next(iter(_grp.items()))
+        _w2 = in1_count_by_s_suppkey.get(v_s_suppkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
+            _t4 = (v_s_name, v_s_address)
             _grp = n2_s_name_s_address_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = {
-                    (v_s_name, v_s_address): _d2
-                }
+                n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = (_t4, _d3)
+            elif type(_grp) is tuple:
+                _e = _t4
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
+                    if _n:
+                        n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del n2_s_name_s_address_by_s_nationkey[v_s_nationkey]
+                else:
+                    n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _d3,
+                    }
             else:
-                _o = _grp.get((v_s_name, v_s_address))
+                _o = _grp.get(_t4)
                 if _o is None:
-                    _grp[(v_s_name, v_s_address)] = _d2
+                    _grp[_t4] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
-                        _grp[(v_s_name, v_s_address)] = _n
+                        _grp[_t4] = _n
                     else:
-                        del _grp[(v_s_name, v_s_address)]
-                        if not _grp:
-                            del n2_s_name_s_address_by_s_nationkey[v_s_nationkey]
-            _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
-                _o = n0_root.get((v_s_name, v_s_address))
+                        del _grp[_t4]
+                        if len(_grp) == 1:
+                            n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w5 = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _w5 is not None:
+                _d6 = _d3 * _w5
+                _o = n0_root.get(_t4)
                 if _o is None:
-                    n0_root[(v_s_name, v_s_address)] = _d4
-                    self._ordered.order.add((v_s_name, v_s_address))
+                    n0_root[_t4] = _d6
+                    self._ordered.order.add(_t4)
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d6
                     if _n:
-                        n0_root[(v_s_name, v_s_address)] = _n
+                        n0_root[_t4] = _n
                     else:
-                        del n0_root[(v_s_name, v_s_address)]
-                        self._ordered.order.remove((v_s_name, v_s_address))
+                        del n0_root[_t4]
+                        self._ordered.order.remove(_t4)
                 if pending is not None:
                     _k = (v_s_name, v_s_address)
-                    _v = _d4
+                    _v = _d6
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -2120,19 +2237,22 @@ class View:
                     del nation_count_by_s_nationkey[v_s_nationkey]
             _g3 = n2_s_name_s_address_by_s_nationkey.get(v_s_nationkey)
             if _g3:
-                for (v_s_name, v_s_address), _w1 in _g3.items():
+                for (v_s_name, v_s_address), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_s_name, v_s_address))
+                    _t4 = (v_s_name, v_s_address)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_s_name, v_s_address)] = _d2
-                        self._ordered.order.add((v_s_name, v_s_address))
+                        n0_root[_t4] = _d2
+                        self._ordered.order.add(_t4)
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_s_name, v_s_address)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_s_name, v_s_address)]
-                            self._ordered.order.remove((v_s_name, v_s_address))
+                            del n0_root[_t4]
+                            self._ordered.order.remove(_t4)
                     if pending is not None:
                         _k = (v_s_name, v_s_address)
                         _v = _d2
@@ -2244,73 +2364,109 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(
-                            v_s_suppkey
-                        )
-                        or _EMPTY
-                    ).get((v_s_name, v_s_address, v_s_nationkey))
-                    or _ZERO
+                or not _entry(
+                    self.supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(
+                        v_s_suppkey
+                    ),
+                    (v_s_name, v_s_address, v_s_nationkey),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_s_name, v_s_address, v_s_nationkey)
             _grp = supplier_s_name_s_address_s_nationkey_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                    (v_s_name, v_s_address, v_s_nationkey): _p
-                }
+                supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                    _t1,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_name_s_address_s_nationkey_by_s_suppkey[
+                            v_s_suppkey
+                        ] = (_grp[0], _n)
+                    else:
+                        del supplier_s_name_s_address_s_nationkey_by_s_suppkey[
+                            v_s_suppkey
+                        ]
+                else:
+                    supplier_s_name_s_address_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_s_name, v_s_address, v_s_nationkey))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_name, v_s_address, v_s_nationkey)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_s_name, v_s_address, v_s_nationkey)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_name, v_s_address, v_s_nationkey)]
-                        if not _grp:
-                            del supplier_s_name_s_address_s_nationkey_by_s_suppkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            supplier_s_name_s_address_s_nationkey_by_s_suppkey[
                                 v_s_suppkey
-                            ]
-            _w1 = in1_count_by_s_suppkey.get(v_s_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                            ] = next(iter(_grp.items()))
+            _w2 = in1_count_by_s_suppkey.get(v_s_suppkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (v_s_name, v_s_address)
                 _grp = n2_s_name_s_address_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = {
-                        (v_s_name, v_s_address): _d2
-                    }
+                    n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = (_t4, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t4
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n2_s_name_s_address_by_s_nationkey[v_s_nationkey]
+                    else:
+                        n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
-                    _o = _grp.get((v_s_name, v_s_address))
+                    _o = _grp.get(_t4)
                     if _o is None:
-                        _grp[(v_s_name, v_s_address)] = _d2
+                        _grp[_t4] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_s_name, v_s_address)] = _n
+                            _grp[_t4] = _n
                         else:
-                            del _grp[(v_s_name, v_s_address)]
-                            if not _grp:
-                                del n2_s_name_s_address_by_s_nationkey[v_s_nationkey]
-                _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get((v_s_name, v_s_address))
+                            del _grp[_t4]
+                            if len(_grp) == 1:
+                                n2_s_name_s_address_by_s_nationkey[v_s_nationkey] = (
+                                    next(iter(_grp.items()))
+                                )
+                _w5 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w5 is not None:
+                    _d6 = _d3 * _w5
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_s_name, v_s_address)] = _d4
-                        self._ordered.order.add((v_s_name, v_s_address))
+                        n0_root[_t4] = _d6
+                        self._ordered.order.add(_t4)
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
-                            n0_root[(v_s_name, v_s_address)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_s_name, v_s_address)]
-                            self._ordered.order.remove((v_s_name, v_s_address))
+                            del n0_root[_t4]
+                            self._ordered.order.remove(_t4)
                     if pending is not None:
                         _k = (v_s_name, v_s_address)
-                        _v = _d4
+                        _v = _d6
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -2376,19 +2532,22 @@ class View:
                     del nation_count_by_s_nationkey[v_s_nationkey]
             _g3 = n2_s_name_s_address_by_s_nationkey.get(v_s_nationkey)
             if _g3:
-                for (v_s_name, v_s_address), _w1 in _g3.items():
+                for (v_s_name, v_s_address), _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
-                    _o = n0_root.get((v_s_name, v_s_address))
+                    _t4 = (v_s_name, v_s_address)
+                    _o = n0_root.get(_t4)
                     if _o is None:
-                        n0_root[(v_s_name, v_s_address)] = _d2
-                        self._ordered.order.add((v_s_name, v_s_address))
+                        n0_root[_t4] = _d2
+                        self._ordered.order.add(_t4)
                     else:
                         _n = _o + _d2
                         if _n:
-                            n0_root[(v_s_name, v_s_address)] = _n
+                            n0_root[_t4] = _n
                         else:
-                            del n0_root[(v_s_name, v_s_address)]
-                            self._ordered.order.remove((v_s_name, v_s_address))
+                            del n0_root[_t4]
+                            self._ordered.order.remove(_t4)
                     if pending is not None:
                         _k = (v_s_name, v_s_address)
                         _v = _d2

@@ -45,6 +45,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -270,7 +284,7 @@ def _make_exists_1():
         COLUMNS = ("k1", "k2")
         QUERY_ID = "de06dabeceb32738"
         LAYOUT_ID = (
-            "8abcfea946f26dd0"  # the state's layout: snapshots restore only here
+            "9e753f02b838588f"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -417,15 +431,16 @@ def _make_exists_1():
                 del store[row]
             # atom l2
             _p = d
-            _o = l2_root.get((v_l_orderkey, v_l_suppkey))
+            _t1 = (v_l_orderkey, v_l_suppkey)
+            _o = l2_root.get(_t1)
             if _o is None:
-                l2_root[(v_l_orderkey, v_l_suppkey)] = _p
+                l2_root[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    l2_root[(v_l_orderkey, v_l_suppkey)] = _n
+                    l2_root[_t1] = _n
                 else:
-                    del l2_root[(v_l_orderkey, v_l_suppkey)]
+                    del l2_root[_t1]
             if pending is not None:
                 _k = (v_l_orderkey, v_l_suppkey)
                 _v = _p
@@ -481,15 +496,16 @@ def _make_exists_1():
                     or not self.l2_root.get((v_l_orderkey, v_l_suppkey), _ZERO)
                 ):
                     continue
-                _o = l2_root.get((v_l_orderkey, v_l_suppkey))
+                _t1 = (v_l_orderkey, v_l_suppkey)
+                _o = l2_root.get(_t1)
                 if _o is None:
-                    l2_root[(v_l_orderkey, v_l_suppkey)] = _p
+                    l2_root[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        l2_root[(v_l_orderkey, v_l_suppkey)] = _n
+                        l2_root[_t1] = _n
                     else:
-                        del l2_root[(v_l_orderkey, v_l_suppkey)]
+                        del l2_root[_t1]
                 if pending is not None:
                     _k = (v_l_orderkey, v_l_suppkey)
                     _v = _p
@@ -685,7 +701,7 @@ def _make_exists_2():
         COLUMNS = ("k1", "k2")
         QUERY_ID = "637548e1aa88ca7e"
         LAYOUT_ID = (
-            "344902df37d3fa33"  # the state's layout: snapshots restore only here
+            "a12e18517cb374a5"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -848,15 +864,16 @@ def _make_exists_2():
             # atom l3
             if keep_l3:
                 _p = d
-                _o = l3_root.get((v_l_orderkey, v_l_suppkey))
+                _t1 = (v_l_orderkey, v_l_suppkey)
+                _o = l3_root.get(_t1)
                 if _o is None:
-                    l3_root[(v_l_orderkey, v_l_suppkey)] = _p
+                    l3_root[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        l3_root[(v_l_orderkey, v_l_suppkey)] = _n
+                        l3_root[_t1] = _n
                     else:
-                        del l3_root[(v_l_orderkey, v_l_suppkey)]
+                        del l3_root[_t1]
                 if pending is not None:
                     _k = (v_l_orderkey, v_l_suppkey)
                     _v = _p
@@ -928,15 +945,16 @@ def _make_exists_2():
                     or not self.l3_root.get((v_l_orderkey, v_l_suppkey), _ZERO)
                 ):
                     continue
-                _o = l3_root.get((v_l_orderkey, v_l_suppkey))
+                _t1 = (v_l_orderkey, v_l_suppkey)
+                _o = l3_root.get(_t1)
                 if _o is None:
-                    l3_root[(v_l_orderkey, v_l_suppkey)] = _p
+                    l3_root[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        l3_root[(v_l_orderkey, v_l_suppkey)] = _n
+                        l3_root[_t1] = _n
                     else:
-                        del l3_root[(v_l_orderkey, v_l_suppkey)]
+                        del l3_root[_t1]
                 if pending is not None:
                     _k = (v_l_orderkey, v_l_suppkey)
                     _v = _p
@@ -1111,7 +1129,7 @@ class View:
     }
     COLUMNS = ("s_name", "numwait")
     QUERY_ID = "0be2b7d7f369938c"
-    LAYOUT_ID = "a2941c4678492ef8"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "ad4b30e40841cda3"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1305,56 +1323,90 @@ class View:
             del store[row]
         # atom supplier
         _p = d
+        _t1 = (v_s_name, v_s_nationkey)
         _grp = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
         if _grp is None:
-            supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                (v_s_name, v_s_nationkey): _p
-            }
+            supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey]
+            else:
+                supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_s_name, v_s_nationkey))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_s_name, v_s_nationkey)] = _p
+                _grp[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    _grp[(v_s_name, v_s_nationkey)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_s_name, v_s_nationkey)]
-                    if not _grp:
-                        del supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey]
-        _w1 = n4_count_by_s_suppkey.get(v_s_suppkey)
-        if _w1 is not None:
-            _d2 = _p * _w1
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n4_count_by_s_suppkey.get(v_s_suppkey)
+        if _w2 is not None:
+            _d3 = _p * _w2
             _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                n2_s_name_by_s_nationkey[v_s_nationkey] = {v_s_name: _d2}
+                n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d3)
+            elif type(_grp) is tuple:
+                _e = v_s_name
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _d3
+                    if _n:
+                        n2_s_name_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del n2_s_name_by_s_nationkey[v_s_nationkey]
+                else:
+                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _d3,
+                    }
             else:
                 _o = _grp.get(v_s_name)
                 if _o is None:
-                    _grp[v_s_name] = _d2
+                    _grp[v_s_name] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         _grp[v_s_name] = _n
                     else:
                         del _grp[v_s_name]
-                        if not _grp:
-                            del n2_s_name_by_s_nationkey[v_s_nationkey]
-            _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
-            if _w3 is not None:
-                _d4 = _d2 * _w3
+                        if len(_grp) == 1:
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w4 = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _w4 is not None:
+                _d5 = _d3 * _w4
                 _o = n0_root.get(v_s_name)
                 if _o is None:
-                    n0_root[v_s_name] = _d4
+                    n0_root[v_s_name] = _d5
                 else:
-                    _n = _o + _d4
+                    _n = _o + _d5
                     if _n:
                         n0_root[v_s_name] = _n
                     else:
                         del n0_root[v_s_name]
                 if pending is not None:
                     _k = (v_s_name,)
-                    _v = _d4
+                    _v = _d5
                     _o = pending.get(_k)
                     pending[_k] = _v if _o is None else _o + _v
 
@@ -1450,7 +1502,21 @@ class View:
             _p = d
             _grp = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
             if _grp is None:
-                l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _p}
+                l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_s_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                    else:
+                        del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
+                else:
+                    l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
@@ -1461,8 +1527,10 @@ class View:
                         _grp[v_s_suppkey] = _n
                     else:
                         del _grp[v_s_suppkey]
-                        if not _grp:
-                            del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
+                        if len(_grp) == 1:
+                            l1_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = orders_count_by_l_orderkey.get(v_l_orderkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1477,11 +1545,30 @@ class View:
                         del n4_count_by_s_suppkey[v_s_suppkey]
                 _g5 = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
                 if _g5:
-                    for (v_s_name, v_s_nationkey), _w3 in _g5.items():
+                    for (v_s_name, v_s_nationkey), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
                         _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                         if _grp is None:
-                            n2_s_name_by_s_nationkey[v_s_nationkey] = {v_s_name: _d4}
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d4)
+                        elif type(_grp) is tuple:
+                            _e = v_s_name
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_s_name_by_s_nationkey[v_s_nationkey]
+                            else:
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
                             _o = _grp.get(v_s_name)
                             if _o is None:
@@ -1492,8 +1579,10 @@ class View:
                                     _grp[v_s_name] = _n
                                 else:
                                     del _grp[v_s_name]
-                                    if not _grp:
-                                        del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                    if len(_grp) == 1:
+                                        n2_s_name_by_s_nationkey[v_s_nationkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _w6 = nation_count_by_s_nationkey.get(v_s_nationkey)
                         if _w6 is not None:
                             _d7 = _d4 * _w6
@@ -1568,7 +1657,7 @@ class View:
                     del orders_count_by_l_orderkey[v_l_orderkey]
             _g3 = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
             if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
+                for v_s_suppkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
                     _o = n4_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
@@ -1581,13 +1670,33 @@ class View:
                             del n4_count_by_s_suppkey[v_s_suppkey]
                     _g6 = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
                     if _g6:
-                        for (v_s_name, v_s_nationkey), _w4 in _g6.items():
+                        for (v_s_name, v_s_nationkey), _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = _d2 * _w4
                             _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                             if _grp is None:
-                                n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                                    v_s_name: _d5
-                                }
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                    v_s_name,
+                                    _d5,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_s_name
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d5
+                                    if _n:
+                                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                else:
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
                             else:
                                 _o = _grp.get(v_s_name)
                                 if _o is None:
@@ -1598,8 +1707,10 @@ class View:
                                         _grp[v_s_name] = _n
                                     else:
                                         del _grp[v_s_name]
-                                        if not _grp:
-                                            del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                        if len(_grp) == 1:
+                                            n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                                next(iter(_grp.items()))
+                                            )
                             _w7 = nation_count_by_s_nationkey.get(v_s_nationkey)
                             if _w7 is not None:
                                 _d8 = _d5 * _w7
@@ -1655,7 +1766,7 @@ class View:
                     del nation_count_by_s_nationkey[v_s_nationkey]
             _g3 = n2_s_name_by_s_nationkey.get(v_s_nationkey)
             if _g3:
-                for v_s_name, _w1 in _g3.items():
+                for v_s_name, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
                     _o = n0_root.get(v_s_name)
                     if _o is None:
@@ -1727,65 +1838,97 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
-                        or _EMPTY
-                    ).get((v_s_name, v_s_nationkey))
-                    or _ZERO
+                or not _entry(
+                    self.supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey),
+                    (v_s_name, v_s_nationkey),
+                    _ZERO,
                 )
             ):
                 continue
+            _t1 = (v_s_name, v_s_nationkey)
             _grp = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
             if _grp is None:
-                supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = {
-                    (v_s_name, v_s_nationkey): _p
-                }
+                supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey]
+                else:
+                    supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_s_name, v_s_nationkey))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_name, v_s_nationkey)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_s_name, v_s_nationkey)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_name, v_s_nationkey)]
-                        if not _grp:
-                            del supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey]
-            _w1 = n4_count_by_s_suppkey.get(v_s_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            supplier_s_name_s_nationkey_by_s_suppkey[v_s_suppkey] = (
+                                next(iter(_grp.items()))
+                            )
+            _w2 = n4_count_by_s_suppkey.get(v_s_suppkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    n2_s_name_by_s_nationkey[v_s_nationkey] = {v_s_name: _d2}
+                    n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_s_name
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                        else:
+                            del n2_s_name_by_s_nationkey[v_s_nationkey]
+                    else:
+                        n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_s_name)
                     if _o is None:
-                        _grp[v_s_name] = _d2
+                        _grp[v_s_name] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_s_name] = _n
                         else:
                             del _grp[v_s_name]
-                            if not _grp:
-                                del n2_s_name_by_s_nationkey[v_s_nationkey]
-                _w3 = nation_count_by_s_nationkey.get(v_s_nationkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                            if len(_grp) == 1:
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w4 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_s_name)
                     if _o is None:
-                        n0_root[v_s_name] = _d4
+                        n0_root[v_s_name] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_s_name] = _n
                         else:
                             del n0_root[v_s_name]
                     if pending is not None:
                         _k = (v_s_name,)
-                        _v = _d4
+                        _v = _d5
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1859,7 +2002,7 @@ class View:
                     del orders_count_by_l_orderkey[v_l_orderkey]
             _g3 = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
             if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
+                for v_s_suppkey, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
                     _o = n4_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
@@ -1872,13 +2015,33 @@ class View:
                             del n4_count_by_s_suppkey[v_s_suppkey]
                     _g6 = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
                     if _g6:
-                        for (v_s_name, v_s_nationkey), _w4 in _g6.items():
+                        for (v_s_name, v_s_nationkey), _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
                             _d5 = _d2 * _w4
                             _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                             if _grp is None:
-                                n2_s_name_by_s_nationkey[v_s_nationkey] = {
-                                    v_s_name: _d5
-                                }
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                    v_s_name,
+                                    _d5,
+                                )
+                            elif type(_grp) is tuple:
+                                _e = v_s_name
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d5
+                                    if _n:
+                                        n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                            _grp[0],
+                                            _n,
+                                        )
+                                    else:
+                                        del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                else:
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
                             else:
                                 _o = _grp.get(v_s_name)
                                 if _o is None:
@@ -1889,8 +2052,10 @@ class View:
                                         _grp[v_s_name] = _n
                                     else:
                                         del _grp[v_s_name]
-                                        if not _grp:
-                                            del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                        if len(_grp) == 1:
+                                            n2_s_name_by_s_nationkey[v_s_nationkey] = (
+                                                next(iter(_grp.items()))
+                                            )
                             _w7 = nation_count_by_s_nationkey.get(v_s_nationkey)
                             if _w7 is not None:
                                 _d8 = _d5 * _w7
@@ -1971,7 +2136,7 @@ class View:
                     del nation_count_by_s_nationkey[v_s_nationkey]
             _g3 = n2_s_name_by_s_nationkey.get(v_s_nationkey)
             if _g3:
-                for v_s_name, _w1 in _g3.items():
+                for v_s_name, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = _p * _w1
                     _o = n0_root.get(v_s_name)
                     if _o is None:
@@ -2031,7 +2196,18 @@ class View:
         )
         _grp = l1_s_suppkey_by_l_orderkey.get(v_l_orderkey)
         if _grp is None:
-            l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {v_s_suppkey: _p}
+            l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (v_s_suppkey, _p)
+        elif type(_grp) is tuple:
+            _e = v_s_suppkey
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = _o + _p
+                if _n:
+                    l1_s_suppkey_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                else:
+                    del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
+            else:
+                l1_s_suppkey_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _p}
         else:
             _o = _grp.get(v_s_suppkey)
             if _o is None:
@@ -2042,8 +2218,10 @@ class View:
                     _grp[v_s_suppkey] = _n
                 else:
                     del _grp[v_s_suppkey]
-                    if not _grp:
-                        del l1_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    if len(_grp) == 1:
+                        l1_s_suppkey_by_l_orderkey[v_l_orderkey] = next(
+                            iter(_grp.items())
+                        )
         _w1 = orders_count_by_l_orderkey.get(v_l_orderkey)
         if _w1 is not None:
             _d2 = _p * _w1
@@ -2058,11 +2236,27 @@ class View:
                     del n4_count_by_s_suppkey[v_s_suppkey]
             _g5 = supplier_s_name_s_nationkey_by_s_suppkey.get(v_s_suppkey)
             if _g5:
-                for (v_s_name, v_s_nationkey), _w3 in _g5.items():
+                for (v_s_name, v_s_nationkey), _w3 in (
+                    (_g5,) if type(_g5) is tuple else _g5.items()
+                ):
                     _d4 = _d2 * _w3
                     _grp = n2_s_name_by_s_nationkey.get(v_s_nationkey)
                     if _grp is None:
-                        n2_s_name_by_s_nationkey[v_s_nationkey] = {v_s_name: _d4}
+                        n2_s_name_by_s_nationkey[v_s_nationkey] = (v_s_name, _d4)
+                    elif type(_grp) is tuple:
+                        _e = v_s_name
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
+                            if _n:
+                                n2_s_name_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                            else:
+                                del n2_s_name_by_s_nationkey[v_s_nationkey]
+                        else:
+                            n2_s_name_by_s_nationkey[v_s_nationkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d4,
+                            }
                     else:
                         _o = _grp.get(v_s_name)
                         if _o is None:
@@ -2073,8 +2267,10 @@ class View:
                                 _grp[v_s_name] = _n
                             else:
                                 del _grp[v_s_name]
-                                if not _grp:
-                                    del n2_s_name_by_s_nationkey[v_s_nationkey]
+                                if len(_grp) == 1:
+                                    n2_s_name_by_s_nationkey[v_s_nationkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _w6 = nation_count_by_s_nationkey.get(v_s_nationkey)
                     if _w6 is not None:
                         _d7 = _d4 * _w6

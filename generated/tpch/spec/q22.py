@@ -235,7 +235,7 @@ def _make_derived1():
             COLUMNS = ("k1",)
             QUERY_ID = "fd8f535ab1b743b0"
             LAYOUT_ID = (
-                "85fb94f6ec2289ae"  # the state's layout: snapshots restore only here
+                "8c585df8e0a1f0ab"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -657,7 +657,7 @@ def _make_derived1():
             COLUMNS = ("v",)
             QUERY_ID = "1836ad8bccdf4bda"
             LAYOUT_ID = (
-                "5074dcc3e36c4d82"  # the state's layout: snapshots restore only here
+                "b22da5322a73170d"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1083,7 +1083,7 @@ def _make_derived1():
         COLUMNS = ("cntrycode", "c_acctbal")
         QUERY_ID = "f2b7c4cd775f6b41"
         LAYOUT_ID = (
-            "ae97b89eea2d241f"  # the state's layout: snapshots restore only here
+            "8a78c6b8ce755411"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1300,15 +1300,16 @@ def _make_derived1():
             # atom customer
             if keep_customer:
                 _p = d
-                _o = customer_root.get((v_c_phone, v_c_acctbal))
+                _t1 = (v_c_phone, v_c_acctbal)
+                _o = customer_root.get(_t1)
                 if _o is None:
-                    customer_root[(v_c_phone, v_c_acctbal)] = _p
+                    customer_root[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        customer_root[(v_c_phone, v_c_acctbal)] = _n
+                        customer_root[_t1] = _n
                     else:
-                        del customer_root[(v_c_phone, v_c_acctbal)]
+                        del customer_root[_t1]
                 if pending is not None:
                     _k = (v_c_phone[0:2], v_c_acctbal)
                     _v = _p
@@ -1361,15 +1362,16 @@ def _make_derived1():
             _p = d
             pending = self._pending
             customer_root = self.customer_root
-            _o = customer_root.get((v_c_phone, v_c_acctbal))
+            _t1 = (v_c_phone, v_c_acctbal)
+            _o = customer_root.get(_t1)
             if _o is None:
-                customer_root[(v_c_phone, v_c_acctbal)] = _p
+                customer_root[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    customer_root[(v_c_phone, v_c_acctbal)] = _n
+                    customer_root[_t1] = _n
                 else:
-                    del customer_root[(v_c_phone, v_c_acctbal)]
+                    del customer_root[_t1]
             if pending is not None:
                 _k = (v_c_phone[0:2], v_c_acctbal)
                 _v = _p
@@ -1594,7 +1596,7 @@ class View:
     }
     COLUMNS = ("cntrycode", "numcust", "totacctbal")
     QUERY_ID = "200dab479e5090de"
-    LAYOUT_ID = "d13e1e5ed4f1fe41"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "73ad22c922241929"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

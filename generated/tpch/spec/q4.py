@@ -35,6 +35,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = 0  # the payload of an absent tuple
 
 
@@ -191,7 +205,7 @@ def _make_exists_1():
         COLUMNS = ("k1",)
         QUERY_ID = "fa37f6246ce8eb25"
         LAYOUT_ID = (
-            "62308b29c4a0bc99"  # the state's layout: snapshots restore only here
+            "9402b3b9087f43bf"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -596,7 +610,7 @@ class View:
     }
     COLUMNS = ("o_orderpriority", "order_count")
     QUERY_ID = "703450f01b52a867"
-    LAYOUT_ID = "616ffe863a2ed2e9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "e8dc9ebfca5f4e8e"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -767,7 +781,9 @@ class View:
                     del exists1_count_by_o_orderkey[v_o_orderkey]
             _g3 = orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
             if _g3:
-                for v_o_orderpriority, _w1 in _g3.items():
+                for v_o_orderpriority, _w1 in (
+                    (_g3,) if type(_g3) is tuple else _g3.items()
+                ):
                     _d2 = _p * _w1
                     _o = n0_root.get(v_o_orderpriority)
                     if _o is None:
@@ -823,9 +839,27 @@ class View:
             _p = d
             _grp = orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
-                    v_o_orderpriority: _p
-                }
+                orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                    v_o_orderpriority,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_o_orderpriority
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_o_orderpriority)
                 if _o is None:
@@ -836,8 +870,10 @@ class View:
                         _grp[v_o_orderpriority] = _n
                     else:
                         del _grp[v_o_orderpriority]
-                        if not _grp:
-                            del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
+                        if len(_grp) == 1:
+                            orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = exists1_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -929,20 +965,36 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
-                        or _EMPTY
-                    ).get(v_o_orderpriority)
-                    or _ZERO
+                or not _entry(
+                    self.orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey),
+                    v_o_orderpriority,
+                    _ZERO,
                 )
             ):
                 continue
             _grp = orders_o_orderpriority_by_o_orderkey.get(v_o_orderkey)
             if _grp is None:
-                orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
-                    v_o_orderpriority: _p
-                }
+                orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                    v_o_orderpriority,
+                    _p,
+                )
+            elif type(_grp) is tuple:
+                _e = v_o_orderpriority
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
+                else:
+                    orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_o_orderpriority)
                 if _o is None:
@@ -953,8 +1005,10 @@ class View:
                         _grp[v_o_orderpriority] = _n
                     else:
                         del _grp[v_o_orderpriority]
-                        if not _grp:
-                            del orders_o_orderpriority_by_o_orderkey[v_o_orderkey]
+                        if len(_grp) == 1:
+                            orders_o_orderpriority_by_o_orderkey[v_o_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = exists1_count_by_o_orderkey.get(v_o_orderkey)
             if _w1 is not None:
                 _d2 = _p * _w1

@@ -48,6 +48,20 @@ import copy
 from sortedcontainers import SortedKeyList
 
 _EMPTY = {}  # read-only stand-in for a missing index group
+
+
+def _entry(group, entry, default=None):
+    """The payload of `entry` in an index group (None: no group), `default`
+    if absent. A group of one entry is kept inline as the pair (entry,
+    payload): a dict per near-unique key would cost ~200 bytes and a
+    container the cyclic GC tracks; several entries are a dict."""
+    if group is None:
+        return default
+    if type(group) is tuple:
+        return group[1] if group[0] is entry or group[0] == entry else default
+    return group.get(entry, default)
+
+
 _ZERO = (0, 0, 0)  # the payload of an absent tuple
 
 
@@ -195,6 +209,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -248,7 +274,7 @@ def _make_derived1():
         COLUMNS = ("orders__o_orderkey", "customer__c_nationkey")
         QUERY_ID = "09b9a2c2beff9477"
         LAYOUT_ID = (
-            "dab4218d45fd91c4"  # the state's layout: snapshots restore only here
+            "e810fd24e5a4aa53"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -415,21 +441,35 @@ def _make_derived1():
                 del store[row]
             # atom customer
             _p = d
+            _t1 = (v_c_custkey, v_c_nationkey)
             _grp = customer_by_c_custkey.get(v_c_custkey)
             if _grp is None:
-                customer_by_c_custkey[v_c_custkey] = {(v_c_custkey, v_c_nationkey): _p}
+                customer_by_c_custkey[v_c_custkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                    else:
+                        del customer_by_c_custkey[v_c_custkey]
+                else:
+                    customer_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_custkey, v_c_nationkey))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_custkey, v_c_nationkey)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_c_custkey, v_c_nationkey)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_custkey, v_c_nationkey)]
-                        if not _grp:
-                            del customer_by_c_custkey[v_c_custkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            customer_by_c_custkey[v_c_custkey] = next(
+                                iter(_grp.items())
+                            )
             _o = customer_count_by_c_custkey.get(v_c_custkey)
             if _o is None:
                 customer_count_by_c_custkey[v_c_custkey] = _p
@@ -439,24 +479,26 @@ def _make_derived1():
                     customer_count_by_c_custkey[v_c_custkey] = _n
                 else:
                     del customer_count_by_c_custkey[v_c_custkey]
-            _w1 = orders_count_by_c_custkey.get(v_c_custkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = orders_count_by_c_custkey.get(v_c_custkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_c_custkey)
                 if _o is None:
-                    n0_root[v_c_custkey] = _d2
+                    n0_root[v_c_custkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_c_custkey] = _n
                     else:
                         del n0_root[v_c_custkey]
                 if pending is not None:
-                    for (v_o_orderkey, v_c_custkey), _m3 in self.orders_by_c_custkey[
-                        v_c_custkey
-                    ].items():
+                    for (v_o_orderkey, v_c_custkey), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.orders_by_c_custkey[v_c_custkey])) is tuple
+                        else _g5.items()
+                    ):
                         _k = (v_o_orderkey, v_c_nationkey)
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -498,21 +540,35 @@ def _make_derived1():
             # atom orders
             if keep_orders:
                 _p = d
+                _t1 = (v_o_orderkey, v_c_custkey)
                 _grp = orders_by_c_custkey.get(v_c_custkey)
                 if _grp is None:
-                    orders_by_c_custkey[v_c_custkey] = {(v_o_orderkey, v_c_custkey): _p}
+                    orders_by_c_custkey[v_c_custkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            orders_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                        else:
+                            del orders_by_c_custkey[v_c_custkey]
+                    else:
+                        orders_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_o_orderkey, v_c_custkey))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_o_orderkey, v_c_custkey)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_o_orderkey, v_c_custkey)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_o_orderkey, v_c_custkey)]
-                            if not _grp:
-                                del orders_by_c_custkey[v_c_custkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                orders_by_c_custkey[v_c_custkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = orders_count_by_c_custkey.get(v_c_custkey)
                 if _o is None:
                     orders_count_by_c_custkey[v_c_custkey] = _p
@@ -522,25 +578,27 @@ def _make_derived1():
                         orders_count_by_c_custkey[v_c_custkey] = _n
                     else:
                         del orders_count_by_c_custkey[v_c_custkey]
-                _w1 = customer_count_by_c_custkey.get(v_c_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = customer_count_by_c_custkey.get(v_c_custkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_c_custkey)
                     if _o is None:
-                        n0_root[v_c_custkey] = _d2
+                        n0_root[v_c_custkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_c_custkey] = _n
                         else:
                             del n0_root[v_c_custkey]
                     if pending is not None:
-                        for (
-                            v_c_custkey,
-                            v_c_nationkey,
-                        ), _m3 in self.customer_by_c_custkey[v_c_custkey].items():
+                        for (v_c_custkey, v_c_nationkey), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.customer_by_c_custkey[v_c_custkey]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_o_orderkey, v_c_nationkey)
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -593,31 +651,42 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.customer_by_c_custkey.get(v_c_custkey) or _EMPTY).get(
-                            (v_c_custkey, v_c_nationkey)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.customer_by_c_custkey.get(v_c_custkey),
+                        (v_c_custkey, v_c_nationkey),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_c_custkey, v_c_nationkey)
                 _grp = customer_by_c_custkey.get(v_c_custkey)
                 if _grp is None:
-                    customer_by_c_custkey[v_c_custkey] = {
-                        (v_c_custkey, v_c_nationkey): _p
-                    }
+                    customer_by_c_custkey[v_c_custkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                        else:
+                            del customer_by_c_custkey[v_c_custkey]
+                    else:
+                        customer_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_c_custkey, v_c_nationkey))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_c_custkey, v_c_nationkey)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_c_custkey, v_c_nationkey)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_c_custkey, v_c_nationkey)]
-                            if not _grp:
-                                del customer_by_c_custkey[v_c_custkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                customer_by_c_custkey[v_c_custkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = customer_count_by_c_custkey.get(v_c_custkey)
                 if _o is None:
                     customer_count_by_c_custkey[v_c_custkey] = _p
@@ -627,25 +696,27 @@ def _make_derived1():
                         customer_count_by_c_custkey[v_c_custkey] = _n
                     else:
                         del customer_count_by_c_custkey[v_c_custkey]
-                _w1 = orders_count_by_c_custkey.get(v_c_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = orders_count_by_c_custkey.get(v_c_custkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_c_custkey)
                     if _o is None:
-                        n0_root[v_c_custkey] = _d2
+                        n0_root[v_c_custkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_c_custkey] = _n
                         else:
                             del n0_root[v_c_custkey]
                     if pending is not None:
-                        for (
-                            v_o_orderkey,
-                            v_c_custkey,
-                        ), _m3 in self.orders_by_c_custkey[v_c_custkey].items():
+                        for (v_o_orderkey, v_c_custkey), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.orders_by_c_custkey[v_c_custkey]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_o_orderkey, v_c_nationkey)
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -709,29 +780,42 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.orders_by_c_custkey.get(v_c_custkey) or _EMPTY).get(
-                            (v_o_orderkey, v_c_custkey)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.orders_by_c_custkey.get(v_c_custkey),
+                        (v_o_orderkey, v_c_custkey),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_o_orderkey, v_c_custkey)
                 _grp = orders_by_c_custkey.get(v_c_custkey)
                 if _grp is None:
-                    orders_by_c_custkey[v_c_custkey] = {(v_o_orderkey, v_c_custkey): _p}
+                    orders_by_c_custkey[v_c_custkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            orders_by_c_custkey[v_c_custkey] = (_grp[0], _n)
+                        else:
+                            del orders_by_c_custkey[v_c_custkey]
+                    else:
+                        orders_by_c_custkey[v_c_custkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_o_orderkey, v_c_custkey))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_o_orderkey, v_c_custkey)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_o_orderkey, v_c_custkey)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_o_orderkey, v_c_custkey)]
-                            if not _grp:
-                                del orders_by_c_custkey[v_c_custkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                orders_by_c_custkey[v_c_custkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = orders_count_by_c_custkey.get(v_c_custkey)
                 if _o is None:
                     orders_count_by_c_custkey[v_c_custkey] = _p
@@ -741,25 +825,27 @@ def _make_derived1():
                         orders_count_by_c_custkey[v_c_custkey] = _n
                     else:
                         del orders_count_by_c_custkey[v_c_custkey]
-                _w1 = customer_count_by_c_custkey.get(v_c_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = customer_count_by_c_custkey.get(v_c_custkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_c_custkey)
                     if _o is None:
-                        n0_root[v_c_custkey] = _d2
+                        n0_root[v_c_custkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_c_custkey] = _n
                         else:
                             del n0_root[v_c_custkey]
                     if pending is not None:
-                        for (
-                            v_c_custkey,
-                            v_c_nationkey,
-                        ), _m3 in self.customer_by_c_custkey[v_c_custkey].items():
+                        for (v_c_custkey, v_c_nationkey), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.customer_by_c_custkey[v_c_custkey]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (v_o_orderkey, v_c_nationkey)
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -771,13 +857,13 @@ def _make_derived1():
             _g2 = self.customer_by_c_custkey.get(v_c_custkey)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_c_custkey, v_c_nationkey))
+            _m3 = _entry(_g2, (v_c_custkey, v_c_nationkey))
             if _m3 is None:
                 return None
             _g4 = self.orders_by_c_custkey.get(v_c_custkey)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_o_orderkey, v_c_custkey))
+            _m5 = _entry(_g4, (v_o_orderkey, v_c_custkey))
             if _m5 is None:
                 return None
             return _m3 * _m5
@@ -929,6 +1015,18 @@ def _make_derived2():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -993,7 +1091,7 @@ def _make_derived2():
         )
         QUERY_ID = "52a6400124ef61e2"
         LAYOUT_ID = (
-            "bba5e3da81ebaabb"  # the state's layout: snapshots restore only here
+            "7b059045a9c9f0bc"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -1174,31 +1272,35 @@ def _make_derived2():
                 del store[row]
             # atom lineitem
             _p = d
+            _t1 = (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
             _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                lineitem_by_l_suppkey[v_l_suppkey] = {
-                    (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount): _p
-                }
+                lineitem_by_l_suppkey[v_l_suppkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del lineitem_by_l_suppkey[v_l_suppkey]
+                else:
+                    lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get(
-                    (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
-                        ]
-                        if not _grp:
-                            del lineitem_by_l_suppkey[v_l_suppkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            lineitem_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1208,29 +1310,32 @@ def _make_derived2():
                     lineitem_count_by_l_suppkey[v_l_suppkey] = _n
                 else:
                     del lineitem_count_by_l_suppkey[v_l_suppkey]
-            _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_l_suppkey)
                 if _o is None:
-                    n0_root[v_l_suppkey] = _d2
+                    n0_root[v_l_suppkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_l_suppkey] = _n
                     else:
                         del n0_root[v_l_suppkey]
                 if pending is not None:
-                    for (v_l_suppkey, v_s_nationkey), _m3 in self.supplier_by_l_suppkey[
-                        v_l_suppkey
-                    ].items():
+                    for (v_l_suppkey, v_s_nationkey), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_l_orderkey,
                             v_s_nationkey,
                             v_l_extendedprice,
                             v_l_discount,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1261,21 +1366,35 @@ def _make_derived2():
                 del store[row]
             # atom supplier
             _p = d
+            _t1 = (v_l_suppkey, v_s_nationkey)
             _grp = supplier_by_l_suppkey.get(v_l_suppkey)
             if _grp is None:
-                supplier_by_l_suppkey[v_l_suppkey] = {(v_l_suppkey, v_s_nationkey): _p}
+                supplier_by_l_suppkey[v_l_suppkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                    else:
+                        del supplier_by_l_suppkey[v_l_suppkey]
+                else:
+                    supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_l_suppkey, v_s_nationkey))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_l_suppkey, v_s_nationkey)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_l_suppkey, v_s_nationkey)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_l_suppkey, v_s_nationkey)]
-                        if not _grp:
-                            del supplier_by_l_suppkey[v_l_suppkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            supplier_by_l_suppkey[v_l_suppkey] = next(
+                                iter(_grp.items())
+                            )
             _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
             if _o is None:
                 supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1285,14 +1404,14 @@ def _make_derived2():
                     supplier_count_by_l_suppkey[v_l_suppkey] = _n
                 else:
                     del supplier_count_by_l_suppkey[v_l_suppkey]
-            _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+            _w2 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _o = n0_root.get(v_l_suppkey)
                 if _o is None:
-                    n0_root[v_l_suppkey] = _d2
+                    n0_root[v_l_suppkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n0_root[v_l_suppkey] = _n
                     else:
@@ -1303,14 +1422,19 @@ def _make_derived2():
                         v_l_suppkey,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                    ), _m4 in (
+                        (_g5,)
+                        if type((_g5 := self.lineitem_by_l_suppkey[v_l_suppkey]))
+                        is tuple
+                        else _g5.items()
+                    ):
                         _k = (
                             v_l_orderkey,
                             v_s_nationkey,
                             v_l_extendedprice,
                             v_l_discount,
                         )
-                        _v = _p * _m3
+                        _v = _p * _m4
                         _o = pending.get(_k)
                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1377,49 +1501,42 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.lineitem_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(
-                            (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.lineitem_by_l_suppkey.get(v_l_suppkey),
+                        (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
                 _grp = lineitem_by_l_suppkey.get(v_l_suppkey)
                 if _grp is None:
-                    lineitem_by_l_suppkey[v_l_suppkey] = {
-                        (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount): _p
-                    }
+                    lineitem_by_l_suppkey[v_l_suppkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            lineitem_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                        else:
+                            del lineitem_by_l_suppkey[v_l_suppkey]
+                    else:
+                        lineitem_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get(
-                        (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
-                    )
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_l_orderkey,
-                                    v_l_suppkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_l_orderkey,
-                                    v_l_suppkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                lineitem_by_l_suppkey[v_l_suppkey] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del lineitem_by_l_suppkey[v_l_suppkey]
                 _o = lineitem_count_by_l_suppkey.get(v_l_suppkey)
                 if _o is None:
                     lineitem_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1429,30 +1546,32 @@ def _make_derived2():
                         lineitem_count_by_l_suppkey[v_l_suppkey] = _n
                     else:
                         del lineitem_count_by_l_suppkey[v_l_suppkey]
-                _w1 = supplier_count_by_l_suppkey.get(v_l_suppkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = supplier_count_by_l_suppkey.get(v_l_suppkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_l_suppkey)
                     if _o is None:
-                        n0_root[v_l_suppkey] = _d2
+                        n0_root[v_l_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_l_suppkey] = _n
                         else:
                             del n0_root[v_l_suppkey]
                     if pending is not None:
-                        for (
-                            v_l_suppkey,
-                            v_s_nationkey,
-                        ), _m3 in self.supplier_by_l_suppkey[v_l_suppkey].items():
+                        for (v_l_suppkey, v_s_nationkey), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.supplier_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_l_orderkey,
                                 v_s_nationkey,
                                 v_l_extendedprice,
                                 v_l_discount,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1505,31 +1624,42 @@ def _make_derived2():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.supplier_by_l_suppkey.get(v_l_suppkey) or _EMPTY).get(
-                            (v_l_suppkey, v_s_nationkey)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.supplier_by_l_suppkey.get(v_l_suppkey),
+                        (v_l_suppkey, v_s_nationkey),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_l_suppkey, v_s_nationkey)
                 _grp = supplier_by_l_suppkey.get(v_l_suppkey)
                 if _grp is None:
-                    supplier_by_l_suppkey[v_l_suppkey] = {
-                        (v_l_suppkey, v_s_nationkey): _p
-                    }
+                    supplier_by_l_suppkey[v_l_suppkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            supplier_by_l_suppkey[v_l_suppkey] = (_grp[0], _n)
+                        else:
+                            del supplier_by_l_suppkey[v_l_suppkey]
+                    else:
+                        supplier_by_l_suppkey[v_l_suppkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_l_suppkey, v_s_nationkey))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_l_suppkey, v_s_nationkey)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_l_suppkey, v_s_nationkey)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_l_suppkey, v_s_nationkey)]
-                            if not _grp:
-                                del supplier_by_l_suppkey[v_l_suppkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                supplier_by_l_suppkey[v_l_suppkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = supplier_count_by_l_suppkey.get(v_l_suppkey)
                 if _o is None:
                     supplier_count_by_l_suppkey[v_l_suppkey] = _p
@@ -1539,14 +1669,14 @@ def _make_derived2():
                         supplier_count_by_l_suppkey[v_l_suppkey] = _n
                     else:
                         del supplier_count_by_l_suppkey[v_l_suppkey]
-                _w1 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                _w2 = lineitem_count_by_l_suppkey.get(v_l_suppkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _o = n0_root.get(v_l_suppkey)
                     if _o is None:
-                        n0_root[v_l_suppkey] = _d2
+                        n0_root[v_l_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n0_root[v_l_suppkey] = _n
                         else:
@@ -1557,14 +1687,19 @@ def _make_derived2():
                             v_l_suppkey,
                             v_l_extendedprice,
                             v_l_discount,
-                        ), _m3 in self.lineitem_by_l_suppkey[v_l_suppkey].items():
+                        ), _m4 in (
+                            (_g5,)
+                            if type((_g5 := self.lineitem_by_l_suppkey[v_l_suppkey]))
+                            is tuple
+                            else _g5.items()
+                        ):
                             _k = (
                                 v_l_orderkey,
                                 v_s_nationkey,
                                 v_l_extendedprice,
                                 v_l_discount,
                             )
-                            _v = _p * _m3
+                            _v = _p * _m4
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1583,13 +1718,15 @@ def _make_derived2():
             _g2 = self.lineitem_by_l_suppkey.get(v_l_suppkey)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount))
+            _m3 = _entry(
+                _g2, (v_l_orderkey, v_l_suppkey, v_l_extendedprice, v_l_discount)
+            )
             if _m3 is None:
                 return None
             _g4 = self.supplier_by_l_suppkey.get(v_l_suppkey)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_l_suppkey, v_s_nationkey))
+            _m5 = _entry(_g4, (v_l_suppkey, v_s_nationkey))
             if _m5 is None:
                 return None
             return _m3 * _m5
@@ -1777,7 +1914,7 @@ class View:
     }
     COLUMNS = ("n_name", "revenue")
     QUERY_ID = "b7dba0e45adfad3f"
-    LAYOUT_ID = "4b5667a66b71cacc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "6e9a4e7809b46bce"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1967,71 +2104,83 @@ class View:
             del store[row]
         # atom bag1
         if keep_bag1:
-            _o = bag1_count_by_n_nationkey_orders__o_orderkey.get(
-                (v_n_nationkey, v_orders__o_orderkey)
-            )
+            _t1 = (v_n_nationkey, v_orders__o_orderkey)
+            _o = bag1_count_by_n_nationkey_orders__o_orderkey.get(_t1)
             if _o is None:
-                bag1_count_by_n_nationkey_orders__o_orderkey[
-                    (v_n_nationkey, v_orders__o_orderkey)
-                ] = _p
+                bag1_count_by_n_nationkey_orders__o_orderkey[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    bag1_count_by_n_nationkey_orders__o_orderkey[
-                        (v_n_nationkey, v_orders__o_orderkey)
-                    ] = _n
+                    bag1_count_by_n_nationkey_orders__o_orderkey[_t1] = _n
                 else:
-                    del bag1_count_by_n_nationkey_orders__o_orderkey[
-                        (v_n_nationkey, v_orders__o_orderkey)
-                    ]
-            _w1 = bag2_count_by_n_nationkey_orders__o_orderkey.get(
-                (v_n_nationkey, v_orders__o_orderkey)
-            )
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    del bag1_count_by_n_nationkey_orders__o_orderkey[_t1]
+            _w2 = bag2_count_by_n_nationkey_orders__o_orderkey.get(_t1)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n4_count_by_n_nationkey.get(v_n_nationkey)
                 if _o is None:
-                    n4_count_by_n_nationkey[v_n_nationkey] = _d2
+                    n4_count_by_n_nationkey[v_n_nationkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n4_count_by_n_nationkey[v_n_nationkey] = _n
                     else:
                         del n4_count_by_n_nationkey[v_n_nationkey]
-                _g5 = nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
-                if _g5:
-                    for (v_n_name, v_n_regionkey), _w3 in _g5.items():
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _g6 = nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
+                if _g6:
+                    for (v_n_name, v_n_regionkey), _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _grp = n2_n_name_by_n_regionkey.get(v_n_regionkey)
                         if _grp is None:
-                            n2_n_name_by_n_regionkey[v_n_regionkey] = {v_n_name: _d4}
+                            n2_n_name_by_n_regionkey[v_n_regionkey] = (v_n_name, _d5)
+                        elif type(_grp) is tuple:
+                            _e = v_n_name
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n2_n_name_by_n_regionkey[v_n_regionkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_n_name_by_n_regionkey[v_n_regionkey]
+                            else:
+                                n2_n_name_by_n_regionkey[v_n_regionkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_n_name)
                             if _o is None:
-                                _grp[v_n_name] = _d4
+                                _grp[v_n_name] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     _grp[v_n_name] = _n
                                 else:
                                     del _grp[v_n_name]
-                                    if not _grp:
-                                        del n2_n_name_by_n_regionkey[v_n_regionkey]
-                        _w6 = region_count_by_n_regionkey.get(v_n_regionkey)
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
+                                    if len(_grp) == 1:
+                                        n2_n_name_by_n_regionkey[v_n_regionkey] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = region_count_by_n_regionkey.get(v_n_regionkey)
+                        if _w7 is not None:
+                            _d8 = (_d5[0] * _w7[0], _d5[1] * _w7[1], _d5[2] * _w7[2])
                             _o = n0_root.get(v_n_name)
                             if _o is None:
-                                n0_root[v_n_name] = _d7
+                                n0_root[v_n_name] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[v_n_name] = _n
                                 else:
                                     del n0_root[v_n_name]
                             if pending is not None:
                                 _k = (v_n_name,)
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -2117,71 +2266,83 @@ class View:
             del store[row]
         # atom bag2
         if keep_bag2:
-            _o = bag2_count_by_n_nationkey_orders__o_orderkey.get(
-                (v_n_nationkey, v_orders__o_orderkey)
-            )
+            _t1 = (v_n_nationkey, v_orders__o_orderkey)
+            _o = bag2_count_by_n_nationkey_orders__o_orderkey.get(_t1)
             if _o is None:
-                bag2_count_by_n_nationkey_orders__o_orderkey[
-                    (v_n_nationkey, v_orders__o_orderkey)
-                ] = _p
+                bag2_count_by_n_nationkey_orders__o_orderkey[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    bag2_count_by_n_nationkey_orders__o_orderkey[
-                        (v_n_nationkey, v_orders__o_orderkey)
-                    ] = _n
+                    bag2_count_by_n_nationkey_orders__o_orderkey[_t1] = _n
                 else:
-                    del bag2_count_by_n_nationkey_orders__o_orderkey[
-                        (v_n_nationkey, v_orders__o_orderkey)
-                    ]
-            _w1 = bag1_count_by_n_nationkey_orders__o_orderkey.get(
-                (v_n_nationkey, v_orders__o_orderkey)
-            )
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    del bag2_count_by_n_nationkey_orders__o_orderkey[_t1]
+            _w2 = bag1_count_by_n_nationkey_orders__o_orderkey.get(_t1)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _o = n4_count_by_n_nationkey.get(v_n_nationkey)
                 if _o is None:
-                    n4_count_by_n_nationkey[v_n_nationkey] = _d2
+                    n4_count_by_n_nationkey[v_n_nationkey] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         n4_count_by_n_nationkey[v_n_nationkey] = _n
                     else:
                         del n4_count_by_n_nationkey[v_n_nationkey]
-                _g5 = nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
-                if _g5:
-                    for (v_n_name, v_n_regionkey), _w3 in _g5.items():
-                        _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                _g6 = nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
+                if _g6:
+                    for (v_n_name, v_n_regionkey), _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                         _grp = n2_n_name_by_n_regionkey.get(v_n_regionkey)
                         if _grp is None:
-                            n2_n_name_by_n_regionkey[v_n_regionkey] = {v_n_name: _d4}
+                            n2_n_name_by_n_regionkey[v_n_regionkey] = (v_n_name, _d5)
+                        elif type(_grp) is tuple:
+                            _e = v_n_name
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
+                                if _n[0]:
+                                    n2_n_name_by_n_regionkey[v_n_regionkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n2_n_name_by_n_regionkey[v_n_regionkey]
+                            else:
+                                n2_n_name_by_n_regionkey[v_n_regionkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
                         else:
                             _o = _grp.get(v_n_name)
                             if _o is None:
-                                _grp[v_n_name] = _d4
+                                _grp[v_n_name] = _d5
                             else:
-                                _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                                _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                                 if _n[0]:
                                     _grp[v_n_name] = _n
                                 else:
                                     del _grp[v_n_name]
-                                    if not _grp:
-                                        del n2_n_name_by_n_regionkey[v_n_regionkey]
-                        _w6 = region_count_by_n_regionkey.get(v_n_regionkey)
-                        if _w6 is not None:
-                            _d7 = (_d4[0] * _w6[0], _d4[1] * _w6[1], _d4[2] * _w6[2])
+                                    if len(_grp) == 1:
+                                        n2_n_name_by_n_regionkey[v_n_regionkey] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w7 = region_count_by_n_regionkey.get(v_n_regionkey)
+                        if _w7 is not None:
+                            _d8 = (_d5[0] * _w7[0], _d5[1] * _w7[1], _d5[2] * _w7[2])
                             _o = n0_root.get(v_n_name)
                             if _o is None:
-                                n0_root[v_n_name] = _d7
+                                n0_root[v_n_name] = _d8
                             else:
-                                _n = (_o[0] + _d7[0], _o[1] + _d7[1], _o[2] + _d7[2])
+                                _n = (_o[0] + _d8[0], _o[1] + _d8[1], _o[2] + _d8[2])
                                 if _n[0]:
                                     n0_root[v_n_name] = _n
                                 else:
                                     del n0_root[v_n_name]
                             if pending is not None:
                                 _k = (v_n_name,)
-                                _v = _d7
+                                _v = _d8
                                 _o = pending.get(_k)
                                 pending[_k] = (
                                     _v
@@ -2218,56 +2379,90 @@ class View:
         else:
             del store[row]
         # atom nation
+        _t1 = (v_n_name, v_n_regionkey)
         _grp = nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
         if _grp is None:
-            nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = {
-                (v_n_name, v_n_regionkey): _p
-            }
+            nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = (_t1, _p)
+        elif type(_grp) is tuple:
+            _e = _t1
+            if _grp[0] is _e or _grp[0] == _e:
+                _o = _grp[1]
+                _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                if _n[0]:
+                    nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = (
+                        _grp[0],
+                        _n,
+                    )
+                else:
+                    del nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey]
+            else:
+                nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = {
+                    _grp[0]: _grp[1],
+                    _e: _p,
+                }
         else:
-            _o = _grp.get((v_n_name, v_n_regionkey))
+            _o = _grp.get(_t1)
             if _o is None:
-                _grp[(v_n_name, v_n_regionkey)] = _p
+                _grp[_t1] = _p
             else:
                 _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                 if _n[0]:
-                    _grp[(v_n_name, v_n_regionkey)] = _n
+                    _grp[_t1] = _n
                 else:
-                    del _grp[(v_n_name, v_n_regionkey)]
-                    if not _grp:
-                        del nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey]
-        _w1 = n4_count_by_n_nationkey.get(v_n_nationkey)
-        if _w1 is not None:
-            _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                    del _grp[_t1]
+                    if len(_grp) == 1:
+                        nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = next(
+                            iter(_grp.items())
+                        )
+        _w2 = n4_count_by_n_nationkey.get(v_n_nationkey)
+        if _w2 is not None:
+            _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
             _grp = n2_n_name_by_n_regionkey.get(v_n_regionkey)
             if _grp is None:
-                n2_n_name_by_n_regionkey[v_n_regionkey] = {v_n_name: _d2}
+                n2_n_name_by_n_regionkey[v_n_regionkey] = (v_n_name, _d3)
+            elif type(_grp) is tuple:
+                _e = v_n_name
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                    if _n[0]:
+                        n2_n_name_by_n_regionkey[v_n_regionkey] = (_grp[0], _n)
+                    else:
+                        del n2_n_name_by_n_regionkey[v_n_regionkey]
+                else:
+                    n2_n_name_by_n_regionkey[v_n_regionkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _d3,
+                    }
             else:
                 _o = _grp.get(v_n_name)
                 if _o is None:
-                    _grp[v_n_name] = _d2
+                    _grp[v_n_name] = _d3
                 else:
-                    _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                    _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                     if _n[0]:
                         _grp[v_n_name] = _n
                     else:
                         del _grp[v_n_name]
-                        if not _grp:
-                            del n2_n_name_by_n_regionkey[v_n_regionkey]
-            _w3 = region_count_by_n_regionkey.get(v_n_regionkey)
-            if _w3 is not None:
-                _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                        if len(_grp) == 1:
+                            n2_n_name_by_n_regionkey[v_n_regionkey] = next(
+                                iter(_grp.items())
+                            )
+            _w4 = region_count_by_n_regionkey.get(v_n_regionkey)
+            if _w4 is not None:
+                _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                 _o = n0_root.get(v_n_name)
                 if _o is None:
-                    n0_root[v_n_name] = _d4
+                    n0_root[v_n_name] = _d5
                 else:
-                    _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                    _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                     if _n[0]:
                         n0_root[v_n_name] = _n
                     else:
                         del n0_root[v_n_name]
                 if pending is not None:
                     _k = (v_n_name,)
-                    _v = _d4
+                    _v = _d5
                     _o = pending.get(_k)
                     pending[_k] = (
                         _v
@@ -2312,7 +2507,7 @@ class View:
                     del region_count_by_n_regionkey[v_n_regionkey]
             _g3 = n2_n_name_by_n_regionkey.get(v_n_regionkey)
             if _g3:
-                for v_n_name, _w1 in _g3.items():
+                for v_n_name, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n0_root.get(v_n_name)
                     if _o is None:
@@ -2444,65 +2639,97 @@ class View:
             # it is what float sums leave of rows inserted and deleted again)
             if not _p[0] and (
                 _p == _ZERO
-                or not (
-                    (
-                        self.nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
-                        or _EMPTY
-                    ).get((v_n_name, v_n_regionkey))
-                    or _ZERO
+                or not _entry(
+                    self.nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey),
+                    (v_n_name, v_n_regionkey),
+                    _ZERO,
                 )[0]
             ):
                 continue
+            _t1 = (v_n_name, v_n_regionkey)
             _grp = nation_n_name_n_regionkey_by_n_nationkey.get(v_n_nationkey)
             if _grp is None:
-                nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = {
-                    (v_n_name, v_n_regionkey): _p
-                }
+                nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
+                    if _n[0]:
+                        nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey]
+                else:
+                    nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get((v_n_name, v_n_regionkey))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_n_name, v_n_regionkey)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
                     if _n[0]:
-                        _grp[(v_n_name, v_n_regionkey)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_n_name, v_n_regionkey)]
-                        if not _grp:
-                            del nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey]
-            _w1 = n4_count_by_n_nationkey.get(v_n_nationkey)
-            if _w1 is not None:
-                _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            nation_n_name_n_regionkey_by_n_nationkey[v_n_nationkey] = (
+                                next(iter(_grp.items()))
+                            )
+            _w2 = n4_count_by_n_nationkey.get(v_n_nationkey)
+            if _w2 is not None:
+                _d3 = (_p[0] * _w2[0], _p[1] * _w2[1], _p[2] * _w2[2])
                 _grp = n2_n_name_by_n_regionkey.get(v_n_regionkey)
                 if _grp is None:
-                    n2_n_name_by_n_regionkey[v_n_regionkey] = {v_n_name: _d2}
+                    n2_n_name_by_n_regionkey[v_n_regionkey] = (v_n_name, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_n_name
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
+                        if _n[0]:
+                            n2_n_name_by_n_regionkey[v_n_regionkey] = (_grp[0], _n)
+                        else:
+                            del n2_n_name_by_n_regionkey[v_n_regionkey]
+                    else:
+                        n2_n_name_by_n_regionkey[v_n_regionkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_n_name)
                     if _o is None:
-                        _grp[v_n_name] = _d2
+                        _grp[v_n_name] = _d3
                     else:
-                        _n = (_o[0] + _d2[0], _o[1] + _d2[1], _o[2] + _d2[2])
+                        _n = (_o[0] + _d3[0], _o[1] + _d3[1], _o[2] + _d3[2])
                         if _n[0]:
                             _grp[v_n_name] = _n
                         else:
                             del _grp[v_n_name]
-                            if not _grp:
-                                del n2_n_name_by_n_regionkey[v_n_regionkey]
-                _w3 = region_count_by_n_regionkey.get(v_n_regionkey)
-                if _w3 is not None:
-                    _d4 = (_d2[0] * _w3[0], _d2[1] * _w3[1], _d2[2] * _w3[2])
+                            if len(_grp) == 1:
+                                n2_n_name_by_n_regionkey[v_n_regionkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w4 = region_count_by_n_regionkey.get(v_n_regionkey)
+                if _w4 is not None:
+                    _d5 = (_d3[0] * _w4[0], _d3[1] * _w4[1], _d3[2] * _w4[2])
                     _o = n0_root.get(v_n_name)
                     if _o is None:
-                        n0_root[v_n_name] = _d4
+                        n0_root[v_n_name] = _d5
                     else:
-                        _n = (_o[0] + _d4[0], _o[1] + _d4[1], _o[2] + _d4[2])
+                        _n = (_o[0] + _d5[0], _o[1] + _d5[1], _o[2] + _d5[2])
                         if _n[0]:
                             n0_root[v_n_name] = _n
                         else:
                             del n0_root[v_n_name]
                     if pending is not None:
                         _k = (v_n_name,)
-                        _v = _d4
+                        _v = _d5
                         _o = pending.get(_k)
                         pending[_k] = (
                             _v
@@ -2573,7 +2800,7 @@ class View:
                     del region_count_by_n_regionkey[v_n_regionkey]
             _g3 = n2_n_name_by_n_regionkey.get(v_n_regionkey)
             if _g3:
-                for v_n_name, _w1 in _g3.items():
+                for v_n_name, _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                     _d2 = (_p[0] * _w1[0], _p[1] * _w1[1], _p[2] * _w1[2])
                     _o = n0_root.get(v_n_name)
                     if _o is None:

@@ -98,7 +98,7 @@ class View:
     }
     COLUMNS = ("revenue",)
     QUERY_ID = "cb7a609233de14fb"
-    LAYOUT_ID = "1fa47085dd49439a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3850a927b4e04e61"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -164,6 +164,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -265,7 +277,7 @@ def _make_derived1():
         COLUMNS = ("supp_nation", "cust_nation", "l_year", "volume")
         QUERY_ID = "7f098601d9626401"
         LAYOUT_ID = (
-            "be00f9d8170c29f8"  # the state's layout: snapshots restore only here
+            "c200cf61896360b1"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -479,18 +491,33 @@ def _make_derived1():
                 del store[row]
             # atom supplier
             _p = d
-            _o = supplier.get((v_s_suppkey, v_s_nationkey))
+            _t1 = (v_s_suppkey, v_s_nationkey)
+            _o = supplier.get(_t1)
             if _o is None:
-                supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                supplier[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    supplier[_t1] = _n
                 else:
-                    del supplier[(v_s_suppkey, v_s_nationkey)]
+                    del supplier[_t1]
             _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_s_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
@@ -501,113 +528,170 @@ def _make_derived1():
                         _grp[v_s_suppkey] = _n
                     else:
                         del _grp[v_s_suppkey]
-                        if not _grp:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-            _w1 = n1_2_count_by_s_nationkey.get(v_s_nationkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n1_2_count_by_s_nationkey.get(v_s_nationkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n8_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n8_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
-                else:
-                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                    if _o is None:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n8_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_suppkey, v_s_nationkey)]
-                            if not _grp:
-                                del n8_by_s_suppkey[v_s_suppkey]
+                            del n8_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n8_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n8_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n8_count_by_s_suppkey[v_s_suppkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n8_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n8_count_by_s_suppkey[v_s_suppkey]
-                _g5 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _g5:
-                    for v_l_orderkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
+                _g6 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                if _g6:
+                    for v_l_orderkey, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = _d3 * _w4
+                        _t7 = (v_s_suppkey, v_l_orderkey)
                         _grp = n6_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n6_by_l_orderkey[v_l_orderkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n6_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d5
                                 if _n:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    n6_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n6_by_l_orderkey[v_l_orderkey]
+                                    del n6_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n6_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n6_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n6_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
-                            n6_count_by_l_orderkey[v_l_orderkey] = _d4
+                            n6_count_by_l_orderkey[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n6_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n6_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w8 is not None:
+                            _d9 = _d5 * _w8
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d7
+                                n0_root[v_l_orderkey] = _d9
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
                                     del n0_root[v_l_orderkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_o_custkey,
-                                ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
-                                    _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                    for (
-                                        v_o_custkey,
-                                        v_c_nationkey,
-                                    ), _m10 in self.n3_by_o_custkey[
-                                        v_o_custkey
-                                    ].items():
-                                        _m11 = self.customer[
+                                for (v_l_orderkey, v_o_custkey), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.n1_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    _m12 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                    for (v_o_custkey, v_c_nationkey), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (_g14 := self.n3_by_o_custkey[v_o_custkey])
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        _m15 = self.customer[
                                             (v_o_custkey, v_c_nationkey)
                                         ]
-                                        for (
-                                            v_c_nationkey,
-                                            v_n2_n_name,
-                                        ), _m12 in self.n2_by_c_nationkey[
-                                            v_c_nationkey
-                                        ].items():
+                                        for (v_c_nationkey, v_n2_n_name), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.n2_by_c_nationkey[
+                                                        v_c_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             for (
                                                 v_l_orderkey,
                                                 v_s_suppkey,
                                                 v_l_extendedprice,
                                                 v_l_discount,
                                                 v_l_shipdate,
-                                            ), _m13 in self.lineitem_by_s_suppkey_l_orderkey[
-                                                (v_s_suppkey, v_l_orderkey)
-                                            ].items():
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m14 in self.n1_2_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                            ), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                            (v_s_suppkey, v_l_orderkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
+                                                for (v_s_nationkey, v_n_name), _m20 in (
+                                                    (_g21,)
+                                                    if type(
+                                                        (
+                                                            _g21 := self.n1_2_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g21.items()
+                                                ):
                                                     if (
                                                         v_n_name is not None
                                                         and v_n2_n_name is not None
@@ -630,11 +714,11 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m9
-                                                            * _m11
                                                             * _m12
-                                                            * _m13
-                                                            * _m14
+                                                            * _m15
+                                                            * _m16
+                                                            * _m18
+                                                            * _m20
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -708,66 +792,65 @@ def _make_derived1():
             # atom lineitem
             if keep_lineitem:
                 _p = d
-                _grp = lineitem_by_s_suppkey_l_orderkey.get((v_s_suppkey, v_l_orderkey))
+                _t1 = (v_s_suppkey, v_l_orderkey)
+                _t2 = (
+                    v_l_orderkey,
+                    v_s_suppkey,
+                    v_l_extendedprice,
+                    v_l_discount,
+                    v_l_shipdate,
+                )
+                _grp = lineitem_by_s_suppkey_l_orderkey.get(_t1)
                 if _grp is None:
-                    lineitem_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
-                        (
-                            v_l_orderkey,
-                            v_s_suppkey,
-                            v_l_extendedprice,
-                            v_l_discount,
-                            v_l_shipdate,
-                        ): _p
-                    }
+                    lineitem_by_s_suppkey_l_orderkey[_t1] = (_t2, _p)
+                elif type(_grp) is tuple:
+                    _e = _t2
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            lineitem_by_s_suppkey_l_orderkey[_t1] = (_grp[0], _n)
+                        else:
+                            del lineitem_by_s_suppkey_l_orderkey[_t1]
+                    else:
+                        lineitem_by_s_suppkey_l_orderkey[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_l_orderkey,
-                            v_s_suppkey,
-                            v_l_extendedprice,
-                            v_l_discount,
-                            v_l_shipdate,
-                        )
-                    )
+                    _o = _grp.get(_t2)
                     if _o is None:
-                        _grp[
-                            (
-                                v_l_orderkey,
-                                v_s_suppkey,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_shipdate,
-                            )
-                        ] = _p
+                        _grp[_t2] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_l_orderkey,
-                                    v_s_suppkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_shipdate,
-                                )
-                            ] = _n
+                            _grp[_t2] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_l_orderkey,
-                                    v_s_suppkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_shipdate,
+                            del _grp[_t2]
+                            if len(_grp) == 1:
+                                lineitem_by_s_suppkey_l_orderkey[_t1] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del lineitem_by_s_suppkey_l_orderkey[
-                                    (v_s_suppkey, v_l_orderkey)
-                                ]
                 _grp = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _p}
+                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_l_orderkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
+                    else:
+                        lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
@@ -778,81 +861,116 @@ def _make_derived1():
                             _grp[v_l_orderkey] = _n
                         else:
                             del _grp[v_l_orderkey]
-                            if not _grp:
-                                del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
-                _w1 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                            if len(_grp) == 1:
+                                lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w3 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                if _w3 is not None:
+                    _d4 = _p * _w3
                     _grp = n6_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n6_by_l_orderkey[v_l_orderkey] = {
-                            (v_s_suppkey, v_l_orderkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n6_by_l_orderkey[v_l_orderkey] = (_t1, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
                             if _n:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                n6_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n6_by_l_orderkey[v_l_orderkey]
+                                del n6_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n6_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d4}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n6_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n6_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
-                        n6_count_by_l_orderkey[v_l_orderkey] = _d2
+                        n6_count_by_l_orderkey[v_l_orderkey] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
                             n6_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n6_count_by_l_orderkey[v_l_orderkey]
-                    _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w5 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w5 is not None:
+                        _d6 = _d4 * _w5
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d4
+                            n0_root[v_l_orderkey] = _d6
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
                                 del n0_root[v_l_orderkey]
                         if pending is not None:
-                            for (
-                                v_l_orderkey,
-                                v_o_custkey,
-                            ), _m5 in self.n1_by_l_orderkey[v_l_orderkey].items():
-                                _m6 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                for (
-                                    v_o_custkey,
-                                    v_c_nationkey,
-                                ), _m7 in self.n3_by_o_custkey[v_o_custkey].items():
-                                    _m8 = self.customer[(v_o_custkey, v_c_nationkey)]
-                                    for (
-                                        v_c_nationkey,
-                                        v_n2_n_name,
-                                    ), _m9 in self.n2_by_c_nationkey[
-                                        v_c_nationkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m10 in self.n8_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m11 = self.supplier[
+                            for (v_l_orderkey, v_o_custkey), _m7 in (
+                                (_g8,)
+                                if type((_g8 := self.n1_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g8.items()
+                            ):
+                                _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                for (v_o_custkey, v_c_nationkey), _m10 in (
+                                    (_g11,)
+                                    if type((_g11 := self.n3_by_o_custkey[v_o_custkey]))
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    _m12 = self.customer[(v_o_custkey, v_c_nationkey)]
+                                    for (v_c_nationkey, v_n2_n_name), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n2_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.n8_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            _m17 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m12 in self.n1_2_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.n1_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 if (
                                                     v_n_name is not None
                                                     and v_n2_n_name is not None
@@ -875,11 +993,11 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p
-                                                        * _m6
-                                                        * _m8
                                                         * _m9
-                                                        * _m11
                                                         * _m12
+                                                        * _m13
+                                                        * _m17
+                                                        * _m18
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -914,18 +1032,33 @@ def _make_derived1():
                 del store[row]
             # atom orders
             _p = d
-            _o = orders.get((v_l_orderkey, v_o_custkey))
+            _t1 = (v_l_orderkey, v_o_custkey)
+            _o = orders.get(_t1)
             if _o is None:
-                orders[(v_l_orderkey, v_o_custkey)] = _p
+                orders[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    orders[(v_l_orderkey, v_o_custkey)] = _n
+                    orders[_t1] = _n
                 else:
-                    del orders[(v_l_orderkey, v_o_custkey)]
+                    del orders[_t1]
             _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
             if _grp is None:
-                orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
+                orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_l_orderkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                    else:
+                        del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                else:
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_l_orderkey)
                 if _o is None:
@@ -936,84 +1069,128 @@ def _make_derived1():
                         _grp[v_l_orderkey] = _n
                     else:
                         del _grp[v_l_orderkey]
-                        if not _grp:
-                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
-            _w1 = n3_count_by_o_custkey.get(v_o_custkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n3_count_by_o_custkey.get(v_o_custkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n1_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n1_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_custkey): _d2}
-                else:
-                    _o = _grp.get((v_l_orderkey, v_o_custkey))
-                    if _o is None:
-                        _grp[(v_l_orderkey, v_o_custkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _n
+                            n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_l_orderkey, v_o_custkey)]
-                            if not _grp:
-                                del n1_by_l_orderkey[v_l_orderkey]
+                            del n1_by_l_orderkey[v_l_orderkey]
+                    else:
+                        n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_l_orderkey[v_l_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                 if _o is None:
-                    n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                    n1_count_by_l_orderkey[v_l_orderkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n1_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
                         del n1_count_by_l_orderkey[v_l_orderkey]
-                _w3 = n6_count_by_l_orderkey.get(v_l_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_l_orderkey)
                     if _o is None:
-                        n0_root[v_l_orderkey] = _d4
+                        n0_root[v_l_orderkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_l_orderkey] = _n
                         else:
                             del n0_root[v_l_orderkey]
                     if pending is not None:
-                        for (v_o_custkey, v_c_nationkey), _m5 in self.n3_by_o_custkey[
-                            v_o_custkey
-                        ].items():
-                            _m6 = self.customer[(v_o_custkey, v_c_nationkey)]
-                            for (
-                                v_c_nationkey,
-                                v_n2_n_name,
-                            ), _m7 in self.n2_by_c_nationkey[v_c_nationkey].items():
-                                for (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                ), _m8 in self.n6_by_l_orderkey[v_l_orderkey].items():
+                        for (v_o_custkey, v_c_nationkey), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.n3_by_o_custkey[v_o_custkey])) is tuple
+                            else _g7.items()
+                        ):
+                            _m8 = self.customer[(v_o_custkey, v_c_nationkey)]
+                            for (v_c_nationkey, v_n2_n_name), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.n2_by_c_nationkey[v_c_nationkey]))
+                                is tuple
+                                else _g10.items()
+                            ):
+                                for (v_s_suppkey, v_l_orderkey), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (_g12 := self.n6_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_l_orderkey,
                                         v_s_suppkey,
                                         v_l_extendedprice,
                                         v_l_discount,
                                         v_l_shipdate,
-                                    ), _m9 in self.lineitem_by_s_suppkey_l_orderkey[
-                                        (v_s_suppkey, v_l_orderkey)
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m10 in self.n8_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m11 = self.supplier[
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                    (v_s_suppkey, v_l_orderkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.n8_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            _m17 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m12 in self.n1_2_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.n1_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 if (
                                                     v_n_name is not None
                                                     and v_n2_n_name is not None
@@ -1036,11 +1213,11 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p
-                                                        * _m6
-                                                        * _m7
+                                                        * _m8
                                                         * _m9
-                                                        * _m11
-                                                        * _m12
+                                                        * _m13
+                                                        * _m17
+                                                        * _m18
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -1080,18 +1257,33 @@ def _make_derived1():
                 del store[row]
             # atom customer
             _p = d
-            _o = customer.get((v_o_custkey, v_c_nationkey))
+            _t1 = (v_o_custkey, v_c_nationkey)
+            _o = customer.get(_t1)
             if _o is None:
-                customer[(v_o_custkey, v_c_nationkey)] = _p
+                customer[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    customer[(v_o_custkey, v_c_nationkey)] = _n
+                    customer[_t1] = _n
                 else:
-                    del customer[(v_o_custkey, v_c_nationkey)]
+                    del customer[_t1]
             _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_o_custkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                    else:
+                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_o_custkey)
                 if _o is None:
@@ -1102,113 +1294,174 @@ def _make_derived1():
                         _grp[v_o_custkey] = _n
                     else:
                         del _grp[v_o_custkey]
-                        if not _grp:
-                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-            _w1 = n2_count_by_c_nationkey.get(v_c_nationkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n2_count_by_c_nationkey.get(v_c_nationkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n3_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
-                    n3_by_o_custkey[v_o_custkey] = {(v_o_custkey, v_c_nationkey): _d2}
-                else:
-                    _o = _grp.get((v_o_custkey, v_c_nationkey))
-                    if _o is None:
-                        _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n3_by_o_custkey[v_o_custkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _n
+                            n3_by_o_custkey[v_o_custkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_o_custkey, v_c_nationkey)]
-                            if not _grp:
-                                del n3_by_o_custkey[v_o_custkey]
+                            del n3_by_o_custkey[v_o_custkey]
+                    else:
+                        n3_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n3_by_o_custkey[v_o_custkey] = next(iter(_grp.items()))
                 _o = n3_count_by_o_custkey.get(v_o_custkey)
                 if _o is None:
-                    n3_count_by_o_custkey[v_o_custkey] = _d2
+                    n3_count_by_o_custkey[v_o_custkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n3_count_by_o_custkey[v_o_custkey] = _n
                     else:
                         del n3_count_by_o_custkey[v_o_custkey]
-                _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                if _g5:
-                    for v_l_orderkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
+                _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                if _g6:
+                    for v_l_orderkey, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = _d3 * _w4
+                        _t7 = (v_l_orderkey, v_o_custkey)
                         _grp = n1_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n1_by_l_orderkey[v_l_orderkey] = {
-                                (v_l_orderkey, v_o_custkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_l_orderkey, v_o_custkey))
-                            if _o is None:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n1_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d5
                                 if _n:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                    n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_l_orderkey, v_o_custkey)]
-                                    if not _grp:
-                                        del n1_by_l_orderkey[v_l_orderkey]
+                                    del n1_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n1_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n1_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
-                            n1_count_by_l_orderkey[v_l_orderkey] = _d4
+                            n1_count_by_l_orderkey[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n1_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n1_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = n6_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w8 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w8 is not None:
+                            _d9 = _d5 * _w8
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d7
+                                n0_root[v_l_orderkey] = _d9
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
                                     del n0_root[v_l_orderkey]
                             if pending is not None:
-                                _m8 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                for (
-                                    v_c_nationkey,
-                                    v_n2_n_name,
-                                ), _m9 in self.n2_by_c_nationkey[v_c_nationkey].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                    ), _m10 in self.n6_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                _m10 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                for (v_c_nationkey, v_n2_n_name), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (_g12 := self.n2_by_c_nationkey[v_c_nationkey])
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_s_suppkey, v_l_orderkey), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n6_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_l_orderkey,
                                             v_s_suppkey,
                                             v_l_extendedprice,
                                             v_l_discount,
                                             v_l_shipdate,
-                                        ), _m11 in self.lineitem_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ].items():
-                                            for (
-                                                v_s_suppkey,
-                                                v_s_nationkey,
-                                            ), _m12 in self.n8_by_s_suppkey[
-                                                v_s_suppkey
-                                            ].items():
-                                                _m13 = self.supplier[
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for (v_s_suppkey, v_s_nationkey), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.n8_by_s_suppkey[
+                                                            v_s_suppkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                _m19 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m14 in self.n1_2_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                                for (v_s_nationkey, v_n_name), _m20 in (
+                                                    (_g21,)
+                                                    if type(
+                                                        (
+                                                            _g21 := self.n1_2_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g21.items()
+                                                ):
                                                     if (
                                                         v_n_name is not None
                                                         and v_n2_n_name is not None
@@ -1231,11 +1484,11 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m8
-                                                            * _m9
+                                                            * _m10
                                                             * _m11
-                                                            * _m13
-                                                            * _m14
+                                                            * _m15
+                                                            * _m19
+                                                            * _m20
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -1296,21 +1549,33 @@ def _make_derived1():
             v_c_nationkey = row[0]
             v_n2_n_name = row[1]
             _p = d
+            _t1 = (v_c_nationkey, v_n2_n_name)
             _grp = n2_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                n2_by_c_nationkey[v_c_nationkey] = {(v_c_nationkey, v_n2_n_name): _p}
+                n2_by_c_nationkey[v_c_nationkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        n2_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                    else:
+                        del n2_by_c_nationkey[v_c_nationkey]
+                else:
+                    n2_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_c_nationkey, v_n2_n_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_c_nationkey, v_n2_n_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_c_nationkey, v_n2_n_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_c_nationkey, v_n2_n_name)]
-                        if not _grp:
-                            del n2_by_c_nationkey[v_c_nationkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n2_by_c_nationkey[v_c_nationkey] = next(iter(_grp.items()))
             _o = n2_count_by_c_nationkey.get(v_c_nationkey)
             if _o is None:
                 n2_count_by_c_nationkey[v_c_nationkey] = _p
@@ -1320,111 +1585,167 @@ def _make_derived1():
                     n2_count_by_c_nationkey[v_c_nationkey] = _n
                 else:
                     del n2_count_by_c_nationkey[v_c_nationkey]
-            _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-            if _g3:
-                for v_o_custkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+            if _g4:
+                for v_o_custkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_o_custkey, v_c_nationkey)
                     _grp = n3_by_o_custkey.get(v_o_custkey)
                     if _grp is None:
-                        n3_by_o_custkey[v_o_custkey] = {
-                            (v_o_custkey, v_c_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_o_custkey, v_c_nationkey))
-                        if _o is None:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n3_by_o_custkey[v_o_custkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                n3_by_o_custkey[v_o_custkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_o_custkey, v_c_nationkey)]
-                                if not _grp:
-                                    del n3_by_o_custkey[v_o_custkey]
+                                del n3_by_o_custkey[v_o_custkey]
+                        else:
+                            n3_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n3_by_o_custkey[v_o_custkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n3_count_by_o_custkey.get(v_o_custkey)
                     if _o is None:
-                        n3_count_by_o_custkey[v_o_custkey] = _d2
+                        n3_count_by_o_custkey[v_o_custkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n3_count_by_o_custkey[v_o_custkey] = _n
                         else:
                             del n3_count_by_o_custkey[v_o_custkey]
-                    _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                    if _g6:
-                        for v_l_orderkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
+                    _g8 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                    if _g8:
+                        for v_l_orderkey, _w6 in (
+                            (_g8,) if type(_g8) is tuple else _g8.items()
+                        ):
+                            _d7 = _d3 * _w6
+                            _t9 = (v_l_orderkey, v_o_custkey)
                             _grp = n1_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n1_by_l_orderkey[v_l_orderkey] = {
-                                    (v_l_orderkey, v_o_custkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_l_orderkey, v_o_custkey))
-                                if _o is None:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n1_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d7
                                     if _n:
-                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                        n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_l_orderkey, v_o_custkey)]
-                                        if not _grp:
-                                            del n1_by_l_orderkey[v_l_orderkey]
+                                        del n1_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n1_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n1_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n1_count_by_l_orderkey[v_l_orderkey] = _d5
+                                n1_count_by_l_orderkey[v_l_orderkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n1_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n1_count_by_l_orderkey[v_l_orderkey]
-                            _w7 = n6_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            _w10 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w10 is not None:
+                                _d11 = _d7 * _w10
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d8
+                                    n0_root[v_l_orderkey] = _d11
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d11
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                    _m10 = self.customer[(v_o_custkey, v_c_nationkey)]
-                                    for (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                    ), _m11 in self.n6_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                    _m12 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                    _m13 = self.customer[(v_o_custkey, v_c_nationkey)]
+                                    for (v_s_suppkey, v_l_orderkey), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.n6_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         for (
                                             v_l_orderkey,
                                             v_s_suppkey,
                                             v_l_extendedprice,
                                             v_l_discount,
                                             v_l_shipdate,
-                                        ), _m12 in self.lineitem_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ].items():
-                                            for (
-                                                v_s_suppkey,
-                                                v_s_nationkey,
-                                            ), _m13 in self.n8_by_s_suppkey[
-                                                v_s_suppkey
-                                            ].items():
-                                                _m14 = self.supplier[
+                                        ), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
+                                            for (v_s_suppkey, v_s_nationkey), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.n8_by_s_suppkey[
+                                                            v_s_suppkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
+                                                _m20 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m15 in self.n1_2_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                                for (v_s_nationkey, v_n_name), _m21 in (
+                                                    (_g22,)
+                                                    if type(
+                                                        (
+                                                            _g22 := self.n1_2_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g22.items()
+                                                ):
                                                     if (
                                                         v_n_name is not None
                                                         and v_n2_n_name is not None
@@ -1447,11 +1768,11 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m9
-                                                            * _m10
                                                             * _m12
-                                                            * _m14
-                                                            * _m15
+                                                            * _m13
+                                                            * _m16
+                                                            * _m20
+                                                            * _m21
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -1464,21 +1785,35 @@ def _make_derived1():
             v_s_nationkey = row[0]
             v_n_name = row[1]
             _p = d
+            _t1 = (v_s_nationkey, v_n_name)
             _grp = n1_2_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                n1_2_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                n1_2_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        n1_2_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del n1_2_by_s_nationkey[v_s_nationkey]
+                else:
+                    n1_2_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_s_nationkey, v_n_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_nationkey, v_n_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_s_nationkey, v_n_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_nationkey, v_n_name)]
-                        if not _grp:
-                            del n1_2_by_s_nationkey[v_s_nationkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n1_2_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _o = n1_2_count_by_s_nationkey.get(v_s_nationkey)
             if _o is None:
                 n1_2_count_by_s_nationkey[v_s_nationkey] = _p
@@ -1488,111 +1823,170 @@ def _make_derived1():
                     n1_2_count_by_s_nationkey[v_s_nationkey] = _n
                 else:
                     del n1_2_count_by_s_nationkey[v_s_nationkey]
-            _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+            if _g4:
+                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_s_suppkey, v_s_nationkey)
                     _grp = n8_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n8_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n8_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n8_by_s_suppkey[v_s_suppkey]
+                                del n8_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n8_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n8_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n8_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n8_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n8_count_by_s_suppkey[v_s_suppkey]
-                    _g6 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g6:
-                        for v_l_orderkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
+                    _g8 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g8:
+                        for v_l_orderkey, _w6 in (
+                            (_g8,) if type(_g8) is tuple else _g8.items()
+                        ):
+                            _d7 = _d3 * _w6
+                            _t9 = (v_s_suppkey, v_l_orderkey)
                             _grp = n6_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n6_by_l_orderkey[v_l_orderkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n6_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d7
                                     if _n:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n6_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n6_by_l_orderkey[v_l_orderkey]
+                                        del n6_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n6_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n6_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n6_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n6_count_by_l_orderkey[v_l_orderkey] = _d5
+                                n6_count_by_l_orderkey[v_l_orderkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n6_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n6_count_by_l_orderkey[v_l_orderkey]
-                            _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            _w10 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w10 is not None:
+                                _d11 = _d7 * _w10
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d8
+                                    n0_root[v_l_orderkey] = _d11
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d11
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_custkey,
-                                    ), _m9 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        _m10 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                        for (
-                                            v_o_custkey,
-                                            v_c_nationkey,
-                                        ), _m11 in self.n3_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            _m12 = self.customer[
+                                    for (v_l_orderkey, v_o_custkey), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n1_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        _m14 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                        for (v_o_custkey, v_c_nationkey), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.n3_by_o_custkey[
+                                                        v_o_custkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            _m17 = self.customer[
                                                 (v_o_custkey, v_c_nationkey)
                                             ]
-                                            for (
-                                                v_c_nationkey,
-                                                v_n2_n_name,
-                                            ), _m13 in self.n2_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
+                                            for (v_c_nationkey, v_n2_n_name), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.n2_by_c_nationkey[
+                                                            v_c_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 for (
                                                     v_l_orderkey,
                                                     v_s_suppkey,
                                                     v_l_extendedprice,
                                                     v_l_discount,
                                                     v_l_shipdate,
-                                                ), _m14 in self.lineitem_by_s_suppkey_l_orderkey[
-                                                    (v_s_suppkey, v_l_orderkey)
-                                                ].items():
-                                                    _m15 = self.supplier[
+                                                ), _m20 in (
+                                                    (_g21,)
+                                                    if type(
+                                                        (
+                                                            _g21 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                                (
+                                                                    v_s_suppkey,
+                                                                    v_l_orderkey,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g21.items()
+                                                ):
+                                                    _m22 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
                                                     ]
                                                     if (
@@ -1617,11 +2011,11 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m10
-                                                            * _m12
-                                                            * _m13
                                                             * _m14
-                                                            * _m15
+                                                            * _m17
+                                                            * _m18
+                                                            * _m20
+                                                            * _m22
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -1688,18 +2082,36 @@ def _make_derived1():
                     or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)
                 ):
                     continue
-                _o = supplier.get((v_s_suppkey, v_s_nationkey))
+                _t1 = (v_s_suppkey, v_s_nationkey)
+                _o = supplier.get(_t1)
                 if _o is None:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                    supplier[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                        supplier[_t1] = _n
                     else:
-                        del supplier[(v_s_suppkey, v_s_nationkey)]
+                        del supplier[_t1]
                 _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_s_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
@@ -1710,117 +2122,186 @@ def _make_derived1():
                             _grp[v_s_suppkey] = _n
                         else:
                             del _grp[v_s_suppkey]
-                            if not _grp:
-                                del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                _w1 = n1_2_count_by_s_nationkey.get(v_s_nationkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                            if len(_grp) == 1:
+                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n1_2_count_by_s_nationkey.get(v_s_nationkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n8_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n8_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n8_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n8_by_s_suppkey[v_s_suppkey]
+                                del n8_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n8_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n8_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n8_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n8_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n8_count_by_s_suppkey[v_s_suppkey]
-                    _g5 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g5:
-                        for v_l_orderkey, _w3 in _g5.items():
-                            _d4 = _d2 * _w3
+                    _g6 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g6:
+                        for v_l_orderkey, _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
+                            _d5 = _d3 * _w4
+                            _t7 = (v_s_suppkey, v_l_orderkey)
                             _grp = n6_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n6_by_l_orderkey[v_l_orderkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d4
-                                else:
-                                    _n = _o + _d4
+                                n6_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d5
                                     if _n:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n6_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n6_by_l_orderkey[v_l_orderkey]
+                                        del n6_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n6_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n6_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n6_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n6_count_by_l_orderkey[v_l_orderkey] = _d4
+                                n6_count_by_l_orderkey[v_l_orderkey] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n6_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n6_count_by_l_orderkey[v_l_orderkey]
-                            _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w6 is not None:
-                                _d7 = _d4 * _w6
+                            _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w8 is not None:
+                                _d9 = _d5 * _w8
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d7
+                                    n0_root[v_l_orderkey] = _d9
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_custkey,
-                                    ), _m8 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                        for (
-                                            v_o_custkey,
-                                            v_c_nationkey,
-                                        ), _m10 in self.n3_by_o_custkey[
-                                            v_o_custkey
-                                        ].items():
-                                            _m11 = self.customer[
+                                    for (v_l_orderkey, v_o_custkey), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.n1_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        _m12 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                        for (v_o_custkey, v_c_nationkey), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n3_by_o_custkey[
+                                                        v_o_custkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
+                                            _m15 = self.customer[
                                                 (v_o_custkey, v_c_nationkey)
                                             ]
-                                            for (
-                                                v_c_nationkey,
-                                                v_n2_n_name,
-                                            ), _m12 in self.n2_by_c_nationkey[
-                                                v_c_nationkey
-                                            ].items():
+                                            for (v_c_nationkey, v_n2_n_name), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.n2_by_c_nationkey[
+                                                            v_c_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_l_orderkey,
                                                     v_s_suppkey,
                                                     v_l_extendedprice,
                                                     v_l_discount,
                                                     v_l_shipdate,
-                                                ), _m13 in self.lineitem_by_s_suppkey_l_orderkey[
-                                                    (v_s_suppkey, v_l_orderkey)
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                                (
+                                                                    v_s_suppkey,
+                                                                    v_l_orderkey,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     for (
                                                         v_s_nationkey,
                                                         v_n_name,
-                                                    ), _m14 in self.n1_2_by_s_nationkey[
-                                                        v_s_nationkey
-                                                    ].items():
+                                                    ), _m20 in (
+                                                        (_g21,)
+                                                        if type(
+                                                            (
+                                                                _g21 := self.n1_2_by_s_nationkey[
+                                                                    v_s_nationkey
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g21.items()
+                                                    ):
                                                         if (
                                                             v_n_name is not None
                                                             and v_n2_n_name is not None
@@ -1847,11 +2328,11 @@ def _make_derived1():
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m9
-                                                                * _m11
                                                                 * _m12
-                                                                * _m13
-                                                                * _m14
+                                                                * _m15
+                                                                * _m16
+                                                                * _m18
+                                                                * _m20
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -1964,85 +2445,80 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.lineitem_by_s_suppkey_l_orderkey.get(
+                            (v_s_suppkey, v_l_orderkey)
+                        ),
                         (
-                            self.lineitem_by_s_suppkey_l_orderkey.get(
-                                (v_s_suppkey, v_l_orderkey)
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_l_orderkey,
-                                v_s_suppkey,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_shipdate,
-                            )
-                        )
-                        or _ZERO
+                            v_l_orderkey,
+                            v_s_suppkey,
+                            v_l_extendedprice,
+                            v_l_discount,
+                            v_l_shipdate,
+                        ),
+                        _ZERO,
                     )
                 ):
                     continue
-                _grp = lineitem_by_s_suppkey_l_orderkey.get((v_s_suppkey, v_l_orderkey))
+                _t1 = (v_s_suppkey, v_l_orderkey)
+                _t2 = (
+                    v_l_orderkey,
+                    v_s_suppkey,
+                    v_l_extendedprice,
+                    v_l_discount,
+                    v_l_shipdate,
+                )
+                _grp = lineitem_by_s_suppkey_l_orderkey.get(_t1)
                 if _grp is None:
-                    lineitem_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
-                        (
-                            v_l_orderkey,
-                            v_s_suppkey,
-                            v_l_extendedprice,
-                            v_l_discount,
-                            v_l_shipdate,
-                        ): _p
-                    }
+                    lineitem_by_s_suppkey_l_orderkey[_t1] = (_t2, _p)
+                elif type(_grp) is tuple:
+                    _e = _t2
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            lineitem_by_s_suppkey_l_orderkey[_t1] = (_grp[0], _n)
+                        else:
+                            del lineitem_by_s_suppkey_l_orderkey[_t1]
+                    else:
+                        lineitem_by_s_suppkey_l_orderkey[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get(
-                        (
-                            v_l_orderkey,
-                            v_s_suppkey,
-                            v_l_extendedprice,
-                            v_l_discount,
-                            v_l_shipdate,
-                        )
-                    )
+                    _o = _grp.get(_t2)
                     if _o is None:
-                        _grp[
-                            (
-                                v_l_orderkey,
-                                v_s_suppkey,
-                                v_l_extendedprice,
-                                v_l_discount,
-                                v_l_shipdate,
-                            )
-                        ] = _p
+                        _grp[_t2] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_l_orderkey,
-                                    v_s_suppkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_shipdate,
-                                )
-                            ] = _n
+                            _grp[_t2] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_l_orderkey,
-                                    v_s_suppkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                    v_l_shipdate,
+                            del _grp[_t2]
+                            if len(_grp) == 1:
+                                lineitem_by_s_suppkey_l_orderkey[_t1] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del lineitem_by_s_suppkey_l_orderkey[
-                                    (v_s_suppkey, v_l_orderkey)
-                                ]
                 _grp = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _p}
+                    lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_l_orderkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
+                    else:
+                        lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
@@ -2053,81 +2529,116 @@ def _make_derived1():
                             _grp[v_l_orderkey] = _n
                         else:
                             del _grp[v_l_orderkey]
-                            if not _grp:
-                                del lineitem_l_orderkey_by_s_suppkey[v_s_suppkey]
-                _w1 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                            if len(_grp) == 1:
+                                lineitem_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w3 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                if _w3 is not None:
+                    _d4 = _p * _w3
                     _grp = n6_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n6_by_l_orderkey[v_l_orderkey] = {
-                            (v_s_suppkey, v_l_orderkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n6_by_l_orderkey[v_l_orderkey] = (_t1, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
                             if _n:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                n6_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n6_by_l_orderkey[v_l_orderkey]
+                                del n6_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n6_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d4}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n6_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n6_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
-                        n6_count_by_l_orderkey[v_l_orderkey] = _d2
+                        n6_count_by_l_orderkey[v_l_orderkey] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
                             n6_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n6_count_by_l_orderkey[v_l_orderkey]
-                    _w3 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w5 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w5 is not None:
+                        _d6 = _d4 * _w5
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d4
+                            n0_root[v_l_orderkey] = _d6
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
                                 del n0_root[v_l_orderkey]
                         if pending is not None:
-                            for (
-                                v_l_orderkey,
-                                v_o_custkey,
-                            ), _m5 in self.n1_by_l_orderkey[v_l_orderkey].items():
-                                _m6 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                for (
-                                    v_o_custkey,
-                                    v_c_nationkey,
-                                ), _m7 in self.n3_by_o_custkey[v_o_custkey].items():
-                                    _m8 = self.customer[(v_o_custkey, v_c_nationkey)]
-                                    for (
-                                        v_c_nationkey,
-                                        v_n2_n_name,
-                                    ), _m9 in self.n2_by_c_nationkey[
-                                        v_c_nationkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m10 in self.n8_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m11 = self.supplier[
+                            for (v_l_orderkey, v_o_custkey), _m7 in (
+                                (_g8,)
+                                if type((_g8 := self.n1_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g8.items()
+                            ):
+                                _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                for (v_o_custkey, v_c_nationkey), _m10 in (
+                                    (_g11,)
+                                    if type((_g11 := self.n3_by_o_custkey[v_o_custkey]))
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    _m12 = self.customer[(v_o_custkey, v_c_nationkey)]
+                                    for (v_c_nationkey, v_n2_n_name), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.n2_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.n8_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            _m17 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m12 in self.n1_2_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.n1_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 if (
                                                     v_n_name is not None
                                                     and v_n2_n_name is not None
@@ -2150,11 +2661,11 @@ def _make_derived1():
                                                     )
                                                     _v = (
                                                         _p
-                                                        * _m6
-                                                        * _m8
                                                         * _m9
-                                                        * _m11
                                                         * _m12
+                                                        * _m13
+                                                        * _m17
+                                                        * _m18
                                                     )
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
@@ -2216,18 +2727,33 @@ def _make_derived1():
                     or not self.orders.get((v_l_orderkey, v_o_custkey), _ZERO)
                 ):
                     continue
-                _o = orders.get((v_l_orderkey, v_o_custkey))
+                _t1 = (v_l_orderkey, v_o_custkey)
+                _o = orders.get(_t1)
                 if _o is None:
-                    orders[(v_l_orderkey, v_o_custkey)] = _p
+                    orders[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        orders[(v_l_orderkey, v_o_custkey)] = _n
+                        orders[_t1] = _n
                     else:
-                        del orders[(v_l_orderkey, v_o_custkey)]
+                        del orders[_t1]
                 _grp = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
-                    orders_l_orderkey_by_o_custkey[v_o_custkey] = {v_l_orderkey: _p}
+                    orders_l_orderkey_by_o_custkey[v_o_custkey] = (v_l_orderkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_l_orderkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            orders_l_orderkey_by_o_custkey[v_o_custkey] = (_grp[0], _n)
+                        else:
+                            del orders_l_orderkey_by_o_custkey[v_o_custkey]
+                    else:
+                        orders_l_orderkey_by_o_custkey[v_o_custkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
@@ -2238,89 +2764,135 @@ def _make_derived1():
                             _grp[v_l_orderkey] = _n
                         else:
                             del _grp[v_l_orderkey]
-                            if not _grp:
-                                del orders_l_orderkey_by_o_custkey[v_o_custkey]
-                _w1 = n3_count_by_o_custkey.get(v_o_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                            if len(_grp) == 1:
+                                orders_l_orderkey_by_o_custkey[v_o_custkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n3_count_by_o_custkey.get(v_o_custkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n1_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n1_by_l_orderkey[v_l_orderkey] = {
-                            (v_l_orderkey, v_o_custkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_l_orderkey, v_o_custkey))
-                        if _o is None:
-                            _grp[(v_l_orderkey, v_o_custkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_l_orderkey, v_o_custkey)]
-                                if not _grp:
-                                    del n1_by_l_orderkey[v_l_orderkey]
+                                del n1_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
-                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                        n1_count_by_l_orderkey[v_l_orderkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n1_count_by_l_orderkey[v_l_orderkey]
-                    _w3 = n6_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d4
+                            n0_root[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
                                 del n0_root[v_l_orderkey]
                         if pending is not None:
-                            for (
-                                v_o_custkey,
-                                v_c_nationkey,
-                            ), _m5 in self.n3_by_o_custkey[v_o_custkey].items():
-                                _m6 = self.customer[(v_o_custkey, v_c_nationkey)]
-                                for (
-                                    v_c_nationkey,
-                                    v_n2_n_name,
-                                ), _m7 in self.n2_by_c_nationkey[v_c_nationkey].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                    ), _m8 in self.n6_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                            for (v_o_custkey, v_c_nationkey), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.n3_by_o_custkey[v_o_custkey]))
+                                is tuple
+                                else _g7.items()
+                            ):
+                                _m8 = self.customer[(v_o_custkey, v_c_nationkey)]
+                                for (v_c_nationkey, v_n2_n_name), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (_g10 := self.n2_by_c_nationkey[v_c_nationkey])
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_s_suppkey, v_l_orderkey), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n6_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         for (
                                             v_l_orderkey,
                                             v_s_suppkey,
                                             v_l_extendedprice,
                                             v_l_discount,
                                             v_l_shipdate,
-                                        ), _m9 in self.lineitem_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ].items():
-                                            for (
-                                                v_s_suppkey,
-                                                v_s_nationkey,
-                                            ), _m10 in self.n8_by_s_suppkey[
-                                                v_s_suppkey
-                                            ].items():
-                                                _m11 = self.supplier[
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
+                                            for (v_s_suppkey, v_s_nationkey), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.n8_by_s_suppkey[
+                                                            v_s_suppkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
+                                                _m17 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m12 in self.n1_2_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                                for (v_s_nationkey, v_n_name), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.n1_2_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     if (
                                                         v_n_name is not None
                                                         and v_n2_n_name is not None
@@ -2343,11 +2915,11 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _p
-                                                            * _m6
-                                                            * _m7
+                                                            * _m8
                                                             * _m9
-                                                            * _m11
-                                                            * _m12
+                                                            * _m13
+                                                            * _m17
+                                                            * _m18
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -2414,18 +2986,36 @@ def _make_derived1():
                     or not self.customer.get((v_o_custkey, v_c_nationkey), _ZERO)
                 ):
                     continue
-                _o = customer.get((v_o_custkey, v_c_nationkey))
+                _t1 = (v_o_custkey, v_c_nationkey)
+                _o = customer.get(_t1)
                 if _o is None:
-                    customer[(v_o_custkey, v_c_nationkey)] = _p
+                    customer[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        customer[(v_o_custkey, v_c_nationkey)] = _n
+                        customer[_t1] = _n
                     else:
-                        del customer[(v_o_custkey, v_c_nationkey)]
+                        del customer[_t1]
                 _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                 if _grp is None:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_o_custkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                    else:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_o_custkey)
                     if _o is None:
@@ -2436,117 +3026,186 @@ def _make_derived1():
                             _grp[v_o_custkey] = _n
                         else:
                             del _grp[v_o_custkey]
-                            if not _grp:
-                                del customer_o_custkey_by_c_nationkey[v_c_nationkey]
-                _w1 = n2_count_by_c_nationkey.get(v_c_nationkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                            if len(_grp) == 1:
+                                customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n2_count_by_c_nationkey.get(v_c_nationkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n3_by_o_custkey.get(v_o_custkey)
                     if _grp is None:
-                        n3_by_o_custkey[v_o_custkey] = {
-                            (v_o_custkey, v_c_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_o_custkey, v_c_nationkey))
-                        if _o is None:
-                            _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n3_by_o_custkey[v_o_custkey] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                n3_by_o_custkey[v_o_custkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_o_custkey, v_c_nationkey)]
-                                if not _grp:
-                                    del n3_by_o_custkey[v_o_custkey]
+                                del n3_by_o_custkey[v_o_custkey]
+                        else:
+                            n3_by_o_custkey[v_o_custkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n3_by_o_custkey[v_o_custkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n3_count_by_o_custkey.get(v_o_custkey)
                     if _o is None:
-                        n3_count_by_o_custkey[v_o_custkey] = _d2
+                        n3_count_by_o_custkey[v_o_custkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n3_count_by_o_custkey[v_o_custkey] = _n
                         else:
                             del n3_count_by_o_custkey[v_o_custkey]
-                    _g5 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                    if _g5:
-                        for v_l_orderkey, _w3 in _g5.items():
-                            _d4 = _d2 * _w3
+                    _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                    if _g6:
+                        for v_l_orderkey, _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
+                            _d5 = _d3 * _w4
+                            _t7 = (v_l_orderkey, v_o_custkey)
                             _grp = n1_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n1_by_l_orderkey[v_l_orderkey] = {
-                                    (v_l_orderkey, v_o_custkey): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_l_orderkey, v_o_custkey))
-                                if _o is None:
-                                    _grp[(v_l_orderkey, v_o_custkey)] = _d4
-                                else:
-                                    _n = _o + _d4
+                                n1_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d5
                                     if _n:
-                                        _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                        n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_l_orderkey, v_o_custkey)]
-                                        if not _grp:
-                                            del n1_by_l_orderkey[v_l_orderkey]
+                                        del n1_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n1_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n1_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n1_count_by_l_orderkey[v_l_orderkey] = _d4
+                                n1_count_by_l_orderkey[v_l_orderkey] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n1_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n1_count_by_l_orderkey[v_l_orderkey]
-                            _w6 = n6_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w6 is not None:
-                                _d7 = _d4 * _w6
+                            _w8 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w8 is not None:
+                                _d9 = _d5 * _w8
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d7
+                                    n0_root[v_l_orderkey] = _d9
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    _m8 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                    for (
-                                        v_c_nationkey,
-                                        v_n2_n_name,
-                                    ), _m9 in self.n2_by_c_nationkey[
-                                        v_c_nationkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                        ), _m10 in self.n6_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                    _m10 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                    for (v_c_nationkey, v_n2_n_name), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n2_by_c_nationkey[
+                                                    v_c_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_s_suppkey, v_l_orderkey), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n6_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_l_orderkey,
                                                 v_s_suppkey,
                                                 v_l_extendedprice,
                                                 v_l_discount,
                                                 v_l_shipdate,
-                                            ), _m11 in self.lineitem_by_s_suppkey_l_orderkey[
-                                                (v_s_suppkey, v_l_orderkey)
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                            (v_s_suppkey, v_l_orderkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_s_suppkey,
                                                     v_s_nationkey,
-                                                ), _m12 in self.n8_by_s_suppkey[
-                                                    v_s_suppkey
-                                                ].items():
-                                                    _m13 = self.supplier[
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.n8_by_s_suppkey[
+                                                                v_s_suppkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
+                                                    _m19 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
                                                     ]
                                                     for (
                                                         v_s_nationkey,
                                                         v_n_name,
-                                                    ), _m14 in self.n1_2_by_s_nationkey[
-                                                        v_s_nationkey
-                                                    ].items():
+                                                    ), _m20 in (
+                                                        (_g21,)
+                                                        if type(
+                                                            (
+                                                                _g21 := self.n1_2_by_s_nationkey[
+                                                                    v_s_nationkey
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g21.items()
+                                                    ):
                                                         if (
                                                             v_n_name is not None
                                                             and v_n2_n_name is not None
@@ -2573,11 +3232,11 @@ def _make_derived1():
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m8
-                                                                * _m9
+                                                                * _m10
                                                                 * _m11
-                                                                * _m13
-                                                                * _m14
+                                                                * _m15
+                                                                * _m19
+                                                                * _m20
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -2667,31 +3326,42 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.n2_by_c_nationkey.get(v_c_nationkey) or _EMPTY).get(
-                            (v_c_nationkey, v_n2_n_name)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.n2_by_c_nationkey.get(v_c_nationkey),
+                        (v_c_nationkey, v_n2_n_name),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_c_nationkey, v_n2_n_name)
                 _grp = n2_by_c_nationkey.get(v_c_nationkey)
                 if _grp is None:
-                    n2_by_c_nationkey[v_c_nationkey] = {
-                        (v_c_nationkey, v_n2_n_name): _p
-                    }
+                    n2_by_c_nationkey[v_c_nationkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            n2_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                        else:
+                            del n2_by_c_nationkey[v_c_nationkey]
+                    else:
+                        n2_by_c_nationkey[v_c_nationkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_c_nationkey, v_n2_n_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_c_nationkey, v_n2_n_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_c_nationkey, v_n2_n_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_c_nationkey, v_n2_n_name)]
-                            if not _grp:
-                                del n2_by_c_nationkey[v_c_nationkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n2_by_c_nationkey[v_c_nationkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n2_count_by_c_nationkey.get(v_c_nationkey)
                 if _o is None:
                     n2_count_by_c_nationkey[v_c_nationkey] = _p
@@ -2701,113 +3371,183 @@ def _make_derived1():
                         n2_count_by_c_nationkey[v_c_nationkey] = _n
                     else:
                         del n2_count_by_c_nationkey[v_c_nationkey]
-                _g3 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-                if _g3:
-                    for v_o_custkey, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
+                if _g4:
+                    for v_o_custkey, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_o_custkey, v_c_nationkey)
                         _grp = n3_by_o_custkey.get(v_o_custkey)
                         if _grp is None:
-                            n3_by_o_custkey[v_o_custkey] = {
-                                (v_o_custkey, v_c_nationkey): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_o_custkey, v_c_nationkey))
-                            if _o is None:
-                                _grp[(v_o_custkey, v_c_nationkey)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n3_by_o_custkey[v_o_custkey] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_o_custkey, v_c_nationkey)] = _n
+                                    n3_by_o_custkey[v_o_custkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_o_custkey, v_c_nationkey)]
-                                    if not _grp:
-                                        del n3_by_o_custkey[v_o_custkey]
+                                    del n3_by_o_custkey[v_o_custkey]
+                            else:
+                                n3_by_o_custkey[v_o_custkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n3_by_o_custkey[v_o_custkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n3_count_by_o_custkey.get(v_o_custkey)
                         if _o is None:
-                            n3_count_by_o_custkey[v_o_custkey] = _d2
+                            n3_count_by_o_custkey[v_o_custkey] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n3_count_by_o_custkey[v_o_custkey] = _n
                             else:
                                 del n3_count_by_o_custkey[v_o_custkey]
-                        _g6 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
-                        if _g6:
-                            for v_l_orderkey, _w4 in _g6.items():
-                                _d5 = _d2 * _w4
+                        _g8 = orders_l_orderkey_by_o_custkey.get(v_o_custkey)
+                        if _g8:
+                            for v_l_orderkey, _w6 in (
+                                (_g8,) if type(_g8) is tuple else _g8.items()
+                            ):
+                                _d7 = _d3 * _w6
+                                _t9 = (v_l_orderkey, v_o_custkey)
                                 _grp = n1_by_l_orderkey.get(v_l_orderkey)
                                 if _grp is None:
-                                    n1_by_l_orderkey[v_l_orderkey] = {
-                                        (v_l_orderkey, v_o_custkey): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_l_orderkey, v_o_custkey))
-                                    if _o is None:
-                                        _grp[(v_l_orderkey, v_o_custkey)] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                    n1_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t9
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
                                         if _n:
-                                            _grp[(v_l_orderkey, v_o_custkey)] = _n
+                                            n1_by_l_orderkey[v_l_orderkey] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_l_orderkey, v_o_custkey)]
-                                            if not _grp:
-                                                del n1_by_l_orderkey[v_l_orderkey]
+                                            del n1_by_l_orderkey[v_l_orderkey]
+                                    else:
+                                        n1_by_l_orderkey[v_l_orderkey] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t9)
+                                    if _o is None:
+                                        _grp[_t9] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[_t9] = _n
+                                        else:
+                                            del _grp[_t9]
+                                            if len(_grp) == 1:
+                                                n1_by_l_orderkey[v_l_orderkey] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                                 if _o is None:
-                                    n1_count_by_l_orderkey[v_l_orderkey] = _d5
+                                    n1_count_by_l_orderkey[v_l_orderkey] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n1_count_by_l_orderkey[v_l_orderkey] = _n
                                     else:
                                         del n1_count_by_l_orderkey[v_l_orderkey]
-                                _w7 = n6_count_by_l_orderkey.get(v_l_orderkey)
-                                if _w7 is not None:
-                                    _d8 = _d5 * _w7
+                                _w10 = n6_count_by_l_orderkey.get(v_l_orderkey)
+                                if _w10 is not None:
+                                    _d11 = _d7 * _w10
                                     _o = n0_root.get(v_l_orderkey)
                                     if _o is None:
-                                        n0_root[v_l_orderkey] = _d8
+                                        n0_root[v_l_orderkey] = _d11
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_l_orderkey] = _n
                                         else:
                                             del n0_root[v_l_orderkey]
                                     if pending is not None:
-                                        _m9 = self.orders[(v_l_orderkey, v_o_custkey)]
-                                        _m10 = self.customer[
+                                        _m12 = self.orders[(v_l_orderkey, v_o_custkey)]
+                                        _m13 = self.customer[
                                             (v_o_custkey, v_c_nationkey)
                                         ]
-                                        for (
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                        ), _m11 in self.n6_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                        for (v_s_suppkey, v_l_orderkey), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n6_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_l_orderkey,
                                                 v_s_suppkey,
                                                 v_l_extendedprice,
                                                 v_l_discount,
                                                 v_l_shipdate,
-                                            ), _m12 in self.lineitem_by_s_suppkey_l_orderkey[
-                                                (v_s_suppkey, v_l_orderkey)
-                                            ].items():
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                            (v_s_suppkey, v_l_orderkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 for (
                                                     v_s_suppkey,
                                                     v_s_nationkey,
-                                                ), _m13 in self.n8_by_s_suppkey[
-                                                    v_s_suppkey
-                                                ].items():
-                                                    _m14 = self.supplier[
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.n8_by_s_suppkey[
+                                                                v_s_suppkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
+                                                    _m20 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
                                                     ]
                                                     for (
                                                         v_s_nationkey,
                                                         v_n_name,
-                                                    ), _m15 in self.n1_2_by_s_nationkey[
-                                                        v_s_nationkey
-                                                    ].items():
+                                                    ), _m21 in (
+                                                        (_g22,)
+                                                        if type(
+                                                            (
+                                                                _g22 := self.n1_2_by_s_nationkey[
+                                                                    v_s_nationkey
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g22.items()
+                                                    ):
                                                         if (
                                                             v_n_name is not None
                                                             and v_n2_n_name is not None
@@ -2834,11 +3574,11 @@ def _make_derived1():
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m9
-                                                                * _m10
                                                                 * _m12
-                                                                * _m14
-                                                                * _m15
+                                                                * _m13
+                                                                * _m16
+                                                                * _m20
+                                                                * _m21
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -2854,29 +3594,42 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.n1_2_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
-                            (v_s_nationkey, v_n_name)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.n1_2_by_s_nationkey.get(v_s_nationkey),
+                        (v_s_nationkey, v_n_name),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_s_nationkey, v_n_name)
                 _grp = n1_2_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    n1_2_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                    n1_2_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            n1_2_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                        else:
+                            del n1_2_by_s_nationkey[v_s_nationkey]
+                    else:
+                        n1_2_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_s_nationkey, v_n_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_s_nationkey, v_n_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_s_nationkey, v_n_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_s_nationkey, v_n_name)]
-                            if not _grp:
-                                del n1_2_by_s_nationkey[v_s_nationkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_2_by_s_nationkey[v_s_nationkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n1_2_count_by_s_nationkey.get(v_s_nationkey)
                 if _o is None:
                     n1_2_count_by_s_nationkey[v_s_nationkey] = _p
@@ -2886,113 +3639,183 @@ def _make_derived1():
                         n1_2_count_by_s_nationkey[v_s_nationkey] = _n
                     else:
                         del n1_2_count_by_s_nationkey[v_s_nationkey]
-                _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-                if _g3:
-                    for v_s_suppkey, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g4:
+                    for v_s_suppkey, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_s_suppkey, v_s_nationkey)
                         _grp = n8_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n8_by_s_suppkey[v_s_suppkey] = {
-                                (v_s_suppkey, v_s_nationkey): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n8_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                    n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_s_nationkey)]
-                                    if not _grp:
-                                        del n8_by_s_suppkey[v_s_suppkey]
+                                    del n8_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n8_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n8_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                            n8_count_by_s_suppkey[v_s_suppkey] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n8_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n8_count_by_s_suppkey[v_s_suppkey]
-                        _g6 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                        if _g6:
-                            for v_l_orderkey, _w4 in _g6.items():
-                                _d5 = _d2 * _w4
+                        _g8 = lineitem_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                        if _g8:
+                            for v_l_orderkey, _w6 in (
+                                (_g8,) if type(_g8) is tuple else _g8.items()
+                            ):
+                                _d7 = _d3 * _w6
+                                _t9 = (v_s_suppkey, v_l_orderkey)
                                 _grp = n6_by_l_orderkey.get(v_l_orderkey)
                                 if _grp is None:
-                                    n6_by_l_orderkey[v_l_orderkey] = {
-                                        (v_s_suppkey, v_l_orderkey): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                    if _o is None:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                    n6_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t9
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
                                         if _n:
-                                            _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                            n6_by_l_orderkey[v_l_orderkey] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_s_suppkey, v_l_orderkey)]
-                                            if not _grp:
-                                                del n6_by_l_orderkey[v_l_orderkey]
+                                            del n6_by_l_orderkey[v_l_orderkey]
+                                    else:
+                                        n6_by_l_orderkey[v_l_orderkey] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t9)
+                                    if _o is None:
+                                        _grp[_t9] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[_t9] = _n
+                                        else:
+                                            del _grp[_t9]
+                                            if len(_grp) == 1:
+                                                n6_by_l_orderkey[v_l_orderkey] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n6_count_by_l_orderkey.get(v_l_orderkey)
                                 if _o is None:
-                                    n6_count_by_l_orderkey[v_l_orderkey] = _d5
+                                    n6_count_by_l_orderkey[v_l_orderkey] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n6_count_by_l_orderkey[v_l_orderkey] = _n
                                     else:
                                         del n6_count_by_l_orderkey[v_l_orderkey]
-                                _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                                if _w7 is not None:
-                                    _d8 = _d5 * _w7
+                                _w10 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                if _w10 is not None:
+                                    _d11 = _d7 * _w10
                                     _o = n0_root.get(v_l_orderkey)
                                     if _o is None:
-                                        n0_root[v_l_orderkey] = _d8
+                                        n0_root[v_l_orderkey] = _d11
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_l_orderkey] = _n
                                         else:
                                             del n0_root[v_l_orderkey]
                                     if pending is not None:
-                                        for (
-                                            v_l_orderkey,
-                                            v_o_custkey,
-                                        ), _m9 in self.n1_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
-                                            _m10 = self.orders[
+                                        for (v_l_orderkey, v_o_custkey), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.n1_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            _m14 = self.orders[
                                                 (v_l_orderkey, v_o_custkey)
                                             ]
-                                            for (
-                                                v_o_custkey,
-                                                v_c_nationkey,
-                                            ), _m11 in self.n3_by_o_custkey[
-                                                v_o_custkey
-                                            ].items():
-                                                _m12 = self.customer[
+                                            for (v_o_custkey, v_c_nationkey), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.n3_by_o_custkey[
+                                                            v_o_custkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
+                                                _m17 = self.customer[
                                                     (v_o_custkey, v_c_nationkey)
                                                 ]
                                                 for (
                                                     v_c_nationkey,
                                                     v_n2_n_name,
-                                                ), _m13 in self.n2_by_c_nationkey[
-                                                    v_c_nationkey
-                                                ].items():
+                                                ), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.n2_by_c_nationkey[
+                                                                v_c_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     for (
                                                         v_l_orderkey,
                                                         v_s_suppkey,
                                                         v_l_extendedprice,
                                                         v_l_discount,
                                                         v_l_shipdate,
-                                                    ), _m14 in self.lineitem_by_s_suppkey_l_orderkey[
-                                                        (v_s_suppkey, v_l_orderkey)
-                                                    ].items():
-                                                        _m15 = self.supplier[
+                                                    ), _m20 in (
+                                                        (_g21,)
+                                                        if type(
+                                                            (
+                                                                _g21 := self.lineitem_by_s_suppkey_l_orderkey[
+                                                                    (
+                                                                        v_s_suppkey,
+                                                                        v_l_orderkey,
+                                                                    )
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g21.items()
+                                                    ):
+                                                        _m22 = self.supplier[
                                                             (v_s_suppkey, v_s_nationkey)
                                                         ]
                                                         if (
@@ -3021,11 +3844,11 @@ def _make_derived1():
                                                             )
                                                             _v = (
                                                                 _p
-                                                                * _m10
-                                                                * _m12
-                                                                * _m13
                                                                 * _m14
-                                                                * _m15
+                                                                * _m17
+                                                                * _m18
+                                                                * _m20
+                                                                * _m22
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -3054,7 +3877,7 @@ def _make_derived1():
             _g2 = self.n1_by_l_orderkey.get(v_l_orderkey)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_l_orderkey, v_o_custkey))
+            _m3 = _entry(_g2, (v_l_orderkey, v_o_custkey))
             if _m3 is None:
                 return None
             _m4 = self.orders.get((v_l_orderkey, v_o_custkey))
@@ -3063,7 +3886,7 @@ def _make_derived1():
             _g5 = self.n3_by_o_custkey.get(v_o_custkey)
             if _g5 is None:
                 return None
-            _m6 = _g5.get((v_o_custkey, v_c_nationkey))
+            _m6 = _entry(_g5, (v_o_custkey, v_c_nationkey))
             if _m6 is None:
                 return None
             _m7 = self.customer.get((v_o_custkey, v_c_nationkey))
@@ -3072,13 +3895,13 @@ def _make_derived1():
             _g8 = self.n2_by_c_nationkey.get(v_c_nationkey)
             if _g8 is None:
                 return None
-            _m9 = _g8.get((v_c_nationkey, v_n2_n_name))
+            _m9 = _entry(_g8, (v_c_nationkey, v_n2_n_name))
             if _m9 is None:
                 return None
             _g10 = self.n6_by_l_orderkey.get(v_l_orderkey)
             if _g10 is None:
                 return None
-            _m11 = _g10.get((v_s_suppkey, v_l_orderkey))
+            _m11 = _entry(_g10, (v_s_suppkey, v_l_orderkey))
             if _m11 is None:
                 return None
             _g12 = self.lineitem_by_s_suppkey_l_orderkey.get(
@@ -3086,21 +3909,22 @@ def _make_derived1():
             )
             if _g12 is None:
                 return None
-            _m13 = _g12.get(
+            _m13 = _entry(
+                _g12,
                 (
                     v_l_orderkey,
                     v_s_suppkey,
                     v_l_extendedprice,
                     v_l_discount,
                     v_l_shipdate,
-                )
+                ),
             )
             if _m13 is None:
                 return None
             _g14 = self.n8_by_s_suppkey.get(v_s_suppkey)
             if _g14 is None:
                 return None
-            _m15 = _g14.get((v_s_suppkey, v_s_nationkey))
+            _m15 = _entry(_g14, (v_s_suppkey, v_s_nationkey))
             if _m15 is None:
                 return None
             _m16 = self.supplier.get((v_s_suppkey, v_s_nationkey))
@@ -3109,7 +3933,7 @@ def _make_derived1():
             _g17 = self.n1_2_by_s_nationkey.get(v_s_nationkey)
             if _g17 is None:
                 return None
-            _m18 = _g17.get((v_s_nationkey, v_n_name))
+            _m18 = _entry(_g17, (v_s_nationkey, v_n_name))
             if _m18 is None:
                 return None
             return _m4 * _m7 * _m9 * _m13 * _m16 * _m18
@@ -3334,7 +4158,7 @@ class View:
     }
     COLUMNS = ("supp_nation", "cust_nation", "l_year", "revenue")
     QUERY_ID = "d1843fb42bad08e6"
-    LAYOUT_ID = "f5142ad43fb5c106"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "a9bfc28173844d53"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3494,15 +4318,16 @@ class View:
         else:
             del store[row]
         # atom shipping
-        _o = shipping_root.get((v_supp_nation, v_cust_nation, v_l_year))
+        _t1 = (v_supp_nation, v_cust_nation, v_l_year)
+        _o = shipping_root.get(_t1)
         if _o is None:
-            shipping_root[(v_supp_nation, v_cust_nation, v_l_year)] = _p
+            shipping_root[_t1] = _p
         else:
             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
             if _n[0]:
-                shipping_root[(v_supp_nation, v_cust_nation, v_l_year)] = _n
+                shipping_root[_t1] = _n
             else:
-                del shipping_root[(v_supp_nation, v_cust_nation, v_l_year)]
+                del shipping_root[_t1]
         if pending is not None:
             _k = (v_supp_nation, v_cust_nation, v_l_year)
             _v = _p

@@ -182,6 +182,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -294,7 +306,7 @@ def _make_derived1():
         COLUMNS = ("o_year", "volume", "nation")
         QUERY_ID = "562a60f2931965e9"
         LAYOUT_ID = (
-            "9ad4721d5542a33c"  # the state's layout: snapshots restore only here
+            "b45cb8a84c649f11"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -535,67 +547,69 @@ def _make_derived1():
                         v_l_orderkey,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _grp = n10_by_s_suppkey_l_orderkey.get(
-                            (v_s_suppkey, v_l_orderkey)
+                        _t4 = (v_s_suppkey, v_l_orderkey)
+                        _t5 = (
+                            v_s_suppkey,
+                            v_l_orderkey,
+                            v_l_extendedprice,
+                            v_l_discount,
                         )
+                        _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n10_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                ): _d2
-                            }
+                            n10_by_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
+                                else:
+                                    del n10_by_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n10_by_s_suppkey_l_orderkey[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            )
+                            _o = _grp.get(_t5)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                    )
-                                ] = _d2
+                                _grp[_t5] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_extendedprice,
-                                            v_l_discount,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n10_by_s_suppkey_l_orderkey[_t4] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n10_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ]
                         _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                                v_l_orderkey: _d2
-                            }
+                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                v_l_orderkey,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_l_orderkey
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_l_orderkey)
                             if _o is None:
@@ -606,71 +620,105 @@ def _make_derived1():
                                     _grp[v_l_orderkey] = _n
                                 else:
                                     del _grp[v_l_orderkey]
-                                    if not _grp:
-                                        del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
-                        _w4 = n14_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                                    if len(_grp) == 1:
+                                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w6 = n14_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w6 is not None:
+                            _d7 = _d2 * _w6
                             _grp = n9_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n9_by_l_orderkey[v_l_orderkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n9_by_l_orderkey[v_l_orderkey] = (_t4, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d7
                                     if _n:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n9_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n9_by_l_orderkey[v_l_orderkey]
+                                        del n9_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n9_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n9_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n9_count_by_l_orderkey[v_l_orderkey] = _d5
+                                n9_count_by_l_orderkey[v_l_orderkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n9_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n9_count_by_l_orderkey[v_l_orderkey]
-                            _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
+                            _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w8 is not None:
+                                _d9 = _d7 * _w8
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d7
+                                    n0_root[v_l_orderkey] = _d9
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _m8 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m9 in self.n14_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m10 = self.supplier[
+                                    for (v_l_orderkey, v_o_orderdate), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.n1_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.n14_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            _m14 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m11 in self.n2_2_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.n2_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_o_orderdate.year,
                                                     (
@@ -679,7 +727,7 @@ def _make_derived1():
                                                     ),
                                                     v_n_name,
                                                 )
-                                                _v = _d2 * _m8 * _m10 * _m11
+                                                _v = _d2 * _m10 * _m14 * _m15
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -718,18 +766,33 @@ def _make_derived1():
                 del store[row]
             # atom supplier
             _p = d
-            _o = supplier.get((v_s_suppkey, v_s_nationkey))
+            _t1 = (v_s_suppkey, v_s_nationkey)
+            _o = supplier.get(_t1)
             if _o is None:
-                supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                supplier[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    supplier[_t1] = _n
                 else:
-                    del supplier[(v_s_suppkey, v_s_nationkey)]
+                    del supplier[_t1]
             _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_s_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
@@ -740,96 +803,145 @@ def _make_derived1():
                         _grp[v_s_suppkey] = _n
                     else:
                         del _grp[v_s_suppkey]
-                        if not _grp:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-            _w1 = n2_2_count_by_s_nationkey.get(v_s_nationkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = n2_2_count_by_s_nationkey.get(v_s_nationkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n14_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n14_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
-                else:
-                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                    if _o is None:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n14_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            n14_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_suppkey, v_s_nationkey)]
-                            if not _grp:
-                                del n14_by_s_suppkey[v_s_suppkey]
+                            del n14_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n14_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n14_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n14_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n14_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n14_count_by_s_suppkey[v_s_suppkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n14_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n14_count_by_s_suppkey[v_s_suppkey]
-                _g5 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                if _g5:
-                    for v_l_orderkey, _w3 in _g5.items():
-                        _d4 = _d2 * _w3
+                _g6 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                if _g6:
+                    for v_l_orderkey, _w4 in (
+                        (_g6,) if type(_g6) is tuple else _g6.items()
+                    ):
+                        _d5 = _d3 * _w4
+                        _t7 = (v_s_suppkey, v_l_orderkey)
                         _grp = n9_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n9_by_l_orderkey[v_l_orderkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n9_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                        elif type(_grp) is tuple:
+                            _e = _t7
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d5
                                 if _n:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    n9_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n9_by_l_orderkey[v_l_orderkey]
+                                    del n9_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n9_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d5,
+                                }
+                        else:
+                            _o = _grp.get(_t7)
+                            if _o is None:
+                                _grp[_t7] = _d5
+                            else:
+                                _n = _o + _d5
+                                if _n:
+                                    _grp[_t7] = _n
+                                else:
+                                    del _grp[_t7]
+                                    if len(_grp) == 1:
+                                        n9_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
-                            n9_count_by_l_orderkey[v_l_orderkey] = _d4
+                            n9_count_by_l_orderkey[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n9_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n9_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w8 is not None:
+                            _d9 = _d5 * _w8
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d7
+                                n0_root[v_l_orderkey] = _d9
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d9
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
                                     del n0_root[v_l_orderkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_o_orderdate,
-                                ), _m8 in self.n1_by_l_orderkey[v_l_orderkey].items():
+                                for (v_l_orderkey, v_o_orderdate), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (_g11 := self.n1_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_s_suppkey,
                                         v_l_orderkey,
                                         v_l_extendedprice,
                                         v_l_discount,
-                                    ), _m9 in self.n10_by_s_suppkey_l_orderkey[
-                                        (v_s_suppkey, v_l_orderkey)
-                                    ].items():
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m10 in self.n2_2_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n10_by_s_suppkey_l_orderkey[
+                                                    (v_s_suppkey, v_l_orderkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_s_nationkey, v_n_name), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n2_2_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_o_orderdate.year,
                                                 (
@@ -838,7 +950,7 @@ def _make_derived1():
                                                 ),
                                                 v_n_name,
                                             )
-                                            _v = _p * _m8 * _m9 * _m10
+                                            _v = _p * _m10 * _m12 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -905,158 +1017,202 @@ def _make_derived1():
                 del store[row]
             # atom lineitem
             _p = d
+            _t1 = (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
             _grp = lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
                 v_p_partkey
             )
             if _grp is None:
                 lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                     v_p_partkey
-                ] = {(v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount): _p}
+                ] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = (
+                            _grp[0],
+                            _n,
+                        )
+                    else:
+                        del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ]
+                else:
+                    lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                        v_p_partkey
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
-                _o = _grp.get(
-                    (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                )
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[
-                        (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                    ] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                        ]
-                        if not _grp:
-                            del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                                 v_p_partkey
-                            ]
-            _w1 = part_count_by_p_partkey.get(v_p_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n10_by_s_suppkey_l_orderkey.get((v_s_suppkey, v_l_orderkey))
+                            ] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = part_count_by_p_partkey.get(v_p_partkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (v_s_suppkey, v_l_orderkey)
+                _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
                 if _grp is None:
-                    n10_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
-                        (
-                            v_s_suppkey,
-                            v_l_orderkey,
-                            v_l_extendedprice,
-                            v_l_discount,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                    )
-                    if _o is None:
-                        _grp[
-                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+                    n10_by_s_suppkey_l_orderkey[_t4] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            ] = _n
+                            n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
                         else:
-                            del _grp[
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
+                            del n10_by_s_suppkey_l_orderkey[_t4]
+                    else:
+                        n10_by_s_suppkey_l_orderkey[_t4] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n10_by_s_suppkey_l_orderkey[_t4] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del n10_by_s_suppkey_l_orderkey[
-                                    (v_s_suppkey, v_l_orderkey)
-                                ]
                 _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _d2}
+                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _d3)
+                elif type(_grp) is tuple:
+                    _e = v_l_orderkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
+                        if _n:
+                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                        else:
+                            del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
                 else:
                     _o = _grp.get(v_l_orderkey)
                     if _o is None:
-                        _grp[v_l_orderkey] = _d2
+                        _grp[v_l_orderkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             _grp[v_l_orderkey] = _n
                         else:
                             del _grp[v_l_orderkey]
-                            if not _grp:
-                                del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
-                _w3 = n14_count_by_s_suppkey.get(v_s_suppkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                            if len(_grp) == 1:
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w5 = n14_count_by_s_suppkey.get(v_s_suppkey)
+                if _w5 is not None:
+                    _d6 = _d3 * _w5
                     _grp = n9_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n9_by_l_orderkey[v_l_orderkey] = {
-                            (v_s_suppkey, v_l_orderkey): _d4
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_l_orderkey)] = _d4
-                        else:
-                            _n = _o + _d4
+                        n9_by_l_orderkey[v_l_orderkey] = (_t4, _d6)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d6
                             if _n:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                n9_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n9_by_l_orderkey[v_l_orderkey]
+                                del n9_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n9_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d6}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d6
+                        else:
+                            _n = _o + _d6
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n9_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
-                        n9_count_by_l_orderkey[v_l_orderkey] = _d4
+                        n9_count_by_l_orderkey[v_l_orderkey] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n9_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n9_count_by_l_orderkey[v_l_orderkey]
-                    _w5 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                    _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w7 is not None:
+                        _d8 = _d6 * _w7
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d6
+                            n0_root[v_l_orderkey] = _d8
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d8
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
                                 del n0_root[v_l_orderkey]
                         if pending is not None:
-                            for (
-                                v_l_orderkey,
-                                v_o_orderdate,
-                            ), _m7 in self.n1_by_l_orderkey[v_l_orderkey].items():
-                                for (
-                                    v_s_suppkey,
-                                    v_s_nationkey,
-                                ), _m8 in self.n14_by_s_suppkey[v_s_suppkey].items():
-                                    _m9 = self.supplier[(v_s_suppkey, v_s_nationkey)]
-                                    for (
-                                        v_s_nationkey,
-                                        v_n_name,
-                                    ), _m10 in self.n2_2_by_s_nationkey[
-                                        v_s_nationkey
-                                    ].items():
+                            for (v_l_orderkey, v_o_orderdate), _m9 in (
+                                (_g10,)
+                                if type((_g10 := self.n1_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g10.items()
+                            ):
+                                for (v_s_suppkey, v_s_nationkey), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (_g12 := self.n14_by_s_suppkey[v_s_suppkey])
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    _m13 = self.supplier[(v_s_suppkey, v_s_nationkey)]
+                                    for (v_s_nationkey, v_n_name), _m14 in (
+                                        (_g15,)
+                                        if type(
+                                            (
+                                                _g15 := self.n2_2_by_s_nationkey[
+                                                    v_s_nationkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g15.items()
+                                    ):
                                         _k = (
                                             v_o_orderdate.year,
                                             (v_l_extendedprice * (1 - v_l_discount)),
                                             v_n_name,
                                         )
-                                        _v = _d2 * _m7 * _m9 * _m10
+                                        _v = _d3 * _m9 * _m13 * _m14
                                         _o = pending.get(_k)
                                         pending[_k] = _v if _o is None else _o + _v
 
@@ -1104,94 +1260,140 @@ def _make_derived1():
             # atom orders
             if keep_orders:
                 _p = d
+                _t1 = (v_l_orderkey, v_o_orderdate)
                 _grp = orders_l_orderkey_o_orderdate_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
-                    orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = {
-                        (v_l_orderkey, v_o_orderdate): _p
-                    }
+                    orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey]
+                    else:
+                        orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_l_orderkey, v_o_orderdate)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_l_orderkey, v_o_orderdate)]
-                            if not _grp:
-                                del orders_l_orderkey_o_orderdate_by_o_custkey[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                orders_l_orderkey_o_orderdate_by_o_custkey[
                                     v_o_custkey
-                                ]
-                _w1 = n4_count_by_o_custkey.get(v_o_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = n4_count_by_o_custkey.get(v_o_custkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n1_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n1_by_l_orderkey[v_l_orderkey] = {
-                            (v_l_orderkey, v_o_orderdate): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_l_orderkey, v_o_orderdate))
-                        if _o is None:
-                            _grp[(v_l_orderkey, v_o_orderdate)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_l_orderkey, v_o_orderdate)]
-                                if not _grp:
-                                    del n1_by_l_orderkey[v_l_orderkey]
+                                del n1_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
-                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                        n1_count_by_l_orderkey[v_l_orderkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n1_count_by_l_orderkey[v_l_orderkey]
-                    _w3 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d4
+                            n0_root[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
                                 del n0_root[v_l_orderkey]
                         if pending is not None:
-                            for (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                            ), _m5 in self.n9_by_l_orderkey[v_l_orderkey].items():
+                            for (v_s_suppkey, v_l_orderkey), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.n9_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_s_suppkey,
                                     v_l_orderkey,
                                     v_l_extendedprice,
                                     v_l_discount,
-                                ), _m6 in self.n10_by_s_suppkey_l_orderkey[
-                                    (v_s_suppkey, v_l_orderkey)
-                                ].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_s_nationkey,
-                                    ), _m7 in self.n14_by_s_suppkey[
-                                        v_s_suppkey
-                                    ].items():
-                                        _m8 = self.supplier[
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n10_by_s_suppkey_l_orderkey[
+                                                (v_s_suppkey, v_l_orderkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
+                                    for (v_s_suppkey, v_s_nationkey), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (_g11 := self.n14_by_s_suppkey[v_s_suppkey])
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        _m12 = self.supplier[
                                             (v_s_suppkey, v_s_nationkey)
                                         ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m9 in self.n2_2_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
+                                        for (v_s_nationkey, v_n_name), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n2_2_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             _k = (
                                                 v_o_orderdate.year,
                                                 (
@@ -1200,7 +1402,7 @@ def _make_derived1():
                                                 ),
                                                 v_n_name,
                                             )
-                                            _v = _d2 * _m6 * _m8 * _m9
+                                            _v = _d3 * _m8 * _m12 * _m13
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1239,7 +1441,21 @@ def _make_derived1():
             _p = d
             _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
             if _grp is None:
-                customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_o_custkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = (_grp[0], _n)
+                    else:
+                        del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                else:
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_o_custkey)
                 if _o is None:
@@ -1250,8 +1466,10 @@ def _make_derived1():
                         _grp[v_o_custkey] = _n
                     else:
                         del _grp[v_o_custkey]
-                        if not _grp:
-                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                        if len(_grp) == 1:
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = n6_count_by_c_nationkey.get(v_c_nationkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1266,25 +1484,42 @@ def _make_derived1():
                         del n4_count_by_o_custkey[v_o_custkey]
                 _g5 = orders_l_orderkey_o_orderdate_by_o_custkey.get(v_o_custkey)
                 if _g5:
-                    for (v_l_orderkey, v_o_orderdate), _w3 in _g5.items():
+                    for (v_l_orderkey, v_o_orderdate), _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
+                        _t6 = (v_l_orderkey, v_o_orderdate)
                         _grp = n1_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n1_by_l_orderkey[v_l_orderkey] = {
-                                (v_l_orderkey, v_o_orderdate): _d4
-                            }
+                            n1_by_l_orderkey[v_l_orderkey] = (_t6, _d4)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d4
+                                if _n:
+                                    n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                                else:
+                                    del n1_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n1_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d4,
+                                }
                         else:
-                            _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_l_orderkey, v_o_orderdate)] = _d4
+                                _grp[_t6] = _d4
                             else:
                                 _n = _o + _d4
                                 if _n:
-                                    _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_l_orderkey, v_o_orderdate)]
-                                    if not _grp:
-                                        del n1_by_l_orderkey[v_l_orderkey]
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
                             n1_count_by_l_orderkey[v_l_orderkey] = _d4
@@ -1294,46 +1529,71 @@ def _make_derived1():
                                 n1_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n1_count_by_l_orderkey[v_l_orderkey]
-                        _w6 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w6 is not None:
-                            _d7 = _d4 * _w6
+                        _w7 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w7 is not None:
+                            _d8 = _d4 * _w7
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d7
+                                n0_root[v_l_orderkey] = _d8
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d8
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
                                     del n0_root[v_l_orderkey]
                             if pending is not None:
-                                for (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                ), _m8 in self.n9_by_l_orderkey[v_l_orderkey].items():
+                                for (v_s_suppkey, v_l_orderkey), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (_g10 := self.n9_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
                                     for (
                                         v_s_suppkey,
                                         v_l_orderkey,
                                         v_l_extendedprice,
                                         v_l_discount,
-                                    ), _m9 in self.n10_by_s_suppkey_l_orderkey[
-                                        (v_s_suppkey, v_l_orderkey)
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m10 in self.n14_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m11 = self.supplier[
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n10_by_s_suppkey_l_orderkey[
+                                                    (v_s_suppkey, v_l_orderkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n14_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
+                                            _m15 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m12 in self.n2_2_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.n2_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (
                                                     v_o_orderdate.year,
                                                     (
@@ -1342,7 +1602,7 @@ def _make_derived1():
                                                     ),
                                                     v_n_name,
                                                 )
-                                                _v = _d4 * _m9 * _m11 * _m12
+                                                _v = _d4 * _m11 * _m15 * _m16
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1398,7 +1658,21 @@ def _make_derived1():
             _p = d
             _grp = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
             if _grp is None:
-                n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {v_c_nationkey: _p}
+                n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (v_c_nationkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_c_nationkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (_grp[0], _n)
+                    else:
+                        del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
+                else:
+                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_c_nationkey)
                 if _o is None:
@@ -1409,8 +1683,10 @@ def _make_derived1():
                         _grp[v_c_nationkey] = _n
                     else:
                         del _grp[v_c_nationkey]
-                        if not _grp:
-                            del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
+                        if len(_grp) == 1:
+                            n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = next(
+                                iter(_grp.items())
+                            )
             _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
             if _w1 is not None:
                 _d2 = _p * _w1
@@ -1425,7 +1701,9 @@ def _make_derived1():
                         del n6_count_by_c_nationkey[v_c_nationkey]
                 _g5 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                 if _g5:
-                    for v_o_custkey, _w3 in _g5.items():
+                    for v_o_custkey, _w3 in (
+                        (_g5,) if type(_g5) is tuple else _g5.items()
+                    ):
                         _d4 = _d2 * _w3
                         _o = n4_count_by_o_custkey.get(v_o_custkey)
                         if _o is None:
@@ -1440,25 +1718,45 @@ def _make_derived1():
                             v_o_custkey
                         )
                         if _g8:
-                            for (v_l_orderkey, v_o_orderdate), _w6 in _g8.items():
+                            for (v_l_orderkey, v_o_orderdate), _w6 in (
+                                (_g8,) if type(_g8) is tuple else _g8.items()
+                            ):
                                 _d7 = _d4 * _w6
+                                _t9 = (v_l_orderkey, v_o_orderdate)
                                 _grp = n1_by_l_orderkey.get(v_l_orderkey)
                                 if _grp is None:
-                                    n1_by_l_orderkey[v_l_orderkey] = {
-                                        (v_l_orderkey, v_o_orderdate): _d7
-                                    }
+                                    n1_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t9
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
+                                        if _n:
+                                            n1_by_l_orderkey[v_l_orderkey] = (
+                                                _grp[0],
+                                                _n,
+                                            )
+                                        else:
+                                            del n1_by_l_orderkey[v_l_orderkey]
+                                    else:
+                                        n1_by_l_orderkey[v_l_orderkey] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
                                 else:
-                                    _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                    _o = _grp.get(_t9)
                                     if _o is None:
-                                        _grp[(v_l_orderkey, v_o_orderdate)] = _d7
+                                        _grp[_t9] = _d7
                                     else:
                                         _n = _o + _d7
                                         if _n:
-                                            _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                            _grp[_t9] = _n
                                         else:
-                                            del _grp[(v_l_orderkey, v_o_orderdate)]
-                                            if not _grp:
-                                                del n1_by_l_orderkey[v_l_orderkey]
+                                            del _grp[_t9]
+                                            if len(_grp) == 1:
+                                                n1_by_l_orderkey[v_l_orderkey] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                                 if _o is None:
                                     n1_count_by_l_orderkey[v_l_orderkey] = _d7
@@ -1468,48 +1766,81 @@ def _make_derived1():
                                         n1_count_by_l_orderkey[v_l_orderkey] = _n
                                     else:
                                         del n1_count_by_l_orderkey[v_l_orderkey]
-                                _w9 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                                if _w9 is not None:
-                                    _d10 = _d7 * _w9
+                                _w10 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                                if _w10 is not None:
+                                    _d11 = _d7 * _w10
                                     _o = n0_root.get(v_l_orderkey)
                                     if _o is None:
-                                        n0_root[v_l_orderkey] = _d10
+                                        n0_root[v_l_orderkey] = _d11
                                     else:
-                                        _n = _o + _d10
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_l_orderkey] = _n
                                         else:
                                             del n0_root[v_l_orderkey]
                                     if pending is not None:
-                                        for (
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                        ), _m11 in self.n9_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                        for (v_s_suppkey, v_l_orderkey), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.n9_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_s_suppkey,
                                                 v_l_orderkey,
                                                 v_l_extendedprice,
                                                 v_l_discount,
-                                            ), _m12 in self.n10_by_s_suppkey_l_orderkey[
-                                                (v_s_suppkey, v_l_orderkey)
-                                            ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.n10_by_s_suppkey_l_orderkey[
+                                                            (v_s_suppkey, v_l_orderkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 for (
                                                     v_s_suppkey,
                                                     v_s_nationkey,
-                                                ), _m13 in self.n14_by_s_suppkey[
-                                                    v_s_suppkey
-                                                ].items():
-                                                    _m14 = self.supplier[
+                                                ), _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.n14_by_s_suppkey[
+                                                                v_s_suppkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
+                                                    _m18 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
                                                     ]
                                                     for (
                                                         v_s_nationkey,
                                                         v_n_name,
-                                                    ), _m15 in self.n2_2_by_s_nationkey[
-                                                        v_s_nationkey
-                                                    ].items():
+                                                    ), _m19 in (
+                                                        (_g20,)
+                                                        if type(
+                                                            (
+                                                                _g20 := self.n2_2_by_s_nationkey[
+                                                                    v_s_nationkey
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g20.items()
+                                                    ):
                                                         _k = (
                                                             v_o_orderdate.year,
                                                             (
@@ -1518,7 +1849,7 @@ def _make_derived1():
                                                             ),
                                                             v_n_name,
                                                         )
-                                                        _v = _d7 * _m12 * _m14 * _m15
+                                                        _v = _d7 * _m14 * _m18 * _m19
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
                                                             _v
@@ -1530,21 +1861,35 @@ def _make_derived1():
             v_s_nationkey = row[0]
             v_n_name = row[1]
             _p = d
+            _t1 = (v_s_nationkey, v_n_name)
             _grp = n2_2_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                n2_2_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                n2_2_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        n2_2_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del n2_2_by_s_nationkey[v_s_nationkey]
+                else:
+                    n2_2_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_s_nationkey, v_n_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_nationkey, v_n_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_s_nationkey, v_n_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_nationkey, v_n_name)]
-                        if not _grp:
-                            del n2_2_by_s_nationkey[v_s_nationkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            n2_2_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _o = n2_2_count_by_s_nationkey.get(v_s_nationkey)
             if _o is None:
                 n2_2_count_by_s_nationkey[v_s_nationkey] = _p
@@ -1554,94 +1899,138 @@ def _make_derived1():
                     n2_2_count_by_s_nationkey[v_s_nationkey] = _n
                 else:
                     del n2_2_count_by_s_nationkey[v_s_nationkey]
-            _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+            if _g4:
+                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_s_suppkey, v_s_nationkey)
                     _grp = n14_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n14_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n14_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n14_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n14_by_s_suppkey[v_s_suppkey]
+                                del n14_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n14_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n14_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n14_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n14_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n14_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n14_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n14_count_by_s_suppkey[v_s_suppkey]
-                    _g6 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g6:
-                        for v_l_orderkey, _w4 in _g6.items():
-                            _d5 = _d2 * _w4
+                    _g8 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g8:
+                        for v_l_orderkey, _w6 in (
+                            (_g8,) if type(_g8) is tuple else _g8.items()
+                        ):
+                            _d7 = _d3 * _w6
+                            _t9 = (v_s_suppkey, v_l_orderkey)
                             _grp = n9_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n9_by_l_orderkey[v_l_orderkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n9_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t9
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d7
                                     if _n:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n9_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n9_by_l_orderkey[v_l_orderkey]
+                                        del n9_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n9_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t9)
+                                if _o is None:
+                                    _grp[_t9] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[_t9] = _n
+                                    else:
+                                        del _grp[_t9]
+                                        if len(_grp) == 1:
+                                            n9_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n9_count_by_l_orderkey[v_l_orderkey] = _d5
+                                n9_count_by_l_orderkey[v_l_orderkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n9_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n9_count_by_l_orderkey[v_l_orderkey]
-                            _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w7 is not None:
-                                _d8 = _d5 * _w7
+                            _w10 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w10 is not None:
+                                _d11 = _d7 * _w10
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d8
+                                    n0_root[v_l_orderkey] = _d11
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d11
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _m9 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                    for (v_l_orderkey, v_o_orderdate), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n1_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_s_suppkey,
                                             v_l_orderkey,
                                             v_l_extendedprice,
                                             v_l_discount,
-                                        ), _m10 in self.n10_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ].items():
-                                            _m11 = self.supplier[
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n10_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            _m16 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
                                             _k = (
@@ -1652,7 +2041,7 @@ def _make_derived1():
                                                 ),
                                                 v_n_name,
                                             )
-                                            _v = _p * _m9 * _m10 * _m11
+                                            _v = _p * _m12 * _m14 * _m16
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1701,7 +2090,9 @@ def _make_derived1():
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _g3:
-                    for v_c_nationkey, _w1 in _g3.items():
+                    for v_c_nationkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n6_count_by_c_nationkey.get(v_c_nationkey)
                         if _o is None:
@@ -1714,7 +2105,9 @@ def _make_derived1():
                                 del n6_count_by_c_nationkey[v_c_nationkey]
                         _g6 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                         if _g6:
-                            for v_o_custkey, _w4 in _g6.items():
+                            for v_o_custkey, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = _d2 * _w4
                                 _o = n4_count_by_o_custkey.get(v_o_custkey)
                                 if _o is None:
@@ -1729,36 +2122,45 @@ def _make_derived1():
                                     v_o_custkey
                                 )
                                 if _g9:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _w7 in _g9.items():
+                                    for (v_l_orderkey, v_o_orderdate), _w7 in (
+                                        (_g9,) if type(_g9) is tuple else _g9.items()
+                                    ):
                                         _d8 = _d5 * _w7
+                                        _t10 = (v_l_orderkey, v_o_orderdate)
                                         _grp = n1_by_l_orderkey.get(v_l_orderkey)
                                         if _grp is None:
-                                            n1_by_l_orderkey[v_l_orderkey] = {
-                                                (v_l_orderkey, v_o_orderdate): _d8
-                                            }
+                                            n1_by_l_orderkey[v_l_orderkey] = (_t10, _d8)
+                                        elif type(_grp) is tuple:
+                                            _e = _t10
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = _o + _d8
+                                                if _n:
+                                                    n1_by_l_orderkey[v_l_orderkey] = (
+                                                        _grp[0],
+                                                        _n,
+                                                    )
+                                                else:
+                                                    del n1_by_l_orderkey[v_l_orderkey]
+                                            else:
+                                                n1_by_l_orderkey[v_l_orderkey] = {
+                                                    _grp[0]: _grp[1],
+                                                    _e: _d8,
+                                                }
                                         else:
-                                            _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                            _o = _grp.get(_t10)
                                             if _o is None:
-                                                _grp[(v_l_orderkey, v_o_orderdate)] = (
-                                                    _d8
-                                                )
+                                                _grp[_t10] = _d8
                                             else:
                                                 _n = _o + _d8
                                                 if _n:
-                                                    _grp[
-                                                        (v_l_orderkey, v_o_orderdate)
-                                                    ] = _n
+                                                    _grp[_t10] = _n
                                                 else:
-                                                    del _grp[
-                                                        (v_l_orderkey, v_o_orderdate)
-                                                    ]
-                                                    if not _grp:
-                                                        del n1_by_l_orderkey[
+                                                    del _grp[_t10]
+                                                    if len(_grp) == 1:
+                                                        n1_by_l_orderkey[
                                                             v_l_orderkey
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                                         if _o is None:
                                             n1_count_by_l_orderkey[v_l_orderkey] = _d8
@@ -1770,14 +2172,14 @@ def _make_derived1():
                                                 )
                                             else:
                                                 del n1_count_by_l_orderkey[v_l_orderkey]
-                                        _w10 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                                        if _w10 is not None:
-                                            _d11 = _d8 * _w10
+                                        _w11 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                                        if _w11 is not None:
+                                            _d12 = _d8 * _w11
                                             _o = n0_root.get(v_l_orderkey)
                                             if _o is None:
-                                                n0_root[v_l_orderkey] = _d11
+                                                n0_root[v_l_orderkey] = _d12
                                             else:
-                                                _n = _o + _d11
+                                                _n = _o + _d12
                                                 if _n:
                                                     n0_root[v_l_orderkey] = _n
                                                 else:
@@ -1786,24 +2188,54 @@ def _make_derived1():
                                                 for (
                                                     v_s_suppkey,
                                                     v_l_orderkey,
-                                                ), _m12 in self.n9_by_l_orderkey[
-                                                    v_l_orderkey
-                                                ].items():
+                                                ), _m13 in (
+                                                    (_g14,)
+                                                    if type(
+                                                        (
+                                                            _g14 := self.n9_by_l_orderkey[
+                                                                v_l_orderkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g14.items()
+                                                ):
                                                     for (
                                                         v_s_suppkey,
                                                         v_l_orderkey,
                                                         v_l_extendedprice,
                                                         v_l_discount,
-                                                    ), _m13 in self.n10_by_s_suppkey_l_orderkey[
-                                                        (v_s_suppkey, v_l_orderkey)
-                                                    ].items():
+                                                    ), _m15 in (
+                                                        (_g16,)
+                                                        if type(
+                                                            (
+                                                                _g16 := self.n10_by_s_suppkey_l_orderkey[
+                                                                    (
+                                                                        v_s_suppkey,
+                                                                        v_l_orderkey,
+                                                                    )
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g16.items()
+                                                    ):
                                                         for (
                                                             v_s_suppkey,
                                                             v_s_nationkey,
-                                                        ), _m14 in self.n14_by_s_suppkey[
-                                                            v_s_suppkey
-                                                        ].items():
-                                                            _m15 = self.supplier[
+                                                        ), _m17 in (
+                                                            (_g18,)
+                                                            if type(
+                                                                (
+                                                                    _g18 := self.n14_by_s_suppkey[
+                                                                        v_s_suppkey
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g18.items()
+                                                        ):
+                                                            _m19 = self.supplier[
                                                                 (
                                                                     v_s_suppkey,
                                                                     v_s_nationkey,
@@ -1812,9 +2244,18 @@ def _make_derived1():
                                                             for (
                                                                 v_s_nationkey,
                                                                 v_n_name,
-                                                            ), _m16 in self.n2_2_by_s_nationkey[
-                                                                v_s_nationkey
-                                                            ].items():
+                                                            ), _m20 in (
+                                                                (_g21,)
+                                                                if type(
+                                                                    (
+                                                                        _g21 := self.n2_2_by_s_nationkey[
+                                                                            v_s_nationkey
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g21.items()
+                                                            ):
                                                                 _k = (
                                                                     v_o_orderdate.year,
                                                                     (
@@ -1828,9 +2269,9 @@ def _make_derived1():
                                                                 )
                                                                 _v = (
                                                                     _d8
-                                                                    * _m13
                                                                     * _m15
-                                                                    * _m16
+                                                                    * _m19
+                                                                    * _m20
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -1916,67 +2357,69 @@ def _make_derived1():
                         v_l_orderkey,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _grp = n10_by_s_suppkey_l_orderkey.get(
-                            (v_s_suppkey, v_l_orderkey)
+                        _t4 = (v_s_suppkey, v_l_orderkey)
+                        _t5 = (
+                            v_s_suppkey,
+                            v_l_orderkey,
+                            v_l_extendedprice,
+                            v_l_discount,
                         )
+                        _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n10_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                ): _d2
-                            }
+                            n10_by_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
+                                else:
+                                    del n10_by_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n10_by_s_suppkey_l_orderkey[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get(
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            )
+                            _o = _grp.get(_t5)
                             if _o is None:
-                                _grp[
-                                    (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                    )
-                                ] = _d2
+                                _grp[_t5] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_extendedprice,
-                                            v_l_discount,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n10_by_s_suppkey_l_orderkey[_t4] = next(
+                                            iter(_grp.items())
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n10_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ]
                         _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
-                                v_l_orderkey: _d2
-                            }
+                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                v_l_orderkey,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = v_l_orderkey
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (
+                                        _grp[0],
+                                        _n,
+                                    )
+                                else:
+                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
                             _o = _grp.get(v_l_orderkey)
                             if _o is None:
@@ -1987,71 +2430,105 @@ def _make_derived1():
                                     _grp[v_l_orderkey] = _n
                                 else:
                                     del _grp[v_l_orderkey]
-                                    if not _grp:
-                                        del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
-                        _w4 = n14_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                                    if len(_grp) == 1:
+                                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
+                        _w6 = n14_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w6 is not None:
+                            _d7 = _d2 * _w6
                             _grp = n9_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n9_by_l_orderkey[v_l_orderkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n9_by_l_orderkey[v_l_orderkey] = (_t4, _d7)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d7
                                     if _n:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n9_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n9_by_l_orderkey[v_l_orderkey]
+                                        del n9_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n9_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d7,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d7
+                                else:
+                                    _n = _o + _d7
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n9_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n9_count_by_l_orderkey[v_l_orderkey] = _d5
+                                n9_count_by_l_orderkey[v_l_orderkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n9_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n9_count_by_l_orderkey[v_l_orderkey]
-                            _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
+                            _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w8 is not None:
+                                _d9 = _d7 * _w8
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d7
+                                    n0_root[v_l_orderkey] = _d9
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _m8 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m9 in self.n14_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m10 = self.supplier[
+                                    for (v_l_orderkey, v_o_orderdate), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.n1_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.n14_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            _m14 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m11 in self.n2_2_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.n2_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 _k = (
                                                     v_o_orderdate.year,
                                                     (
@@ -2060,7 +2537,7 @@ def _make_derived1():
                                                     ),
                                                     v_n_name,
                                                 )
-                                                _v = _d2 * _m8 * _m10 * _m11
+                                                _v = _d2 * _m10 * _m14 * _m15
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2124,18 +2601,36 @@ def _make_derived1():
                     or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)
                 ):
                     continue
-                _o = supplier.get((v_s_suppkey, v_s_nationkey))
+                _t1 = (v_s_suppkey, v_s_nationkey)
+                _o = supplier.get(_t1)
                 if _o is None:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                    supplier[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                        supplier[_t1] = _n
                     else:
-                        del supplier[(v_s_suppkey, v_s_nationkey)]
+                        del supplier[_t1]
                 _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_s_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
@@ -2146,100 +2641,151 @@ def _make_derived1():
                             _grp[v_s_suppkey] = _n
                         else:
                             del _grp[v_s_suppkey]
-                            if not _grp:
-                                del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                _w1 = n2_2_count_by_s_nationkey.get(v_s_nationkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                            if len(_grp) == 1:
+                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = n2_2_count_by_s_nationkey.get(v_s_nationkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n14_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n14_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n14_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n14_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n14_by_s_suppkey[v_s_suppkey]
+                                del n14_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n14_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n14_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n14_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n14_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n14_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n14_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n14_count_by_s_suppkey[v_s_suppkey]
-                    _g5 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                    if _g5:
-                        for v_l_orderkey, _w3 in _g5.items():
-                            _d4 = _d2 * _w3
+                    _g6 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                    if _g6:
+                        for v_l_orderkey, _w4 in (
+                            (_g6,) if type(_g6) is tuple else _g6.items()
+                        ):
+                            _d5 = _d3 * _w4
+                            _t7 = (v_s_suppkey, v_l_orderkey)
                             _grp = n9_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n9_by_l_orderkey[v_l_orderkey] = {
-                                    (v_s_suppkey, v_l_orderkey): _d4
-                                }
-                            else:
-                                _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _d4
-                                else:
-                                    _n = _o + _d4
+                                n9_by_l_orderkey[v_l_orderkey] = (_t7, _d5)
+                            elif type(_grp) is tuple:
+                                _e = _t7
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d5
                                     if _n:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                        n9_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_s_suppkey, v_l_orderkey)]
-                                        if not _grp:
-                                            del n9_by_l_orderkey[v_l_orderkey]
+                                        del n9_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n9_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d5,
+                                    }
+                            else:
+                                _o = _grp.get(_t7)
+                                if _o is None:
+                                    _grp[_t7] = _d5
+                                else:
+                                    _n = _o + _d5
+                                    if _n:
+                                        _grp[_t7] = _n
+                                    else:
+                                        del _grp[_t7]
+                                        if len(_grp) == 1:
+                                            n9_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
-                                n9_count_by_l_orderkey[v_l_orderkey] = _d4
+                                n9_count_by_l_orderkey[v_l_orderkey] = _d5
                             else:
-                                _n = _o + _d4
+                                _n = _o + _d5
                                 if _n:
                                     n9_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n9_count_by_l_orderkey[v_l_orderkey]
-                            _w6 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w6 is not None:
-                                _d7 = _d4 * _w6
+                            _w8 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w8 is not None:
+                                _d9 = _d5 * _w8
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d7
+                                    n0_root[v_l_orderkey] = _d9
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d9
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _m8 in self.n1_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                    for (v_l_orderkey, v_o_orderdate), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.n1_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_s_suppkey,
                                             v_l_orderkey,
                                             v_l_extendedprice,
                                             v_l_discount,
-                                        ), _m9 in self.n10_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ].items():
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m10 in self.n2_2_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.n10_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for (v_s_nationkey, v_n_name), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.n2_2_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 _k = (
                                                     v_o_orderdate.year,
                                                     (
@@ -2248,7 +2794,7 @@ def _make_derived1():
                                                     ),
                                                     v_n_name,
                                                 )
-                                                _v = _p * _m8 * _m9 * _m10
+                                                _v = _p * _m10 * _m12 * _m14
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2351,186 +2897,218 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
-                                v_p_partkey
-                            )
-                            or _EMPTY
-                        ).get(
-                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
+                            v_p_partkey
+                        ),
+                        (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
                 _grp = lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey.get(
                     v_p_partkey
                 )
                 if _grp is None:
                     lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                         v_p_partkey
-                    ] = {
-                        (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
+                    ] = (
+                        _t1,
+                        _p,
                     )
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ]
+                    else:
+                        lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[
-                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                        ] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            ]
-                            if not _grp:
-                                del lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey[
                                     v_p_partkey
-                                ]
-                _w1 = part_count_by_p_partkey.get(v_p_partkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _grp = n10_by_s_suppkey_l_orderkey.get((v_s_suppkey, v_l_orderkey))
-                    if _grp is None:
-                        n10_by_s_suppkey_l_orderkey[(v_s_suppkey, v_l_orderkey)] = {
-                            (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_extendedprice,
-                                v_l_discount,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_extendedprice,
-                                    v_l_discount,
+                                ] = next(
+                                    iter(_grp.items())
                                 )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                _w2 = part_count_by_p_partkey.get(v_p_partkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (v_s_suppkey, v_l_orderkey)
+                    _grp = n10_by_s_suppkey_l_orderkey.get(_t4)
+                    if _grp is None:
+                        n10_by_s_suppkey_l_orderkey[_t4] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                    )
-                                ] = _n
+                                n10_by_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
                             else:
-                                del _grp[
-                                    (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_extendedprice,
-                                        v_l_discount,
+                                del n10_by_s_suppkey_l_orderkey[_t4]
+                        else:
+                            n10_by_s_suppkey_l_orderkey[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n10_by_s_suppkey_l_orderkey[_t4] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n10_by_s_suppkey_l_orderkey[
-                                        (v_s_suppkey, v_l_orderkey)
-                                    ]
                     _grp = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {v_l_orderkey: _d2}
+                        n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (v_l_orderkey, _d3)
+                    elif type(_grp) is tuple:
+                        _e = v_l_orderkey
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
+                            if _n:
+                                n10_l_orderkey_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
+                            else:
+                                del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n10_l_orderkey_by_s_suppkey[v_s_suppkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
                     else:
                         _o = _grp.get(v_l_orderkey)
                         if _o is None:
-                            _grp[v_l_orderkey] = _d2
+                            _grp[v_l_orderkey] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 _grp[v_l_orderkey] = _n
                             else:
                                 del _grp[v_l_orderkey]
-                                if not _grp:
-                                    del n10_l_orderkey_by_s_suppkey[v_s_suppkey]
-                    _w3 = n14_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                                if len(_grp) == 1:
+                                    n10_l_orderkey_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
+                    _w5 = n14_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w5 is not None:
+                        _d6 = _d3 * _w5
                         _grp = n9_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n9_by_l_orderkey[v_l_orderkey] = {
-                                (v_s_suppkey, v_l_orderkey): _d4
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_l_orderkey)] = _d4
-                            else:
-                                _n = _o + _d4
+                            n9_by_l_orderkey[v_l_orderkey] = (_t4, _d6)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d6
                                 if _n:
-                                    _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                    n9_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n9_by_l_orderkey[v_l_orderkey]
+                                    del n9_by_l_orderkey[v_l_orderkey]
+                            else:
+                                n9_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d6,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d6
+                            else:
+                                _n = _o + _d6
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n9_by_l_orderkey[v_l_orderkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                         if _o is None:
-                            n9_count_by_l_orderkey[v_l_orderkey] = _d4
+                            n9_count_by_l_orderkey[v_l_orderkey] = _d6
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d6
                             if _n:
                                 n9_count_by_l_orderkey[v_l_orderkey] = _n
                             else:
                                 del n9_count_by_l_orderkey[v_l_orderkey]
-                        _w5 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                        _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w7 is not None:
+                            _d8 = _d6 * _w7
                             _o = n0_root.get(v_l_orderkey)
                             if _o is None:
-                                n0_root[v_l_orderkey] = _d6
+                                n0_root[v_l_orderkey] = _d8
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d8
                                 if _n:
                                     n0_root[v_l_orderkey] = _n
                                 else:
                                     del n0_root[v_l_orderkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_o_orderdate,
-                                ), _m7 in self.n1_by_l_orderkey[v_l_orderkey].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_s_nationkey,
-                                    ), _m8 in self.n14_by_s_suppkey[
-                                        v_s_suppkey
-                                    ].items():
-                                        _m9 = self.supplier[
+                                for (v_l_orderkey, v_o_orderdate), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (_g10 := self.n1_by_l_orderkey[v_l_orderkey])
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_s_suppkey, v_s_nationkey), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (_g12 := self.n14_by_s_suppkey[v_s_suppkey])
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        _m13 = self.supplier[
                                             (v_s_suppkey, v_s_nationkey)
                                         ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m10 in self.n2_2_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
+                                        for (v_s_nationkey, v_n_name), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.n2_2_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             _k = (
                                                 v_o_orderdate.year,
                                                 (
@@ -2539,7 +3117,7 @@ def _make_derived1():
                                                 ),
                                                 v_n_name,
                                             )
-                                            _v = _d2 * _m7 * _m9 * _m10
+                                            _v = _d3 * _m9 * _m13 * _m14
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2609,105 +3187,149 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.orders_l_orderkey_o_orderdate_by_o_custkey.get(
-                                v_o_custkey
-                            )
-                            or _EMPTY
-                        ).get((v_l_orderkey, v_o_orderdate))
-                        or _ZERO
+                    or not _entry(
+                        self.orders_l_orderkey_o_orderdate_by_o_custkey.get(
+                            v_o_custkey
+                        ),
+                        (v_l_orderkey, v_o_orderdate),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_l_orderkey, v_o_orderdate)
                 _grp = orders_l_orderkey_o_orderdate_by_o_custkey.get(v_o_custkey)
                 if _grp is None:
-                    orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = {
-                        (v_l_orderkey, v_o_orderdate): _p
-                    }
+                    orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey]
+                    else:
+                        orders_l_orderkey_o_orderdate_by_o_custkey[v_o_custkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_l_orderkey, v_o_orderdate)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_l_orderkey, v_o_orderdate)]
-                            if not _grp:
-                                del orders_l_orderkey_o_orderdate_by_o_custkey[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                orders_l_orderkey_o_orderdate_by_o_custkey[
                                     v_o_custkey
-                                ]
-                _w1 = n4_count_by_o_custkey.get(v_o_custkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                                ] = next(iter(_grp.items()))
+                _w2 = n4_count_by_o_custkey.get(v_o_custkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n1_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n1_by_l_orderkey[v_l_orderkey] = {
-                            (v_l_orderkey, v_o_orderdate): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_l_orderkey, v_o_orderdate))
-                        if _o is None:
-                            _grp[(v_l_orderkey, v_o_orderdate)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_l_orderkey[v_l_orderkey] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_l_orderkey, v_o_orderdate)]
-                                if not _grp:
-                                    del n1_by_l_orderkey[v_l_orderkey]
+                                del n1_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n1_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_l_orderkey[v_l_orderkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                     if _o is None:
-                        n1_count_by_l_orderkey[v_l_orderkey] = _d2
+                        n1_count_by_l_orderkey[v_l_orderkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n1_count_by_l_orderkey[v_l_orderkey] = _n
                         else:
                             del n1_count_by_l_orderkey[v_l_orderkey]
-                    _w3 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n0_root.get(v_l_orderkey)
                         if _o is None:
-                            n0_root[v_l_orderkey] = _d4
+                            n0_root[v_l_orderkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n0_root[v_l_orderkey] = _n
                             else:
                                 del n0_root[v_l_orderkey]
                         if pending is not None:
-                            for (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                            ), _m5 in self.n9_by_l_orderkey[v_l_orderkey].items():
+                            for (v_s_suppkey, v_l_orderkey), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.n9_by_l_orderkey[v_l_orderkey]))
+                                is tuple
+                                else _g7.items()
+                            ):
                                 for (
                                     v_s_suppkey,
                                     v_l_orderkey,
                                     v_l_extendedprice,
                                     v_l_discount,
-                                ), _m6 in self.n10_by_s_suppkey_l_orderkey[
-                                    (v_s_suppkey, v_l_orderkey)
-                                ].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_s_nationkey,
-                                    ), _m7 in self.n14_by_s_suppkey[
-                                        v_s_suppkey
-                                    ].items():
-                                        _m8 = self.supplier[
+                                ), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n10_by_s_suppkey_l_orderkey[
+                                                (v_s_suppkey, v_l_orderkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
+                                    for (v_s_suppkey, v_s_nationkey), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (_g11 := self.n14_by_s_suppkey[v_s_suppkey])
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        _m12 = self.supplier[
                                             (v_s_suppkey, v_s_nationkey)
                                         ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m9 in self.n2_2_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
+                                        for (v_s_nationkey, v_n_name), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n2_2_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             _k = (
                                                 v_o_orderdate.year,
                                                 (
@@ -2716,7 +3338,7 @@ def _make_derived1():
                                                 ),
                                                 v_n_name,
                                             )
-                                            _v = _d2 * _m6 * _m8 * _m9
+                                            _v = _d3 * _m8 * _m12 * _m13
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -2775,18 +3397,33 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
-                            or _EMPTY
-                        ).get(v_o_custkey)
-                        or _ZERO
+                    or not _entry(
+                        self.customer_o_custkey_by_c_nationkey.get(v_c_nationkey),
+                        v_o_custkey,
+                        _ZERO,
                     )
                 ):
                     continue
                 _grp = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                 if _grp is None:
-                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = {v_o_custkey: _p}
+                    customer_o_custkey_by_c_nationkey[v_c_nationkey] = (v_o_custkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_o_custkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            customer_o_custkey_by_c_nationkey[v_c_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                    else:
+                        customer_o_custkey_by_c_nationkey[v_c_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_o_custkey)
                     if _o is None:
@@ -2797,8 +3434,10 @@ def _make_derived1():
                             _grp[v_o_custkey] = _n
                         else:
                             del _grp[v_o_custkey]
-                            if not _grp:
-                                del customer_o_custkey_by_c_nationkey[v_c_nationkey]
+                            if len(_grp) == 1:
+                                customer_o_custkey_by_c_nationkey[v_c_nationkey] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = n6_count_by_c_nationkey.get(v_c_nationkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -2813,25 +3452,42 @@ def _make_derived1():
                             del n4_count_by_o_custkey[v_o_custkey]
                     _g5 = orders_l_orderkey_o_orderdate_by_o_custkey.get(v_o_custkey)
                     if _g5:
-                        for (v_l_orderkey, v_o_orderdate), _w3 in _g5.items():
+                        for (v_l_orderkey, v_o_orderdate), _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = _d2 * _w3
+                            _t6 = (v_l_orderkey, v_o_orderdate)
                             _grp = n1_by_l_orderkey.get(v_l_orderkey)
                             if _grp is None:
-                                n1_by_l_orderkey[v_l_orderkey] = {
-                                    (v_l_orderkey, v_o_orderdate): _d4
-                                }
+                                n1_by_l_orderkey[v_l_orderkey] = (_t6, _d4)
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d4
+                                    if _n:
+                                        n1_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                                    else:
+                                        del n1_by_l_orderkey[v_l_orderkey]
+                                else:
+                                    n1_by_l_orderkey[v_l_orderkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d4,
+                                    }
                             else:
-                                _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                _o = _grp.get(_t6)
                                 if _o is None:
-                                    _grp[(v_l_orderkey, v_o_orderdate)] = _d4
+                                    _grp[_t6] = _d4
                                 else:
                                     _n = _o + _d4
                                     if _n:
-                                        _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                        _grp[_t6] = _n
                                     else:
-                                        del _grp[(v_l_orderkey, v_o_orderdate)]
-                                        if not _grp:
-                                            del n1_by_l_orderkey[v_l_orderkey]
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n1_by_l_orderkey[v_l_orderkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                             if _o is None:
                                 n1_count_by_l_orderkey[v_l_orderkey] = _d4
@@ -2841,48 +3497,75 @@ def _make_derived1():
                                     n1_count_by_l_orderkey[v_l_orderkey] = _n
                                 else:
                                     del n1_count_by_l_orderkey[v_l_orderkey]
-                            _w6 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                            if _w6 is not None:
-                                _d7 = _d4 * _w6
+                            _w7 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                            if _w7 is not None:
+                                _d8 = _d4 * _w7
                                 _o = n0_root.get(v_l_orderkey)
                                 if _o is None:
-                                    n0_root[v_l_orderkey] = _d7
+                                    n0_root[v_l_orderkey] = _d8
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d8
                                     if _n:
                                         n0_root[v_l_orderkey] = _n
                                     else:
                                         del n0_root[v_l_orderkey]
                                 if pending is not None:
-                                    for (
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                    ), _m8 in self.n9_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                    for (v_s_suppkey, v_l_orderkey), _m9 in (
+                                        (_g10,)
+                                        if type(
+                                            (
+                                                _g10 := self.n9_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g10.items()
+                                    ):
                                         for (
                                             v_s_suppkey,
                                             v_l_orderkey,
                                             v_l_extendedprice,
                                             v_l_discount,
-                                        ), _m9 in self.n10_by_s_suppkey_l_orderkey[
-                                            (v_s_suppkey, v_l_orderkey)
-                                        ].items():
-                                            for (
-                                                v_s_suppkey,
-                                                v_s_nationkey,
-                                            ), _m10 in self.n14_by_s_suppkey[
-                                                v_s_suppkey
-                                            ].items():
-                                                _m11 = self.supplier[
+                                        ), _m11 in (
+                                            (_g12,)
+                                            if type(
+                                                (
+                                                    _g12 := self.n10_by_s_suppkey_l_orderkey[
+                                                        (v_s_suppkey, v_l_orderkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g12.items()
+                                        ):
+                                            for (v_s_suppkey, v_s_nationkey), _m13 in (
+                                                (_g14,)
+                                                if type(
+                                                    (
+                                                        _g14 := self.n14_by_s_suppkey[
+                                                            v_s_suppkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g14.items()
+                                            ):
+                                                _m15 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m12 in self.n2_2_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                                for (v_s_nationkey, v_n_name), _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.n2_2_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
                                                     _k = (
                                                         v_o_orderdate.year,
                                                         (
@@ -2891,7 +3574,7 @@ def _make_derived1():
                                                         ),
                                                         v_n_name,
                                                     )
-                                                    _v = _d4 * _m9 * _m11 * _m12
+                                                    _v = _d4 * _m11 * _m15 * _m16
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2972,18 +3655,33 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
-                            or _EMPTY
-                        ).get(v_c_nationkey)
-                        or _ZERO
+                    or not _entry(
+                        self.n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey),
+                        v_c_nationkey,
+                        _ZERO,
                     )
                 ):
                     continue
                 _grp = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _grp is None:
-                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {v_c_nationkey: _p}
+                    n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (v_c_nationkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_c_nationkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
+                    else:
+                        n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_c_nationkey)
                     if _o is None:
@@ -2994,8 +3692,10 @@ def _make_derived1():
                             _grp[v_c_nationkey] = _n
                         else:
                             del _grp[v_c_nationkey]
-                            if not _grp:
-                                del n1_2_c_nationkey_by_n_regionkey[v_n_regionkey]
+                            if len(_grp) == 1:
+                                n1_2_c_nationkey_by_n_regionkey[v_n_regionkey] = next(
+                                    iter(_grp.items())
+                                )
                 _w1 = region_count_by_n_regionkey.get(v_n_regionkey)
                 if _w1 is not None:
                     _d2 = _p * _w1
@@ -3010,7 +3710,9 @@ def _make_derived1():
                             del n6_count_by_c_nationkey[v_c_nationkey]
                     _g5 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                     if _g5:
-                        for v_o_custkey, _w3 in _g5.items():
+                        for v_o_custkey, _w3 in (
+                            (_g5,) if type(_g5) is tuple else _g5.items()
+                        ):
                             _d4 = _d2 * _w3
                             _o = n4_count_by_o_custkey.get(v_o_custkey)
                             if _o is None:
@@ -3025,25 +3727,45 @@ def _make_derived1():
                                 v_o_custkey
                             )
                             if _g8:
-                                for (v_l_orderkey, v_o_orderdate), _w6 in _g8.items():
+                                for (v_l_orderkey, v_o_orderdate), _w6 in (
+                                    (_g8,) if type(_g8) is tuple else _g8.items()
+                                ):
                                     _d7 = _d4 * _w6
+                                    _t9 = (v_l_orderkey, v_o_orderdate)
                                     _grp = n1_by_l_orderkey.get(v_l_orderkey)
                                     if _grp is None:
-                                        n1_by_l_orderkey[v_l_orderkey] = {
-                                            (v_l_orderkey, v_o_orderdate): _d7
-                                        }
+                                        n1_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                                    elif type(_grp) is tuple:
+                                        _e = _t9
+                                        if _grp[0] is _e or _grp[0] == _e:
+                                            _o = _grp[1]
+                                            _n = _o + _d7
+                                            if _n:
+                                                n1_by_l_orderkey[v_l_orderkey] = (
+                                                    _grp[0],
+                                                    _n,
+                                                )
+                                            else:
+                                                del n1_by_l_orderkey[v_l_orderkey]
+                                        else:
+                                            n1_by_l_orderkey[v_l_orderkey] = {
+                                                _grp[0]: _grp[1],
+                                                _e: _d7,
+                                            }
                                     else:
-                                        _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                        _o = _grp.get(_t9)
                                         if _o is None:
-                                            _grp[(v_l_orderkey, v_o_orderdate)] = _d7
+                                            _grp[_t9] = _d7
                                         else:
                                             _n = _o + _d7
                                             if _n:
-                                                _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                                                _grp[_t9] = _n
                                             else:
-                                                del _grp[(v_l_orderkey, v_o_orderdate)]
-                                                if not _grp:
-                                                    del n1_by_l_orderkey[v_l_orderkey]
+                                                del _grp[_t9]
+                                                if len(_grp) == 1:
+                                                    n1_by_l_orderkey[v_l_orderkey] = (
+                                                        next(iter(_grp.items()))
+                                                    )
                                     _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                                     if _o is None:
                                         n1_count_by_l_orderkey[v_l_orderkey] = _d7
@@ -3053,48 +3775,84 @@ def _make_derived1():
                                             n1_count_by_l_orderkey[v_l_orderkey] = _n
                                         else:
                                             del n1_count_by_l_orderkey[v_l_orderkey]
-                                    _w9 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                                    if _w9 is not None:
-                                        _d10 = _d7 * _w9
+                                    _w10 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                                    if _w10 is not None:
+                                        _d11 = _d7 * _w10
                                         _o = n0_root.get(v_l_orderkey)
                                         if _o is None:
-                                            n0_root[v_l_orderkey] = _d10
+                                            n0_root[v_l_orderkey] = _d11
                                         else:
-                                            _n = _o + _d10
+                                            _n = _o + _d11
                                             if _n:
                                                 n0_root[v_l_orderkey] = _n
                                             else:
                                                 del n0_root[v_l_orderkey]
                                         if pending is not None:
-                                            for (
-                                                v_s_suppkey,
-                                                v_l_orderkey,
-                                            ), _m11 in self.n9_by_l_orderkey[
-                                                v_l_orderkey
-                                            ].items():
+                                            for (v_s_suppkey, v_l_orderkey), _m12 in (
+                                                (_g13,)
+                                                if type(
+                                                    (
+                                                        _g13 := self.n9_by_l_orderkey[
+                                                            v_l_orderkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g13.items()
+                                            ):
                                                 for (
                                                     v_s_suppkey,
                                                     v_l_orderkey,
                                                     v_l_extendedprice,
                                                     v_l_discount,
-                                                ), _m12 in self.n10_by_s_suppkey_l_orderkey[
-                                                    (v_s_suppkey, v_l_orderkey)
-                                                ].items():
+                                                ), _m14 in (
+                                                    (_g15,)
+                                                    if type(
+                                                        (
+                                                            _g15 := self.n10_by_s_suppkey_l_orderkey[
+                                                                (
+                                                                    v_s_suppkey,
+                                                                    v_l_orderkey,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g15.items()
+                                                ):
                                                     for (
                                                         v_s_suppkey,
                                                         v_s_nationkey,
-                                                    ), _m13 in self.n14_by_s_suppkey[
-                                                        v_s_suppkey
-                                                    ].items():
-                                                        _m14 = self.supplier[
+                                                    ), _m16 in (
+                                                        (_g17,)
+                                                        if type(
+                                                            (
+                                                                _g17 := self.n14_by_s_suppkey[
+                                                                    v_s_suppkey
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g17.items()
+                                                    ):
+                                                        _m18 = self.supplier[
                                                             (v_s_suppkey, v_s_nationkey)
                                                         ]
                                                         for (
                                                             v_s_nationkey,
                                                             v_n_name,
-                                                        ), _m15 in self.n2_2_by_s_nationkey[
-                                                            v_s_nationkey
-                                                        ].items():
+                                                        ), _m19 in (
+                                                            (_g20,)
+                                                            if type(
+                                                                (
+                                                                    _g20 := self.n2_2_by_s_nationkey[
+                                                                        v_s_nationkey
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g20.items()
+                                                        ):
                                                             _k = (
                                                                 v_o_orderdate.year,
                                                                 (
@@ -3104,7 +3862,7 @@ def _make_derived1():
                                                                 v_n_name,
                                                             )
                                                             _v = (
-                                                                _d7 * _m12 * _m14 * _m15
+                                                                _d7 * _m14 * _m18 * _m19
                                                             )
                                                             _o = pending.get(_k)
                                                             pending[_k] = (
@@ -3120,29 +3878,42 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.n2_2_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
-                            (v_s_nationkey, v_n_name)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.n2_2_by_s_nationkey.get(v_s_nationkey),
+                        (v_s_nationkey, v_n_name),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_s_nationkey, v_n_name)
                 _grp = n2_2_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    n2_2_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                    n2_2_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            n2_2_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                        else:
+                            del n2_2_by_s_nationkey[v_s_nationkey]
+                    else:
+                        n2_2_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_s_nationkey, v_n_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_s_nationkey, v_n_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_s_nationkey, v_n_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_s_nationkey, v_n_name)]
-                            if not _grp:
-                                del n2_2_by_s_nationkey[v_s_nationkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n2_2_by_s_nationkey[v_s_nationkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = n2_2_count_by_s_nationkey.get(v_s_nationkey)
                 if _o is None:
                     n2_2_count_by_s_nationkey[v_s_nationkey] = _p
@@ -3152,94 +3923,146 @@ def _make_derived1():
                         n2_2_count_by_s_nationkey[v_s_nationkey] = _n
                     else:
                         del n2_2_count_by_s_nationkey[v_s_nationkey]
-                _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-                if _g3:
-                    for v_s_suppkey, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g4:
+                    for v_s_suppkey, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_s_suppkey, v_s_nationkey)
                         _grp = n14_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n14_by_s_suppkey[v_s_suppkey] = {
-                                (v_s_suppkey, v_s_nationkey): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n14_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                    n14_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_s_nationkey)]
-                                    if not _grp:
-                                        del n14_by_s_suppkey[v_s_suppkey]
+                                    del n14_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n14_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n14_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n14_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n14_count_by_s_suppkey[v_s_suppkey] = _d2
+                            n14_count_by_s_suppkey[v_s_suppkey] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n14_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n14_count_by_s_suppkey[v_s_suppkey]
-                        _g6 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
-                        if _g6:
-                            for v_l_orderkey, _w4 in _g6.items():
-                                _d5 = _d2 * _w4
+                        _g8 = n10_l_orderkey_by_s_suppkey.get(v_s_suppkey)
+                        if _g8:
+                            for v_l_orderkey, _w6 in (
+                                (_g8,) if type(_g8) is tuple else _g8.items()
+                            ):
+                                _d7 = _d3 * _w6
+                                _t9 = (v_s_suppkey, v_l_orderkey)
                                 _grp = n9_by_l_orderkey.get(v_l_orderkey)
                                 if _grp is None:
-                                    n9_by_l_orderkey[v_l_orderkey] = {
-                                        (v_s_suppkey, v_l_orderkey): _d5
-                                    }
-                                else:
-                                    _o = _grp.get((v_s_suppkey, v_l_orderkey))
-                                    if _o is None:
-                                        _grp[(v_s_suppkey, v_l_orderkey)] = _d5
-                                    else:
-                                        _n = _o + _d5
+                                    n9_by_l_orderkey[v_l_orderkey] = (_t9, _d7)
+                                elif type(_grp) is tuple:
+                                    _e = _t9
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d7
                                         if _n:
-                                            _grp[(v_s_suppkey, v_l_orderkey)] = _n
+                                            n9_by_l_orderkey[v_l_orderkey] = (
+                                                _grp[0],
+                                                _n,
+                                            )
                                         else:
-                                            del _grp[(v_s_suppkey, v_l_orderkey)]
-                                            if not _grp:
-                                                del n9_by_l_orderkey[v_l_orderkey]
+                                            del n9_by_l_orderkey[v_l_orderkey]
+                                    else:
+                                        n9_by_l_orderkey[v_l_orderkey] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d7,
+                                        }
+                                else:
+                                    _o = _grp.get(_t9)
+                                    if _o is None:
+                                        _grp[_t9] = _d7
+                                    else:
+                                        _n = _o + _d7
+                                        if _n:
+                                            _grp[_t9] = _n
+                                        else:
+                                            del _grp[_t9]
+                                            if len(_grp) == 1:
+                                                n9_by_l_orderkey[v_l_orderkey] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n9_count_by_l_orderkey.get(v_l_orderkey)
                                 if _o is None:
-                                    n9_count_by_l_orderkey[v_l_orderkey] = _d5
+                                    n9_count_by_l_orderkey[v_l_orderkey] = _d7
                                 else:
-                                    _n = _o + _d5
+                                    _n = _o + _d7
                                     if _n:
                                         n9_count_by_l_orderkey[v_l_orderkey] = _n
                                     else:
                                         del n9_count_by_l_orderkey[v_l_orderkey]
-                                _w7 = n1_count_by_l_orderkey.get(v_l_orderkey)
-                                if _w7 is not None:
-                                    _d8 = _d5 * _w7
+                                _w10 = n1_count_by_l_orderkey.get(v_l_orderkey)
+                                if _w10 is not None:
+                                    _d11 = _d7 * _w10
                                     _o = n0_root.get(v_l_orderkey)
                                     if _o is None:
-                                        n0_root[v_l_orderkey] = _d8
+                                        n0_root[v_l_orderkey] = _d11
                                     else:
-                                        _n = _o + _d8
+                                        _n = _o + _d11
                                         if _n:
                                             n0_root[v_l_orderkey] = _n
                                         else:
                                             del n0_root[v_l_orderkey]
                                     if pending is not None:
-                                        for (
-                                            v_l_orderkey,
-                                            v_o_orderdate,
-                                        ), _m9 in self.n1_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                        for (v_l_orderkey, v_o_orderdate), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.n1_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_s_suppkey,
                                                 v_l_orderkey,
                                                 v_l_extendedprice,
                                                 v_l_discount,
-                                            ), _m10 in self.n10_by_s_suppkey_l_orderkey[
-                                                (v_s_suppkey, v_l_orderkey)
-                                            ].items():
-                                                _m11 = self.supplier[
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.n10_by_s_suppkey_l_orderkey[
+                                                            (v_s_suppkey, v_l_orderkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                _m16 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
                                                 _k = (
@@ -3250,7 +4073,7 @@ def _make_derived1():
                                                     ),
                                                     v_n_name,
                                                 )
-                                                _v = _p * _m9 * _m10 * _m11
+                                                _v = _p * _m12 * _m14 * _m16
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -3328,7 +4151,9 @@ def _make_derived1():
                         del region_count_by_n_regionkey[v_n_regionkey]
                 _g3 = n1_2_c_nationkey_by_n_regionkey.get(v_n_regionkey)
                 if _g3:
-                    for v_c_nationkey, _w1 in _g3.items():
+                    for v_c_nationkey, _w1 in (
+                        (_g3,) if type(_g3) is tuple else _g3.items()
+                    ):
                         _d2 = _p * _w1
                         _o = n6_count_by_c_nationkey.get(v_c_nationkey)
                         if _o is None:
@@ -3341,7 +4166,9 @@ def _make_derived1():
                                 del n6_count_by_c_nationkey[v_c_nationkey]
                         _g6 = customer_o_custkey_by_c_nationkey.get(v_c_nationkey)
                         if _g6:
-                            for v_o_custkey, _w4 in _g6.items():
+                            for v_o_custkey, _w4 in (
+                                (_g6,) if type(_g6) is tuple else _g6.items()
+                            ):
                                 _d5 = _d2 * _w4
                                 _o = n4_count_by_o_custkey.get(v_o_custkey)
                                 if _o is None:
@@ -3356,36 +4183,45 @@ def _make_derived1():
                                     v_o_custkey
                                 )
                                 if _g9:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _w7 in _g9.items():
+                                    for (v_l_orderkey, v_o_orderdate), _w7 in (
+                                        (_g9,) if type(_g9) is tuple else _g9.items()
+                                    ):
                                         _d8 = _d5 * _w7
+                                        _t10 = (v_l_orderkey, v_o_orderdate)
                                         _grp = n1_by_l_orderkey.get(v_l_orderkey)
                                         if _grp is None:
-                                            n1_by_l_orderkey[v_l_orderkey] = {
-                                                (v_l_orderkey, v_o_orderdate): _d8
-                                            }
+                                            n1_by_l_orderkey[v_l_orderkey] = (_t10, _d8)
+                                        elif type(_grp) is tuple:
+                                            _e = _t10
+                                            if _grp[0] is _e or _grp[0] == _e:
+                                                _o = _grp[1]
+                                                _n = _o + _d8
+                                                if _n:
+                                                    n1_by_l_orderkey[v_l_orderkey] = (
+                                                        _grp[0],
+                                                        _n,
+                                                    )
+                                                else:
+                                                    del n1_by_l_orderkey[v_l_orderkey]
+                                            else:
+                                                n1_by_l_orderkey[v_l_orderkey] = {
+                                                    _grp[0]: _grp[1],
+                                                    _e: _d8,
+                                                }
                                         else:
-                                            _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                                            _o = _grp.get(_t10)
                                             if _o is None:
-                                                _grp[(v_l_orderkey, v_o_orderdate)] = (
-                                                    _d8
-                                                )
+                                                _grp[_t10] = _d8
                                             else:
                                                 _n = _o + _d8
                                                 if _n:
-                                                    _grp[
-                                                        (v_l_orderkey, v_o_orderdate)
-                                                    ] = _n
+                                                    _grp[_t10] = _n
                                                 else:
-                                                    del _grp[
-                                                        (v_l_orderkey, v_o_orderdate)
-                                                    ]
-                                                    if not _grp:
-                                                        del n1_by_l_orderkey[
+                                                    del _grp[_t10]
+                                                    if len(_grp) == 1:
+                                                        n1_by_l_orderkey[
                                                             v_l_orderkey
-                                                        ]
+                                                        ] = next(iter(_grp.items()))
                                         _o = n1_count_by_l_orderkey.get(v_l_orderkey)
                                         if _o is None:
                                             n1_count_by_l_orderkey[v_l_orderkey] = _d8
@@ -3397,14 +4233,14 @@ def _make_derived1():
                                                 )
                                             else:
                                                 del n1_count_by_l_orderkey[v_l_orderkey]
-                                        _w10 = n9_count_by_l_orderkey.get(v_l_orderkey)
-                                        if _w10 is not None:
-                                            _d11 = _d8 * _w10
+                                        _w11 = n9_count_by_l_orderkey.get(v_l_orderkey)
+                                        if _w11 is not None:
+                                            _d12 = _d8 * _w11
                                             _o = n0_root.get(v_l_orderkey)
                                             if _o is None:
-                                                n0_root[v_l_orderkey] = _d11
+                                                n0_root[v_l_orderkey] = _d12
                                             else:
-                                                _n = _o + _d11
+                                                _n = _o + _d12
                                                 if _n:
                                                     n0_root[v_l_orderkey] = _n
                                                 else:
@@ -3413,24 +4249,54 @@ def _make_derived1():
                                                 for (
                                                     v_s_suppkey,
                                                     v_l_orderkey,
-                                                ), _m12 in self.n9_by_l_orderkey[
-                                                    v_l_orderkey
-                                                ].items():
+                                                ), _m13 in (
+                                                    (_g14,)
+                                                    if type(
+                                                        (
+                                                            _g14 := self.n9_by_l_orderkey[
+                                                                v_l_orderkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g14.items()
+                                                ):
                                                     for (
                                                         v_s_suppkey,
                                                         v_l_orderkey,
                                                         v_l_extendedprice,
                                                         v_l_discount,
-                                                    ), _m13 in self.n10_by_s_suppkey_l_orderkey[
-                                                        (v_s_suppkey, v_l_orderkey)
-                                                    ].items():
+                                                    ), _m15 in (
+                                                        (_g16,)
+                                                        if type(
+                                                            (
+                                                                _g16 := self.n10_by_s_suppkey_l_orderkey[
+                                                                    (
+                                                                        v_s_suppkey,
+                                                                        v_l_orderkey,
+                                                                    )
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g16.items()
+                                                    ):
                                                         for (
                                                             v_s_suppkey,
                                                             v_s_nationkey,
-                                                        ), _m14 in self.n14_by_s_suppkey[
-                                                            v_s_suppkey
-                                                        ].items():
-                                                            _m15 = self.supplier[
+                                                        ), _m17 in (
+                                                            (_g18,)
+                                                            if type(
+                                                                (
+                                                                    _g18 := self.n14_by_s_suppkey[
+                                                                        v_s_suppkey
+                                                                    ]
+                                                                )
+                                                            )
+                                                            is tuple
+                                                            else _g18.items()
+                                                        ):
+                                                            _m19 = self.supplier[
                                                                 (
                                                                     v_s_suppkey,
                                                                     v_s_nationkey,
@@ -3439,9 +4305,18 @@ def _make_derived1():
                                                             for (
                                                                 v_s_nationkey,
                                                                 v_n_name,
-                                                            ), _m16 in self.n2_2_by_s_nationkey[
-                                                                v_s_nationkey
-                                                            ].items():
+                                                            ), _m20 in (
+                                                                (_g21,)
+                                                                if type(
+                                                                    (
+                                                                        _g21 := self.n2_2_by_s_nationkey[
+                                                                            v_s_nationkey
+                                                                        ]
+                                                                    )
+                                                                )
+                                                                is tuple
+                                                                else _g21.items()
+                                                            ):
                                                                 _k = (
                                                                     v_o_orderdate.year,
                                                                     (
@@ -3455,9 +4330,9 @@ def _make_derived1():
                                                                 )
                                                                 _v = (
                                                                     _d8
-                                                                    * _m13
                                                                     * _m15
-                                                                    * _m16
+                                                                    * _m19
+                                                                    * _m20
                                                                 )
                                                                 _o = pending.get(_k)
                                                                 pending[_k] = (
@@ -3483,25 +4358,27 @@ def _make_derived1():
             _g2 = self.n1_by_l_orderkey.get(v_l_orderkey)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_l_orderkey, v_o_orderdate))
+            _m3 = _entry(_g2, (v_l_orderkey, v_o_orderdate))
             if _m3 is None:
                 return None
             _g4 = self.n9_by_l_orderkey.get(v_l_orderkey)
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_s_suppkey, v_l_orderkey))
+            _m5 = _entry(_g4, (v_s_suppkey, v_l_orderkey))
             if _m5 is None:
                 return None
             _g6 = self.n10_by_s_suppkey_l_orderkey.get((v_s_suppkey, v_l_orderkey))
             if _g6 is None:
                 return None
-            _m7 = _g6.get((v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount))
+            _m7 = _entry(
+                _g6, (v_s_suppkey, v_l_orderkey, v_l_extendedprice, v_l_discount)
+            )
             if _m7 is None:
                 return None
             _g8 = self.n14_by_s_suppkey.get(v_s_suppkey)
             if _g8 is None:
                 return None
-            _m9 = _g8.get((v_s_suppkey, v_s_nationkey))
+            _m9 = _entry(_g8, (v_s_suppkey, v_s_nationkey))
             if _m9 is None:
                 return None
             _m10 = self.supplier.get((v_s_suppkey, v_s_nationkey))
@@ -3510,7 +4387,7 @@ def _make_derived1():
             _g11 = self.n2_2_by_s_nationkey.get(v_s_nationkey)
             if _g11 is None:
                 return None
-            _m12 = _g11.get((v_s_nationkey, v_n_name))
+            _m12 = _entry(_g11, (v_s_nationkey, v_n_name))
             if _m12 is None:
                 return None
             return _m3 * _m7 * _m10 * _m12
@@ -3751,7 +4628,7 @@ class View:
     }
     COLUMNS = ("o_year", "mkt_share")
     QUERY_ID = "5f49be01ff8f795b"
-    LAYOUT_ID = "94f0c37ac6b5ca67"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "81921b57f0faf368"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -179,6 +179,18 @@ def _make_derived1():
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
+
+    def _entry(group, entry, default=None):
+        """The payload of `entry` in an index group (None: no group), `default`
+        if absent. A group of one entry is kept inline as the pair (entry,
+        payload): a dict per near-unique key would cost ~200 bytes and a
+        container the cyclic GC tracks; several entries are a dict."""
+        if group is None:
+            return default
+        if type(group) is tuple:
+            return group[1] if group[0] is entry or group[0] == entry else default
+        return group.get(entry, default)
+
     _ZERO = 0  # the payload of an absent tuple
 
     def _arity_message(relation, arity, row):
@@ -287,7 +299,7 @@ def _make_derived1():
         COLUMNS = ("nation", "o_year", "amount")
         QUERY_ID = "ede1a686fc310851"
         LAYOUT_ID = (
-            "112b224c8ebf26a4"  # the state's layout: snapshots restore only here
+            "6915af015c88d8f1"  # the state's layout: snapshots restore only here
         )
         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
@@ -531,210 +543,250 @@ def _make_derived1():
                         v_l_quantity,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(
-                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                        _t4 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                        _t5 = (
+                            v_p_partkey,
+                            v_s_suppkey,
+                            v_l_orderkey,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
                         )
+                        _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n3_by_p_partkey_s_suppkey_l_orderkey[
-                                (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                            ] = {
-                                (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_p_partkey,
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_p_partkey,
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_p_partkey,
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n3_by_p_partkey_s_suppkey_l_orderkey[
-                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                        ]
+                        _t6 = (v_p_partkey, v_s_suppkey)
                         _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
-                                (v_p_partkey, v_s_suppkey): _d2
-                            }
+                            n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                _t6,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_p_partkey_s_suppkey_by_l_orderkey[
+                                        v_l_orderkey
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_p_partkey_s_suppkey_by_l_orderkey[
+                                        v_l_orderkey
+                                    ]
+                            else:
+                                n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get((v_p_partkey, v_s_suppkey))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _d2
+                                _grp[_t6] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_p_partkey, v_s_suppkey)]
-                                    if not _grp:
-                                        del n3_p_partkey_s_suppkey_by_l_orderkey[
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n3_p_partkey_s_suppkey_by_l_orderkey[
                                             v_l_orderkey
-                                        ]
-                        _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
-                            _grp = n2_by_p_partkey_s_suppkey.get(
-                                (v_p_partkey, v_s_suppkey)
-                            )
+                                        ] = next(iter(_grp.items()))
+                        _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w7 is not None:
+                            _d8 = _d2 * _w7
+                            _grp = n2_by_p_partkey_s_suppkey.get(_t6)
                             if _grp is None:
-                                n2_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ] = {(v_p_partkey, v_s_suppkey, v_l_orderkey): _d5}
-                            else:
-                                _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d8
                                     if _n:
-                                        _grp[
-                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                        ] = _n
+                                        n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                        ]
-                                        if not _grp:
-                                            del n2_by_p_partkey_s_suppkey[
-                                                (v_p_partkey, v_s_suppkey)
-                                            ]
-                            _o = n2_count_by_p_partkey_s_suppkey.get(
-                                (v_p_partkey, v_s_suppkey)
-                            )
-                            if _o is None:
-                                n2_count_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ] = _d5
-                            else:
-                                _n = _o + _d5
-                                if _n:
-                                    n2_count_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ] = _n
+                                        del n2_by_p_partkey_s_suppkey[_t6]
                                 else:
-                                    del n2_count_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ]
-                            _w6 = partsupp_count_by_p_partkey_s_suppkey.get(
-                                (v_p_partkey, v_s_suppkey)
-                            )
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
+                                    n2_by_p_partkey_s_suppkey[_t6] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_by_p_partkey_s_suppkey[_t6] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
+                            if _o is None:
+                                n2_count_by_p_partkey_s_suppkey[_t6] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    n2_count_by_p_partkey_s_suppkey[_t6] = _n
+                                else:
+                                    del n2_count_by_p_partkey_s_suppkey[_t6]
+                            _w9 = partsupp_count_by_p_partkey_s_suppkey.get(_t6)
+                            if _w9 is not None:
+                                _d10 = _d8 * _w9
                                 _grp = n1_by_s_suppkey.get(v_s_suppkey)
                                 if _grp is None:
-                                    n1_by_s_suppkey[v_s_suppkey] = {
-                                        (v_p_partkey, v_s_suppkey): _d7
-                                    }
-                                else:
-                                    _o = _grp.get((v_p_partkey, v_s_suppkey))
-                                    if _o is None:
-                                        _grp[(v_p_partkey, v_s_suppkey)] = _d7
-                                    else:
-                                        _n = _o + _d7
+                                    n1_by_s_suppkey[v_s_suppkey] = (_t6, _d10)
+                                elif type(_grp) is tuple:
+                                    _e = _t6
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d10
                                         if _n:
-                                            _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                            n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_p_partkey, v_s_suppkey)]
-                                            if not _grp:
-                                                del n1_by_s_suppkey[v_s_suppkey]
+                                            del n1_by_s_suppkey[v_s_suppkey]
+                                    else:
+                                        n1_by_s_suppkey[v_s_suppkey] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
+                                else:
+                                    _o = _grp.get(_t6)
+                                    if _o is None:
+                                        _grp[_t6] = _d10
+                                    else:
+                                        _n = _o + _d10
+                                        if _n:
+                                            _grp[_t6] = _n
+                                        else:
+                                            del _grp[_t6]
+                                            if len(_grp) == 1:
+                                                n1_by_s_suppkey[v_s_suppkey] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                                 if _o is None:
-                                    n1_count_by_s_suppkey[v_s_suppkey] = _d7
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _d10
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d10
                                     if _n:
                                         n1_count_by_s_suppkey[v_s_suppkey] = _n
                                     else:
                                         del n1_count_by_s_suppkey[v_s_suppkey]
-                                _w8 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                                if _w8 is not None:
-                                    _d9 = _d7 * _w8
+                                _w11 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                if _w11 is not None:
+                                    _d12 = _d10 * _w11
                                     _o = n0_root.get(v_s_suppkey)
                                     if _o is None:
-                                        n0_root[v_s_suppkey] = _d9
+                                        n0_root[v_s_suppkey] = _d12
                                     else:
-                                        _n = _o + _d9
+                                        _n = _o + _d12
                                         if _n:
                                             n0_root[v_s_suppkey] = _n
                                         else:
                                             del n0_root[v_s_suppkey]
                                     if pending is not None:
-                                        for (
-                                            v_l_orderkey,
-                                            v_o_orderdate,
-                                        ), _m10 in self.orders_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                        for (v_l_orderkey, v_o_orderdate), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.orders_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_p_partkey,
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
-                                            ), _m11 in self.partsupp_by_p_partkey_s_suppkey[
-                                                (v_p_partkey, v_s_suppkey)
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.partsupp_by_p_partkey_s_suppkey[
+                                                            (v_p_partkey, v_s_suppkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_s_suppkey,
                                                     v_s_nationkey,
-                                                ), _m12 in self.n8_by_s_suppkey[
-                                                    v_s_suppkey
-                                                ].items():
-                                                    _m13 = self.supplier[
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.n8_by_s_suppkey[
+                                                                v_s_suppkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
+                                                    _m19 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
                                                     ]
                                                     for (
                                                         v_s_nationkey,
                                                         v_n_name,
-                                                    ), _m14 in self.nation_by_s_nationkey[
-                                                        v_s_nationkey
-                                                    ].items():
+                                                    ), _m20 in (
+                                                        (_g21,)
+                                                        if type(
+                                                            (
+                                                                _g21 := self.nation_by_s_nationkey[
+                                                                    v_s_nationkey
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g21.items()
+                                                    ):
                                                         _k = (
                                                             v_n_name,
                                                             v_o_orderdate.year,
@@ -751,10 +803,10 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _d2
-                                                            * _m10
-                                                            * _m11
                                                             * _m13
-                                                            * _m14
+                                                            * _m15
+                                                            * _m19
+                                                            * _m20
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -793,18 +845,33 @@ def _make_derived1():
                 del store[row]
             # atom supplier
             _p = d
-            _o = supplier.get((v_s_suppkey, v_s_nationkey))
+            _t1 = (v_s_suppkey, v_s_nationkey)
+            _o = supplier.get(_t1)
             if _o is None:
-                supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                supplier[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                    supplier[_t1] = _n
                 else:
-                    del supplier[(v_s_suppkey, v_s_nationkey)]
+                    del supplier[_t1]
             _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+            elif type(_grp) is tuple:
+                _e = v_s_suppkey
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                else:
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
             else:
                 _o = _grp.get(v_s_suppkey)
                 if _o is None:
@@ -815,58 +882,78 @@ def _make_derived1():
                         _grp[v_s_suppkey] = _n
                     else:
                         del _grp[v_s_suppkey]
-                        if not _grp:
-                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-            _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
+                        if len(_grp) == 1:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
+            _w2 = nation_count_by_s_nationkey.get(v_s_nationkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
                 _grp = n8_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n8_by_s_suppkey[v_s_suppkey] = {(v_s_suppkey, v_s_nationkey): _d2}
-                else:
-                    _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                    if _o is None:
-                        _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n8_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                            n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_s_suppkey, v_s_nationkey)]
-                            if not _grp:
-                                del n8_by_s_suppkey[v_s_suppkey]
+                            del n8_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n8_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n8_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n8_count_by_s_suppkey[v_s_suppkey] = _d3
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d3
                     if _n:
                         n8_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n8_count_by_s_suppkey[v_s_suppkey]
-                _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                if _w4 is not None:
+                    _d5 = _d3 * _w4
                     _o = n0_root.get(v_s_suppkey)
                     if _o is None:
-                        n0_root[v_s_suppkey] = _d4
+                        n0_root[v_s_suppkey] = _d5
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d5
                         if _n:
                             n0_root[v_s_suppkey] = _n
                         else:
                             del n0_root[v_s_suppkey]
                     if pending is not None:
-                        for (v_p_partkey, v_s_suppkey), _m5 in self.n1_by_s_suppkey[
-                            v_s_suppkey
-                        ].items():
-                            for (
-                                v_p_partkey,
-                                v_s_suppkey,
-                                v_l_orderkey,
-                            ), _m6 in self.n2_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ].items():
+                        for (v_p_partkey, v_s_suppkey), _m6 in (
+                            (_g7,)
+                            if type((_g7 := self.n1_by_s_suppkey[v_s_suppkey])) is tuple
+                            else _g7.items()
+                        ):
+                            for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m8 in (
+                                (_g9,)
+                                if type(
+                                    (
+                                        _g9 := self.n2_by_p_partkey_s_suppkey[
+                                            (v_p_partkey, v_s_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g9.items()
+                            ):
                                 for (
                                     v_p_partkey,
                                     v_s_suppkey,
@@ -874,28 +961,58 @@ def _make_derived1():
                                     v_l_quantity,
                                     v_l_extendedprice,
                                     v_l_discount,
-                                ), _m7 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                    (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                ].items():
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _m8 in self.orders_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                ), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                                (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
+                                    for (v_l_orderkey, v_o_orderdate), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.orders_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
                                         for (
                                             v_p_partkey,
                                             v_s_suppkey,
                                             v_ps_supplycost,
-                                        ), _m9 in self.partsupp_by_p_partkey_s_suppkey[
-                                            (v_p_partkey, v_s_suppkey)
-                                        ].items():
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m10 in self.nation_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                        ), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.partsupp_by_p_partkey_s_suppkey[
+                                                        (v_p_partkey, v_s_suppkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
+                                            for (v_s_nationkey, v_n_name), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.nation_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (
                                                     v_n_name,
                                                     v_o_orderdate.year,
@@ -910,7 +1027,7 @@ def _make_derived1():
                                                         )
                                                     ),
                                                 )
-                                                _v = _p * _m7 * _m8 * _m9 * _m10
+                                                _v = _p * _m10 * _m12 * _m14 * _m16
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -993,262 +1110,291 @@ def _make_derived1():
                 del store[row]
             # atom lineitem
             _p = d
+            _t1 = (
+                v_s_suppkey,
+                v_l_orderkey,
+                v_l_quantity,
+                v_l_extendedprice,
+                v_l_discount,
+            )
             _grp = lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
                 v_p_partkey
             )
             if _grp is None:
                 lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                     v_p_partkey
-                ] = {
-                    (
-                        v_s_suppkey,
-                        v_l_orderkey,
-                        v_l_quantity,
-                        v_l_extendedprice,
-                        v_l_discount,
-                    ): _p
-                }
-            else:
-                _o = _grp.get(
-                    (
-                        v_s_suppkey,
-                        v_l_orderkey,
-                        v_l_quantity,
-                        v_l_extendedprice,
-                        v_l_discount,
-                    )
+                ] = (
+                    _t1,
+                    _p,
                 )
-                if _o is None:
-                    _grp[
-                        (
-                            v_s_suppkey,
-                            v_l_orderkey,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = (
+                            _grp[0],
+                            _n,
                         )
-                    ] = _p
+                    else:
+                        del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ]
+                else:
+                    lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                        v_p_partkey
+                    ] = {
+                        _grp[0]: _grp[1],
+                        _e: _p,
+                    }
+            else:
+                _o = _grp.get(_t1)
+                if _o is None:
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[
-                            (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                            )
-                        ] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[
-                            (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                            )
-                        ]
-                        if not _grp:
-                            del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                                 v_p_partkey
-                            ]
-            _w1 = part_count_by_p_partkey.get(v_p_partkey)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(
-                    (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                )
-                if _grp is None:
-                    n3_by_p_partkey_s_suppkey_l_orderkey[
-                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                    ] = {
-                        (
-                            v_p_partkey,
-                            v_s_suppkey,
-                            v_l_orderkey,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
-                        ): _d2
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_p_partkey,
-                            v_s_suppkey,
-                            v_l_orderkey,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
-                        )
-                    )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_p_partkey,
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
+                            ] = next(
+                                iter(_grp.items())
                             )
-                        ] = _d2
-                    else:
-                        _n = _o + _d2
+            _w2 = part_count_by_p_partkey.get(v_p_partkey)
+            if _w2 is not None:
+                _d3 = _p * _w2
+                _t4 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                _t5 = (
+                    v_p_partkey,
+                    v_s_suppkey,
+                    v_l_orderkey,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                )
+                _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
+                if _grp is None:
+                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t5
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[
-                                (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            ] = _n
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_grp[0], _n)
                         else:
-                            del _grp[
-                                (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
+                            del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                    else:
+                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
+                        }
+                else:
+                    _o = _grp.get(_t5)
+                    if _o is None:
+                        _grp[_t5] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            _grp[_t5] = _n
+                        else:
+                            del _grp[_t5]
+                            if len(_grp) == 1:
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = next(
+                                    iter(_grp.items())
                                 )
-                            ]
-                            if not _grp:
-                                del n3_by_p_partkey_s_suppkey_l_orderkey[
-                                    (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                ]
+                _t6 = (v_p_partkey, v_s_suppkey)
                 _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
-                        (v_p_partkey, v_s_suppkey): _d2
-                    }
-                else:
-                    _o = _grp.get((v_p_partkey, v_s_suppkey))
-                    if _o is None:
-                        _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = (_t6, _d3)
+                elif type(_grp) is tuple:
+                    _e = _t6
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d3
                         if _n:
-                            _grp[(v_p_partkey, v_s_suppkey)] = _n
+                            n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                _grp[0],
+                                _n,
+                            )
                         else:
-                            del _grp[(v_p_partkey, v_s_suppkey)]
-                            if not _grp:
-                                del n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey]
-                _w3 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _grp = n2_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-                    if _grp is None:
-                        n2_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                            (v_p_partkey, v_s_suppkey, v_l_orderkey): _d4
+                            del n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey]
+                    else:
+                        n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _d3,
                         }
-                    else:
-                        _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d4
-                        else:
-                            _n = _o + _d4
-                            if _n:
-                                _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _n
-                            else:
-                                del _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n2_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ]
-                    _o = n2_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                else:
+                    _o = _grp.get(_t6)
                     if _o is None:
-                        n2_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = (
-                            _d4
-                        )
+                        _grp[_t6] = _d3
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d3
                         if _n:
-                            n2_count_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ] = _n
+                            _grp[_t6] = _n
                         else:
-                            del n2_count_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ]
-                    _w5 = partsupp_count_by_p_partkey_s_suppkey.get(
-                        (v_p_partkey, v_s_suppkey)
-                    )
-                    if _w5 is not None:
-                        _d6 = _d4 * _w5
+                            del _grp[_t6]
+                            if len(_grp) == 1:
+                                n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                    next(iter(_grp.items()))
+                                )
+                _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                if _w7 is not None:
+                    _d8 = _d3 * _w7
+                    _grp = n2_by_p_partkey_s_suppkey.get(_t6)
+                    if _grp is None:
+                        n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
+                    elif type(_grp) is tuple:
+                        _e = _t4
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d8
+                            if _n:
+                                n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
+                            else:
+                                del n2_by_p_partkey_s_suppkey[_t6]
+                        else:
+                            n2_by_p_partkey_s_suppkey[_t6] = {_grp[0]: _grp[1], _e: _d8}
+                    else:
+                        _o = _grp.get(_t4)
+                        if _o is None:
+                            _grp[_t4] = _d8
+                        else:
+                            _n = _o + _d8
+                            if _n:
+                                _grp[_t4] = _n
+                            else:
+                                del _grp[_t4]
+                                if len(_grp) == 1:
+                                    n2_by_p_partkey_s_suppkey[_t6] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
+                    if _o is None:
+                        n2_count_by_p_partkey_s_suppkey[_t6] = _d8
+                    else:
+                        _n = _o + _d8
+                        if _n:
+                            n2_count_by_p_partkey_s_suppkey[_t6] = _n
+                        else:
+                            del n2_count_by_p_partkey_s_suppkey[_t6]
+                    _w9 = partsupp_count_by_p_partkey_s_suppkey.get(_t6)
+                    if _w9 is not None:
+                        _d10 = _d8 * _w9
                         _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n1_by_s_suppkey[v_s_suppkey] = {
-                                (v_p_partkey, v_s_suppkey): _d6
-                            }
-                        else:
-                            _o = _grp.get((v_p_partkey, v_s_suppkey))
-                            if _o is None:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _d6
-                            else:
-                                _n = _o + _d6
+                            n1_by_s_suppkey[v_s_suppkey] = (_t6, _d10)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d10
                                 if _n:
-                                    _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                    n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_p_partkey, v_s_suppkey)]
-                                    if not _grp:
-                                        del n1_by_s_suppkey[v_s_suppkey]
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n1_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d10,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d10
+                            else:
+                                _n = _o + _d10
+                                if _n:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n1_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d10
                         else:
-                            _n = _o + _d6
+                            _n = _o + _d10
                             if _n:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n1_count_by_s_suppkey[v_s_suppkey]
-                        _w7 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w7 is not None:
-                            _d8 = _d6 * _w7
+                        _w11 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w11 is not None:
+                            _d12 = _d10 * _w11
                             _o = n0_root.get(v_s_suppkey)
                             if _o is None:
-                                n0_root[v_s_suppkey] = _d8
+                                n0_root[v_s_suppkey] = _d12
                             else:
-                                _n = _o + _d8
+                                _n = _o + _d12
                                 if _n:
                                     n0_root[v_s_suppkey] = _n
                                 else:
                                     del n0_root[v_s_suppkey]
                             if pending is not None:
-                                for (
-                                    v_l_orderkey,
-                                    v_o_orderdate,
-                                ), _m9 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
+                                for (v_l_orderkey, v_o_orderdate), _m13 in (
+                                    (_g14,)
+                                    if type(
+                                        (
+                                            _g14 := self.orders_by_l_orderkey[
+                                                v_l_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g14.items()
+                                ):
                                     for (
                                         v_p_partkey,
                                         v_s_suppkey,
                                         v_ps_supplycost,
-                                    ), _m10 in self.partsupp_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m11 in self.n8_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m12 = self.supplier[
+                                    ), _m15 in (
+                                        (_g16,)
+                                        if type(
+                                            (
+                                                _g16 := self.partsupp_by_p_partkey_s_suppkey[
+                                                    (v_p_partkey, v_s_suppkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g16.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m17 in (
+                                            (_g18,)
+                                            if type(
+                                                (
+                                                    _g18 := self.n8_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g18.items()
+                                        ):
+                                            _m19 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m13 in self.nation_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m20 in (
+                                                (_g21,)
+                                                if type(
+                                                    (
+                                                        _g21 := self.nation_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g21.items()
+                                            ):
                                                 _k = (
                                                     v_n_name,
                                                     v_o_orderdate.year,
@@ -1263,7 +1409,7 @@ def _make_derived1():
                                                         )
                                                     ),
                                                 )
-                                                _v = _d2 * _m9 * _m10 * _m12 * _m13
+                                                _v = _d3 * _m13 * _m15 * _m19 * _m20
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1308,85 +1454,108 @@ def _make_derived1():
                 del store[row]
             # atom partsupp
             _p = d
-            _grp = partsupp_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+            _t1 = (v_p_partkey, v_s_suppkey)
+            _t2 = (v_p_partkey, v_s_suppkey, v_ps_supplycost)
+            _grp = partsupp_by_p_partkey_s_suppkey.get(_t1)
             if _grp is None:
-                partsupp_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                    (v_p_partkey, v_s_suppkey, v_ps_supplycost): _p
-                }
+                partsupp_by_p_partkey_s_suppkey[_t1] = (_t2, _p)
+            elif type(_grp) is tuple:
+                _e = _t2
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        partsupp_by_p_partkey_s_suppkey[_t1] = (_grp[0], _n)
+                    else:
+                        del partsupp_by_p_partkey_s_suppkey[_t1]
+                else:
+                    partsupp_by_p_partkey_s_suppkey[_t1] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_p_partkey, v_s_suppkey, v_ps_supplycost))
+                _o = _grp.get(_t2)
                 if _o is None:
-                    _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)] = _p
+                    _grp[_t2] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)] = _n
+                        _grp[_t2] = _n
                     else:
-                        del _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)]
-                        if not _grp:
-                            del partsupp_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ]
-            _o = partsupp_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                        del _grp[_t2]
+                        if len(_grp) == 1:
+                            partsupp_by_p_partkey_s_suppkey[_t1] = next(
+                                iter(_grp.items())
+                            )
+            _o = partsupp_count_by_p_partkey_s_suppkey.get(_t1)
             if _o is None:
-                partsupp_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = _p
+                partsupp_count_by_p_partkey_s_suppkey[_t1] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    partsupp_count_by_p_partkey_s_suppkey[
-                        (v_p_partkey, v_s_suppkey)
-                    ] = _n
+                    partsupp_count_by_p_partkey_s_suppkey[_t1] = _n
                 else:
-                    del partsupp_count_by_p_partkey_s_suppkey[
-                        (v_p_partkey, v_s_suppkey)
-                    ]
-            _w1 = n2_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-            if _w1 is not None:
-                _d2 = _p * _w1
+                    del partsupp_count_by_p_partkey_s_suppkey[_t1]
+            _w3 = n2_count_by_p_partkey_s_suppkey.get(_t1)
+            if _w3 is not None:
+                _d4 = _p * _w3
                 _grp = n1_by_s_suppkey.get(v_s_suppkey)
                 if _grp is None:
-                    n1_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
-                else:
-                    _o = _grp.get((v_p_partkey, v_s_suppkey))
-                    if _o is None:
-                        _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                    else:
-                        _n = _o + _d2
+                    n1_by_s_suppkey[v_s_suppkey] = (_t1, _d4)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _d4
                         if _n:
-                            _grp[(v_p_partkey, v_s_suppkey)] = _n
+                            n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                         else:
-                            del _grp[(v_p_partkey, v_s_suppkey)]
-                            if not _grp:
-                                del n1_by_s_suppkey[v_s_suppkey]
+                            del n1_by_s_suppkey[v_s_suppkey]
+                    else:
+                        n1_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d4}
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _d4
+                    else:
+                        _n = _o + _d4
+                        if _n:
+                            _grp[_t1] = _n
+                        else:
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                n1_by_s_suppkey[v_s_suppkey] = next(iter(_grp.items()))
                 _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                 if _o is None:
-                    n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                    n1_count_by_s_suppkey[v_s_suppkey] = _d4
                 else:
-                    _n = _o + _d2
+                    _n = _o + _d4
                     if _n:
                         n1_count_by_s_suppkey[v_s_suppkey] = _n
                     else:
                         del n1_count_by_s_suppkey[v_s_suppkey]
-                _w3 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
+                _w5 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                if _w5 is not None:
+                    _d6 = _d4 * _w5
                     _o = n0_root.get(v_s_suppkey)
                     if _o is None:
-                        n0_root[v_s_suppkey] = _d4
+                        n0_root[v_s_suppkey] = _d6
                     else:
-                        _n = _o + _d4
+                        _n = _o + _d6
                         if _n:
                             n0_root[v_s_suppkey] = _n
                         else:
                             del n0_root[v_s_suppkey]
                     if pending is not None:
-                        for (
-                            v_p_partkey,
-                            v_s_suppkey,
-                            v_l_orderkey,
-                        ), _m5 in self.n2_by_p_partkey_s_suppkey[
-                            (v_p_partkey, v_s_suppkey)
-                        ].items():
+                        for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m7 in (
+                            (_g8,)
+                            if type(
+                                (
+                                    _g8 := self.n2_by_p_partkey_s_suppkey[
+                                        (v_p_partkey, v_s_suppkey)
+                                    ]
+                                )
+                            )
+                            is tuple
+                            else _g8.items()
+                        ):
                             for (
                                 v_p_partkey,
                                 v_s_suppkey,
@@ -1394,28 +1563,53 @@ def _make_derived1():
                                 v_l_quantity,
                                 v_l_extendedprice,
                                 v_l_discount,
-                            ), _m6 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                            ].items():
-                                for (
-                                    v_l_orderkey,
-                                    v_o_orderdate,
-                                ), _m7 in self.orders_by_l_orderkey[
-                                    v_l_orderkey
-                                ].items():
-                                    for (
-                                        v_s_suppkey,
-                                        v_s_nationkey,
-                                    ), _m8 in self.n8_by_s_suppkey[v_s_suppkey].items():
-                                        _m9 = self.supplier[
+                            ), _m9 in (
+                                (_g10,)
+                                if type(
+                                    (
+                                        _g10 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g10.items()
+                            ):
+                                for (v_l_orderkey, v_o_orderdate), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.orders_by_l_orderkey[
+                                                v_l_orderkey
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
+                                    for (v_s_suppkey, v_s_nationkey), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (_g14 := self.n8_by_s_suppkey[v_s_suppkey])
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        _m15 = self.supplier[
                                             (v_s_suppkey, v_s_nationkey)
                                         ]
-                                        for (
-                                            v_s_nationkey,
-                                            v_n_name,
-                                        ), _m10 in self.nation_by_s_nationkey[
-                                            v_s_nationkey
-                                        ].items():
+                                        for (v_s_nationkey, v_n_name), _m16 in (
+                                            (_g17,)
+                                            if type(
+                                                (
+                                                    _g17 := self.nation_by_s_nationkey[
+                                                        v_s_nationkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g17.items()
+                                        ):
                                             _k = (
                                                 v_n_name,
                                                 v_o_orderdate.year,
@@ -1427,7 +1621,7 @@ def _make_derived1():
                                                     - (v_ps_supplycost * v_l_quantity)
                                                 ),
                                             )
-                                            _v = _p * _m6 * _m7 * _m9 * _m10
+                                            _v = _p * _m9 * _m11 * _m15 * _m16
                                             _o = pending.get(_k)
                                             pending[_k] = _v if _o is None else _o + _v
 
@@ -1474,21 +1668,35 @@ def _make_derived1():
                 del store[row]
             # atom orders
             _p = d
+            _t1 = (v_l_orderkey, v_o_orderdate)
             _grp = orders_by_l_orderkey.get(v_l_orderkey)
             if _grp is None:
-                orders_by_l_orderkey[v_l_orderkey] = {(v_l_orderkey, v_o_orderdate): _p}
+                orders_by_l_orderkey[v_l_orderkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        orders_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                    else:
+                        del orders_by_l_orderkey[v_l_orderkey]
+                else:
+                    orders_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_l_orderkey, v_o_orderdate)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_l_orderkey, v_o_orderdate)]
-                        if not _grp:
-                            del orders_by_l_orderkey[v_l_orderkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            orders_by_l_orderkey[v_l_orderkey] = next(
+                                iter(_grp.items())
+                            )
             _o = orders_count_by_l_orderkey.get(v_l_orderkey)
             if _o is None:
                 orders_count_by_l_orderkey[v_l_orderkey] = _p
@@ -1498,83 +1706,102 @@ def _make_derived1():
                     orders_count_by_l_orderkey[v_l_orderkey] = _n
                 else:
                     del orders_count_by_l_orderkey[v_l_orderkey]
-            _g3 = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
-            if _g3:
-                for (v_p_partkey, v_s_suppkey), _w1 in _g3.items():
-                    _d2 = _p * _w1
-                    _grp = n2_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+            _g4 = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+            if _g4:
+                for (v_p_partkey, v_s_suppkey), _w2 in (
+                    (_g4,) if type(_g4) is tuple else _g4.items()
+                ):
+                    _d3 = _p * _w2
+                    _t5 = (v_p_partkey, v_s_suppkey)
+                    _t6 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                    _grp = n2_by_p_partkey_s_suppkey.get(_t5)
                     if _grp is None:
-                        n2_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                            (v_p_partkey, v_s_suppkey, v_l_orderkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
-                        if _o is None:
-                            _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n2_by_p_partkey_s_suppkey[_t5] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _n
+                                n2_by_p_partkey_s_suppkey[_t5] = (_grp[0], _n)
                             else:
-                                del _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)]
-                                if not _grp:
-                                    del n2_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ]
-                    _o = n2_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-                    if _o is None:
-                        n2_count_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = (
-                            _d2
-                        )
-                    else:
-                        _n = _o + _d2
-                        if _n:
-                            n2_count_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ] = _n
+                                del n2_by_p_partkey_s_suppkey[_t5]
                         else:
-                            del n2_count_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ]
-                    _w4 = partsupp_count_by_p_partkey_s_suppkey.get(
-                        (v_p_partkey, v_s_suppkey)
-                    )
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                            n2_by_p_partkey_s_suppkey[_t5] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t6)
+                        if _o is None:
+                            _grp[_t6] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t6] = _n
+                            else:
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n2_by_p_partkey_s_suppkey[_t5] = next(
+                                        iter(_grp.items())
+                                    )
+                    _o = n2_count_by_p_partkey_s_suppkey.get(_t5)
+                    if _o is None:
+                        n2_count_by_p_partkey_s_suppkey[_t5] = _d3
+                    else:
+                        _n = _o + _d3
+                        if _n:
+                            n2_count_by_p_partkey_s_suppkey[_t5] = _n
+                        else:
+                            del n2_count_by_p_partkey_s_suppkey[_t5]
+                    _w7 = partsupp_count_by_p_partkey_s_suppkey.get(_t5)
+                    if _w7 is not None:
+                        _d8 = _d3 * _w7
                         _grp = n1_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n1_by_s_suppkey[v_s_suppkey] = {
-                                (v_p_partkey, v_s_suppkey): _d5
-                            }
-                        else:
-                            _o = _grp.get((v_p_partkey, v_s_suppkey))
-                            if _o is None:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _d5
-                            else:
-                                _n = _o + _d5
+                            n1_by_s_suppkey[v_s_suppkey] = (_t5, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d8
                                 if _n:
-                                    _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                    n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_p_partkey, v_s_suppkey)]
-                                    if not _grp:
-                                        del n1_by_s_suppkey[v_s_suppkey]
+                                    del n1_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n1_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n1_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                            n1_count_by_s_suppkey[v_s_suppkey] = _d8
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d8
                             if _n:
                                 n1_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n1_count_by_s_suppkey[v_s_suppkey]
-                        _w6 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w6 is not None:
-                            _d7 = _d5 * _w6
+                        _w9 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w9 is not None:
+                            _d10 = _d8 * _w9
                             _o = n0_root.get(v_s_suppkey)
                             if _o is None:
-                                n0_root[v_s_suppkey] = _d7
+                                n0_root[v_s_suppkey] = _d10
                             else:
-                                _n = _o + _d7
+                                _n = _o + _d10
                                 if _n:
                                     n0_root[v_s_suppkey] = _n
                                 else:
@@ -1587,31 +1814,61 @@ def _make_derived1():
                                     v_l_quantity,
                                     v_l_extendedprice,
                                     v_l_discount,
-                                ), _m8 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                    (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                ].items():
+                                ), _m11 in (
+                                    (_g12,)
+                                    if type(
+                                        (
+                                            _g12 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                                (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g12.items()
+                                ):
                                     for (
                                         v_p_partkey,
                                         v_s_suppkey,
                                         v_ps_supplycost,
-                                    ), _m9 in self.partsupp_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m10 in self.n8_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m11 = self.supplier[
+                                    ), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.partsupp_by_p_partkey_s_suppkey[
+                                                    (v_p_partkey, v_s_suppkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.n8_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            _m17 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m12 in self.nation_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m18 in (
+                                                (_g19,)
+                                                if type(
+                                                    (
+                                                        _g19 := self.nation_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g19.items()
+                                            ):
                                                 _k = (
                                                     v_n_name,
                                                     v_o_orderdate.year,
@@ -1626,7 +1883,7 @@ def _make_derived1():
                                                         )
                                                     ),
                                                 )
-                                                _v = _p * _m8 * _m9 * _m11 * _m12
+                                                _v = _p * _m11 * _m13 * _m17 * _m18
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1660,21 +1917,35 @@ def _make_derived1():
                 del store[row]
             # atom nation
             _p = d
+            _t1 = (v_s_nationkey, v_n_name)
             _grp = nation_by_s_nationkey.get(v_s_nationkey)
             if _grp is None:
-                nation_by_s_nationkey[v_s_nationkey] = {(v_s_nationkey, v_n_name): _p}
+                nation_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+            elif type(_grp) is tuple:
+                _e = _t1
+                if _grp[0] is _e or _grp[0] == _e:
+                    _o = _grp[1]
+                    _n = _o + _p
+                    if _n:
+                        nation_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                    else:
+                        del nation_by_s_nationkey[v_s_nationkey]
+                else:
+                    nation_by_s_nationkey[v_s_nationkey] = {_grp[0]: _grp[1], _e: _p}
             else:
-                _o = _grp.get((v_s_nationkey, v_n_name))
+                _o = _grp.get(_t1)
                 if _o is None:
-                    _grp[(v_s_nationkey, v_n_name)] = _p
+                    _grp[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[(v_s_nationkey, v_n_name)] = _n
+                        _grp[_t1] = _n
                     else:
-                        del _grp[(v_s_nationkey, v_n_name)]
-                        if not _grp:
-                            del nation_by_s_nationkey[v_s_nationkey]
+                        del _grp[_t1]
+                        if len(_grp) == 1:
+                            nation_by_s_nationkey[v_s_nationkey] = next(
+                                iter(_grp.items())
+                            )
             _o = nation_count_by_s_nationkey.get(v_s_nationkey)
             if _o is None:
                 nation_count_by_s_nationkey[v_s_nationkey] = _p
@@ -1684,59 +1955,79 @@ def _make_derived1():
                     nation_count_by_s_nationkey[v_s_nationkey] = _n
                 else:
                     del nation_count_by_s_nationkey[v_s_nationkey]
-            _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-            if _g3:
-                for v_s_suppkey, _w1 in _g3.items():
-                    _d2 = _p * _w1
+            _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+            if _g4:
+                for v_s_suppkey, _w2 in ((_g4,) if type(_g4) is tuple else _g4.items()):
+                    _d3 = _p * _w2
+                    _t5 = (v_s_suppkey, v_s_nationkey)
                     _grp = n8_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n8_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n8_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n8_by_s_suppkey[v_s_suppkey]
+                                del n8_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n8_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n8_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n8_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n8_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n8_count_by_s_suppkey[v_s_suppkey]
-                    _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w4 is not None:
-                        _d5 = _d2 * _w4
+                    _w6 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w6 is not None:
+                        _d7 = _d3 * _w6
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n0_root[v_s_suppkey] = _d5
+                            n0_root[v_s_suppkey] = _d7
                         else:
-                            _n = _o + _d5
+                            _n = _o + _d7
                             if _n:
                                 n0_root[v_s_suppkey] = _n
                             else:
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
-                            for (v_p_partkey, v_s_suppkey), _m6 in self.n1_by_s_suppkey[
-                                v_s_suppkey
-                            ].items():
-                                for (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                ), _m7 in self.n2_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ].items():
+                            for (v_p_partkey, v_s_suppkey), _m8 in (
+                                (_g9,)
+                                if type((_g9 := self.n1_by_s_suppkey[v_s_suppkey]))
+                                is tuple
+                                else _g9.items()
+                            ):
+                                for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m10 in (
+                                    (_g11,)
+                                    if type(
+                                        (
+                                            _g11 := self.n2_by_p_partkey_s_suppkey[
+                                                (v_p_partkey, v_s_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g11.items()
+                                ):
                                     for (
                                         v_p_partkey,
                                         v_s_suppkey,
@@ -1744,23 +2035,51 @@ def _make_derived1():
                                         v_l_quantity,
                                         v_l_extendedprice,
                                         v_l_discount,
-                                    ), _m8 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                    ].items():
-                                        for (
-                                            v_l_orderkey,
-                                            v_o_orderdate,
-                                        ), _m9 in self.orders_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                    ), _m12 in (
+                                        (_g13,)
+                                        if type(
+                                            (
+                                                _g13 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                                    (
+                                                        v_p_partkey,
+                                                        v_s_suppkey,
+                                                        v_l_orderkey,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g13.items()
+                                    ):
+                                        for (v_l_orderkey, v_o_orderdate), _m14 in (
+                                            (_g15,)
+                                            if type(
+                                                (
+                                                    _g15 := self.orders_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g15.items()
+                                        ):
                                             for (
                                                 v_p_partkey,
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
-                                            ), _m10 in self.partsupp_by_p_partkey_s_suppkey[
-                                                (v_p_partkey, v_s_suppkey)
-                                            ].items():
-                                                _m11 = self.supplier[
+                                            ), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.partsupp_by_p_partkey_s_suppkey[
+                                                            (v_p_partkey, v_s_suppkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
+                                                _m18 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
                                                 _k = (
@@ -1777,7 +2096,7 @@ def _make_derived1():
                                                         )
                                                     ),
                                                 )
-                                                _v = _p * _m8 * _m9 * _m10 * _m11
+                                                _v = _p * _m12 * _m14 * _m16 * _m18
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -1870,210 +2189,250 @@ def _make_derived1():
                         v_l_quantity,
                         v_l_extendedprice,
                         v_l_discount,
-                    ), _w1 in _g3.items():
+                    ), _w1 in ((_g3,) if type(_g3) is tuple else _g3.items()):
                         _d2 = _p * _w1
-                        _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(
-                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                        _t4 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                        _t5 = (
+                            v_p_partkey,
+                            v_s_suppkey,
+                            v_l_orderkey,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
                         )
+                        _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
                         if _grp is None:
-                            n3_by_p_partkey_s_suppkey_l_orderkey[
-                                (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                            ] = {
-                                (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                ): _d2
-                            }
-                        else:
-                            _o = _grp.get(
-                                (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            )
-                            if _o is None:
-                                _grp[
-                                    (
-                                        v_p_partkey,
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d2)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                        _grp[0],
+                                        _n,
                                     )
-                                ] = _d2
+                                else:
+                                    del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                            else:
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[
-                                        (
-                                            v_p_partkey,
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
-                                        )
-                                    ] = _n
+                                    _grp[_t5] = _n
                                 else:
-                                    del _grp[
-                                        (
-                                            v_p_partkey,
-                                            v_s_suppkey,
-                                            v_l_orderkey,
-                                            v_l_quantity,
-                                            v_l_extendedprice,
-                                            v_l_discount,
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                            next(iter(_grp.items()))
                                         )
-                                    ]
-                                    if not _grp:
-                                        del n3_by_p_partkey_s_suppkey_l_orderkey[
-                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                        ]
+                        _t6 = (v_p_partkey, v_s_suppkey)
                         _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                         if _grp is None:
-                            n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
-                                (v_p_partkey, v_s_suppkey): _d2
-                            }
+                            n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                _t6,
+                                _d2,
+                            )
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d2
+                                if _n:
+                                    n3_p_partkey_s_suppkey_by_l_orderkey[
+                                        v_l_orderkey
+                                    ] = (_grp[0], _n)
+                                else:
+                                    del n3_p_partkey_s_suppkey_by_l_orderkey[
+                                        v_l_orderkey
+                                    ]
+                            else:
+                                n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d2,
+                                }
                         else:
-                            _o = _grp.get((v_p_partkey, v_s_suppkey))
+                            _o = _grp.get(_t6)
                             if _o is None:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _d2
+                                _grp[_t6] = _d2
                             else:
                                 _n = _o + _d2
                                 if _n:
-                                    _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                    _grp[_t6] = _n
                                 else:
-                                    del _grp[(v_p_partkey, v_s_suppkey)]
-                                    if not _grp:
-                                        del n3_p_partkey_s_suppkey_by_l_orderkey[
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n3_p_partkey_s_suppkey_by_l_orderkey[
                                             v_l_orderkey
-                                        ]
-                        _w4 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
-                            _grp = n2_by_p_partkey_s_suppkey.get(
-                                (v_p_partkey, v_s_suppkey)
-                            )
+                                        ] = next(iter(_grp.items()))
+                        _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                        if _w7 is not None:
+                            _d8 = _d2 * _w7
+                            _grp = n2_by_p_partkey_s_suppkey.get(_t6)
                             if _grp is None:
-                                n2_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ] = {(v_p_partkey, v_s_suppkey, v_l_orderkey): _d5}
-                            else:
-                                _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
-                                if _o is None:
-                                    _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
+                            elif type(_grp) is tuple:
+                                _e = _t4
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d8
                                     if _n:
-                                        _grp[
-                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                        ] = _n
+                                        n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
                                     else:
-                                        del _grp[
-                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                        ]
-                                        if not _grp:
-                                            del n2_by_p_partkey_s_suppkey[
-                                                (v_p_partkey, v_s_suppkey)
-                                            ]
-                            _o = n2_count_by_p_partkey_s_suppkey.get(
-                                (v_p_partkey, v_s_suppkey)
-                            )
-                            if _o is None:
-                                n2_count_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ] = _d5
-                            else:
-                                _n = _o + _d5
-                                if _n:
-                                    n2_count_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ] = _n
+                                        del n2_by_p_partkey_s_suppkey[_t6]
                                 else:
-                                    del n2_count_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ]
-                            _w6 = partsupp_count_by_p_partkey_s_suppkey.get(
-                                (v_p_partkey, v_s_suppkey)
-                            )
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
+                                    n2_by_p_partkey_s_suppkey[_t6] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t4)
+                                if _o is None:
+                                    _grp[_t4] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        _grp[_t4] = _n
+                                    else:
+                                        del _grp[_t4]
+                                        if len(_grp) == 1:
+                                            n2_by_p_partkey_s_suppkey[_t6] = next(
+                                                iter(_grp.items())
+                                            )
+                            _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
+                            if _o is None:
+                                n2_count_by_p_partkey_s_suppkey[_t6] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    n2_count_by_p_partkey_s_suppkey[_t6] = _n
+                                else:
+                                    del n2_count_by_p_partkey_s_suppkey[_t6]
+                            _w9 = partsupp_count_by_p_partkey_s_suppkey.get(_t6)
+                            if _w9 is not None:
+                                _d10 = _d8 * _w9
                                 _grp = n1_by_s_suppkey.get(v_s_suppkey)
                                 if _grp is None:
-                                    n1_by_s_suppkey[v_s_suppkey] = {
-                                        (v_p_partkey, v_s_suppkey): _d7
-                                    }
-                                else:
-                                    _o = _grp.get((v_p_partkey, v_s_suppkey))
-                                    if _o is None:
-                                        _grp[(v_p_partkey, v_s_suppkey)] = _d7
-                                    else:
-                                        _n = _o + _d7
+                                    n1_by_s_suppkey[v_s_suppkey] = (_t6, _d10)
+                                elif type(_grp) is tuple:
+                                    _e = _t6
+                                    if _grp[0] is _e or _grp[0] == _e:
+                                        _o = _grp[1]
+                                        _n = _o + _d10
                                         if _n:
-                                            _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                            n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                         else:
-                                            del _grp[(v_p_partkey, v_s_suppkey)]
-                                            if not _grp:
-                                                del n1_by_s_suppkey[v_s_suppkey]
+                                            del n1_by_s_suppkey[v_s_suppkey]
+                                    else:
+                                        n1_by_s_suppkey[v_s_suppkey] = {
+                                            _grp[0]: _grp[1],
+                                            _e: _d10,
+                                        }
+                                else:
+                                    _o = _grp.get(_t6)
+                                    if _o is None:
+                                        _grp[_t6] = _d10
+                                    else:
+                                        _n = _o + _d10
+                                        if _n:
+                                            _grp[_t6] = _n
+                                        else:
+                                            del _grp[_t6]
+                                            if len(_grp) == 1:
+                                                n1_by_s_suppkey[v_s_suppkey] = next(
+                                                    iter(_grp.items())
+                                                )
                                 _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                                 if _o is None:
-                                    n1_count_by_s_suppkey[v_s_suppkey] = _d7
+                                    n1_count_by_s_suppkey[v_s_suppkey] = _d10
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d10
                                     if _n:
                                         n1_count_by_s_suppkey[v_s_suppkey] = _n
                                     else:
                                         del n1_count_by_s_suppkey[v_s_suppkey]
-                                _w8 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                                if _w8 is not None:
-                                    _d9 = _d7 * _w8
+                                _w11 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                                if _w11 is not None:
+                                    _d12 = _d10 * _w11
                                     _o = n0_root.get(v_s_suppkey)
                                     if _o is None:
-                                        n0_root[v_s_suppkey] = _d9
+                                        n0_root[v_s_suppkey] = _d12
                                     else:
-                                        _n = _o + _d9
+                                        _n = _o + _d12
                                         if _n:
                                             n0_root[v_s_suppkey] = _n
                                         else:
                                             del n0_root[v_s_suppkey]
                                     if pending is not None:
-                                        for (
-                                            v_l_orderkey,
-                                            v_o_orderdate,
-                                        ), _m10 in self.orders_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                        for (v_l_orderkey, v_o_orderdate), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.orders_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
                                             for (
                                                 v_p_partkey,
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
-                                            ), _m11 in self.partsupp_by_p_partkey_s_suppkey[
-                                                (v_p_partkey, v_s_suppkey)
-                                            ].items():
+                                            ), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.partsupp_by_p_partkey_s_suppkey[
+                                                            (v_p_partkey, v_s_suppkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
                                                 for (
                                                     v_s_suppkey,
                                                     v_s_nationkey,
-                                                ), _m12 in self.n8_by_s_suppkey[
-                                                    v_s_suppkey
-                                                ].items():
-                                                    _m13 = self.supplier[
+                                                ), _m17 in (
+                                                    (_g18,)
+                                                    if type(
+                                                        (
+                                                            _g18 := self.n8_by_s_suppkey[
+                                                                v_s_suppkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g18.items()
+                                                ):
+                                                    _m19 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
                                                     ]
                                                     for (
                                                         v_s_nationkey,
                                                         v_n_name,
-                                                    ), _m14 in self.nation_by_s_nationkey[
-                                                        v_s_nationkey
-                                                    ].items():
+                                                    ), _m20 in (
+                                                        (_g21,)
+                                                        if type(
+                                                            (
+                                                                _g21 := self.nation_by_s_nationkey[
+                                                                    v_s_nationkey
+                                                                ]
+                                                            )
+                                                        )
+                                                        is tuple
+                                                        else _g21.items()
+                                                    ):
                                                         _k = (
                                                             v_n_name,
                                                             v_o_orderdate.year,
@@ -2090,10 +2449,10 @@ def _make_derived1():
                                                         )
                                                         _v = (
                                                             _d2
-                                                            * _m10
-                                                            * _m11
                                                             * _m13
-                                                            * _m14
+                                                            * _m15
+                                                            * _m19
+                                                            * _m20
                                                         )
                                                         _o = pending.get(_k)
                                                         pending[_k] = (
@@ -2157,18 +2516,36 @@ def _make_derived1():
                     or not self.supplier.get((v_s_suppkey, v_s_nationkey), _ZERO)
                 ):
                     continue
-                _o = supplier.get((v_s_suppkey, v_s_nationkey))
+                _t1 = (v_s_suppkey, v_s_nationkey)
+                _o = supplier.get(_t1)
                 if _o is None:
-                    supplier[(v_s_suppkey, v_s_nationkey)] = _p
+                    supplier[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        supplier[(v_s_suppkey, v_s_nationkey)] = _n
+                        supplier[_t1] = _n
                     else:
-                        del supplier[(v_s_suppkey, v_s_nationkey)]
+                        del supplier[_t1]
                 _grp = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {v_s_suppkey: _p}
+                    supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (v_s_suppkey, _p)
+                elif type(_grp) is tuple:
+                    _e = v_s_suppkey
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = (
+                                _grp[0],
+                                _n,
+                            )
+                        else:
+                            del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
+                    else:
+                        supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
                     _o = _grp.get(v_s_suppkey)
                     if _o is None:
@@ -2179,60 +2556,81 @@ def _make_derived1():
                             _grp[v_s_suppkey] = _n
                         else:
                             del _grp[v_s_suppkey]
-                            if not _grp:
-                                del supplier_s_suppkey_by_s_nationkey[v_s_nationkey]
-                _w1 = nation_count_by_s_nationkey.get(v_s_nationkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                            if len(_grp) == 1:
+                                supplier_s_suppkey_by_s_nationkey[v_s_nationkey] = next(
+                                    iter(_grp.items())
+                                )
+                _w2 = nation_count_by_s_nationkey.get(v_s_nationkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
                     _grp = n8_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n8_by_s_suppkey[v_s_suppkey] = {
-                            (v_s_suppkey, v_s_nationkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                        if _o is None:
-                            _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n8_by_s_suppkey[v_s_suppkey] = (_t1, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_s_suppkey, v_s_nationkey)]
-                                if not _grp:
-                                    del n8_by_s_suppkey[v_s_suppkey]
+                                del n8_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n8_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d3}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n8_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n8_count_by_s_suppkey[v_s_suppkey] = _d3
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d3
                         if _n:
                             n8_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n8_count_by_s_suppkey[v_s_suppkey]
-                    _w3 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w4 is not None:
+                        _d5 = _d3 * _w4
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n0_root[v_s_suppkey] = _d4
+                            n0_root[v_s_suppkey] = _d5
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d5
                             if _n:
                                 n0_root[v_s_suppkey] = _n
                             else:
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
-                            for (v_p_partkey, v_s_suppkey), _m5 in self.n1_by_s_suppkey[
-                                v_s_suppkey
-                            ].items():
-                                for (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                ), _m6 in self.n2_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ].items():
+                            for (v_p_partkey, v_s_suppkey), _m6 in (
+                                (_g7,)
+                                if type((_g7 := self.n1_by_s_suppkey[v_s_suppkey]))
+                                is tuple
+                                else _g7.items()
+                            ):
+                                for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m8 in (
+                                    (_g9,)
+                                    if type(
+                                        (
+                                            _g9 := self.n2_by_p_partkey_s_suppkey[
+                                                (v_p_partkey, v_s_suppkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_p_partkey,
                                         v_s_suppkey,
@@ -2240,28 +2638,62 @@ def _make_derived1():
                                         v_l_quantity,
                                         v_l_extendedprice,
                                         v_l_discount,
-                                    ), _m7 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                    ].items():
-                                        for (
-                                            v_l_orderkey,
-                                            v_o_orderdate,
-                                        ), _m8 in self.orders_by_l_orderkey[
-                                            v_l_orderkey
-                                        ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                                    (
+                                                        v_p_partkey,
+                                                        v_s_suppkey,
+                                                        v_l_orderkey,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
+                                        for (v_l_orderkey, v_o_orderdate), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.orders_by_l_orderkey[
+                                                        v_l_orderkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
                                             for (
                                                 v_p_partkey,
                                                 v_s_suppkey,
                                                 v_ps_supplycost,
-                                            ), _m9 in self.partsupp_by_p_partkey_s_suppkey[
-                                                (v_p_partkey, v_s_suppkey)
-                                            ].items():
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m10 in self.nation_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                            ), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.partsupp_by_p_partkey_s_suppkey[
+                                                            (v_p_partkey, v_s_suppkey)
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
+                                                for (v_s_nationkey, v_n_name), _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.nation_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
                                                     _k = (
                                                         v_n_name,
                                                         v_o_orderdate.year,
@@ -2276,7 +2708,7 @@ def _make_derived1():
                                                             )
                                                         ),
                                                     )
-                                                    _v = _p * _m7 * _m8 * _m9 * _m10
+                                                    _v = _p * _m10 * _m12 * _m14 * _m16
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2395,285 +2827,312 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
+                    or not _entry(
+                        self.lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
+                            v_p_partkey
+                        ),
                         (
-                            self.lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
-                                v_p_partkey
-                            )
-                            or _EMPTY
-                        ).get(
-                            (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                            )
-                        )
-                        or _ZERO
+                            v_s_suppkey,
+                            v_l_orderkey,
+                            v_l_quantity,
+                            v_l_extendedprice,
+                            v_l_discount,
+                        ),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (
+                    v_s_suppkey,
+                    v_l_orderkey,
+                    v_l_quantity,
+                    v_l_extendedprice,
+                    v_l_discount,
+                )
                 _grp = lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey.get(
                     v_p_partkey
                 )
                 if _grp is None:
                     lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                         v_p_partkey
-                    ] = {
-                        (
-                            v_s_suppkey,
-                            v_l_orderkey,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
-                        ): _p
-                    }
-                else:
-                    _o = _grp.get(
-                        (
-                            v_s_suppkey,
-                            v_l_orderkey,
-                            v_l_quantity,
-                            v_l_extendedprice,
-                            v_l_discount,
-                        )
+                    ] = (
+                        _t1,
+                        _p,
                     )
-                    if _o is None:
-                        _grp[
-                            (
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ] = (
+                                _grp[0],
+                                _n,
                             )
-                        ] = _p
+                        else:
+                            del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                                v_p_partkey
+                            ]
+                    else:
+                        lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                            v_p_partkey
+                        ] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
+                else:
+                    _o = _grp.get(_t1)
+                    if _o is None:
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            ] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[
-                                (
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
-                                )
-                            ]
-                            if not _grp:
-                                del lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey[
                                     v_p_partkey
-                                ]
-                _w1 = part_count_by_p_partkey.get(v_p_partkey)
-                if _w1 is not None:
-                    _d2 = _p * _w1
-                    _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(
-                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                    )
-                    if _grp is None:
-                        n3_by_p_partkey_s_suppkey_l_orderkey[
-                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                        ] = {
-                            (
-                                v_p_partkey,
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                            ): _d2
-                        }
-                    else:
-                        _o = _grp.get(
-                            (
-                                v_p_partkey,
-                                v_s_suppkey,
-                                v_l_orderkey,
-                                v_l_quantity,
-                                v_l_extendedprice,
-                                v_l_discount,
-                            )
-                        )
-                        if _o is None:
-                            _grp[
-                                (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                    v_l_orderkey,
-                                    v_l_quantity,
-                                    v_l_extendedprice,
-                                    v_l_discount,
+                                ] = next(
+                                    iter(_grp.items())
                                 )
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
+                _w2 = part_count_by_p_partkey.get(v_p_partkey)
+                if _w2 is not None:
+                    _d3 = _p * _w2
+                    _t4 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                    _t5 = (
+                        v_p_partkey,
+                        v_s_suppkey,
+                        v_l_orderkey,
+                        v_l_quantity,
+                        v_l_extendedprice,
+                        v_l_discount,
+                    )
+                    _grp = n3_by_p_partkey_s_suppkey_l_orderkey.get(_t4)
+                    if _grp is None:
+                        n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (_t5, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t5
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[
-                                    (
-                                        v_p_partkey,
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
-                                    )
-                                ] = _n
+                                n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[
-                                    (
-                                        v_p_partkey,
-                                        v_s_suppkey,
-                                        v_l_orderkey,
-                                        v_l_quantity,
-                                        v_l_extendedprice,
-                                        v_l_discount,
+                                del n3_by_p_partkey_s_suppkey_l_orderkey[_t4]
+                        else:
+                            n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
+                            }
+                    else:
+                        _o = _grp.get(_t5)
+                        if _o is None:
+                            _grp[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                _grp[_t5] = _n
+                            else:
+                                del _grp[_t5]
+                                if len(_grp) == 1:
+                                    n3_by_p_partkey_s_suppkey_l_orderkey[_t4] = next(
+                                        iter(_grp.items())
                                     )
-                                ]
-                                if not _grp:
-                                    del n3_by_p_partkey_s_suppkey_l_orderkey[
-                                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                    ]
+                    _t6 = (v_p_partkey, v_s_suppkey)
                     _grp = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
                     if _grp is None:
-                        n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
-                            (v_p_partkey, v_s_suppkey): _d2
-                        }
-                    else:
-                        _o = _grp.get((v_p_partkey, v_s_suppkey))
-                        if _o is None:
-                            _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = (_t6, _d3)
+                    elif type(_grp) is tuple:
+                        _e = _t6
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d3
                             if _n:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = (
+                                    _grp[0],
+                                    _n,
+                                )
                             else:
-                                del _grp[(v_p_partkey, v_s_suppkey)]
-                                if not _grp:
-                                    del n3_p_partkey_s_suppkey_by_l_orderkey[
-                                        v_l_orderkey
-                                    ]
-                    _w3 = orders_count_by_l_orderkey.get(v_l_orderkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
-                        _grp = n2_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-                        if _grp is None:
-                            n2_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                                (v_p_partkey, v_s_suppkey, v_l_orderkey): _d4
+                                del n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey]
+                        else:
+                            n3_p_partkey_s_suppkey_by_l_orderkey[v_l_orderkey] = {
+                                _grp[0]: _grp[1],
+                                _e: _d3,
                             }
-                        else:
-                            _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d4
-                            else:
-                                _n = _o + _d4
-                                if _n:
-                                    _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _n
-                                else:
-                                    del _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n2_by_p_partkey_s_suppkey[
-                                            (v_p_partkey, v_s_suppkey)
-                                        ]
-                        _o = n2_count_by_p_partkey_s_suppkey.get(
-                            (v_p_partkey, v_s_suppkey)
-                        )
+                    else:
+                        _o = _grp.get(_t6)
                         if _o is None:
-                            n2_count_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ] = _d4
+                            _grp[_t6] = _d3
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d3
                             if _n:
-                                n2_count_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ] = _n
+                                _grp[_t6] = _n
                             else:
-                                del n2_count_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ]
-                        _w5 = partsupp_count_by_p_partkey_s_suppkey.get(
-                            (v_p_partkey, v_s_suppkey)
-                        )
-                        if _w5 is not None:
-                            _d6 = _d4 * _w5
+                                del _grp[_t6]
+                                if len(_grp) == 1:
+                                    n3_p_partkey_s_suppkey_by_l_orderkey[
+                                        v_l_orderkey
+                                    ] = next(iter(_grp.items()))
+                    _w7 = orders_count_by_l_orderkey.get(v_l_orderkey)
+                    if _w7 is not None:
+                        _d8 = _d3 * _w7
+                        _grp = n2_by_p_partkey_s_suppkey.get(_t6)
+                        if _grp is None:
+                            n2_by_p_partkey_s_suppkey[_t6] = (_t4, _d8)
+                        elif type(_grp) is tuple:
+                            _e = _t4
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d8
+                                if _n:
+                                    n2_by_p_partkey_s_suppkey[_t6] = (_grp[0], _n)
+                                else:
+                                    del n2_by_p_partkey_s_suppkey[_t6]
+                            else:
+                                n2_by_p_partkey_s_suppkey[_t6] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d8,
+                                }
+                        else:
+                            _o = _grp.get(_t4)
+                            if _o is None:
+                                _grp[_t4] = _d8
+                            else:
+                                _n = _o + _d8
+                                if _n:
+                                    _grp[_t4] = _n
+                                else:
+                                    del _grp[_t4]
+                                    if len(_grp) == 1:
+                                        n2_by_p_partkey_s_suppkey[_t6] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n2_count_by_p_partkey_s_suppkey.get(_t6)
+                        if _o is None:
+                            n2_count_by_p_partkey_s_suppkey[_t6] = _d8
+                        else:
+                            _n = _o + _d8
+                            if _n:
+                                n2_count_by_p_partkey_s_suppkey[_t6] = _n
+                            else:
+                                del n2_count_by_p_partkey_s_suppkey[_t6]
+                        _w9 = partsupp_count_by_p_partkey_s_suppkey.get(_t6)
+                        if _w9 is not None:
+                            _d10 = _d8 * _w9
                             _grp = n1_by_s_suppkey.get(v_s_suppkey)
                             if _grp is None:
-                                n1_by_s_suppkey[v_s_suppkey] = {
-                                    (v_p_partkey, v_s_suppkey): _d6
-                                }
-                            else:
-                                _o = _grp.get((v_p_partkey, v_s_suppkey))
-                                if _o is None:
-                                    _grp[(v_p_partkey, v_s_suppkey)] = _d6
-                                else:
-                                    _n = _o + _d6
+                                n1_by_s_suppkey[v_s_suppkey] = (_t6, _d10)
+                            elif type(_grp) is tuple:
+                                _e = _t6
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d10
                                     if _n:
-                                        _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                        n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_p_partkey, v_s_suppkey)]
-                                        if not _grp:
-                                            del n1_by_s_suppkey[v_s_suppkey]
+                                        del n1_by_s_suppkey[v_s_suppkey]
+                                else:
+                                    n1_by_s_suppkey[v_s_suppkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d10,
+                                    }
+                            else:
+                                _o = _grp.get(_t6)
+                                if _o is None:
+                                    _grp[_t6] = _d10
+                                else:
+                                    _n = _o + _d10
+                                    if _n:
+                                        _grp[_t6] = _n
+                                    else:
+                                        del _grp[_t6]
+                                        if len(_grp) == 1:
+                                            n1_by_s_suppkey[v_s_suppkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                             if _o is None:
-                                n1_count_by_s_suppkey[v_s_suppkey] = _d6
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d10
                             else:
-                                _n = _o + _d6
+                                _n = _o + _d10
                                 if _n:
                                     n1_count_by_s_suppkey[v_s_suppkey] = _n
                                 else:
                                     del n1_count_by_s_suppkey[v_s_suppkey]
-                            _w7 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                            if _w7 is not None:
-                                _d8 = _d6 * _w7
+                            _w11 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                            if _w11 is not None:
+                                _d12 = _d10 * _w11
                                 _o = n0_root.get(v_s_suppkey)
                                 if _o is None:
-                                    n0_root[v_s_suppkey] = _d8
+                                    n0_root[v_s_suppkey] = _d12
                                 else:
-                                    _n = _o + _d8
+                                    _n = _o + _d12
                                     if _n:
                                         n0_root[v_s_suppkey] = _n
                                     else:
                                         del n0_root[v_s_suppkey]
                                 if pending is not None:
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _m9 in self.orders_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
+                                    for (v_l_orderkey, v_o_orderdate), _m13 in (
+                                        (_g14,)
+                                        if type(
+                                            (
+                                                _g14 := self.orders_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g14.items()
+                                    ):
                                         for (
                                             v_p_partkey,
                                             v_s_suppkey,
                                             v_ps_supplycost,
-                                        ), _m10 in self.partsupp_by_p_partkey_s_suppkey[
-                                            (v_p_partkey, v_s_suppkey)
-                                        ].items():
-                                            for (
-                                                v_s_suppkey,
-                                                v_s_nationkey,
-                                            ), _m11 in self.n8_by_s_suppkey[
-                                                v_s_suppkey
-                                            ].items():
-                                                _m12 = self.supplier[
+                                        ), _m15 in (
+                                            (_g16,)
+                                            if type(
+                                                (
+                                                    _g16 := self.partsupp_by_p_partkey_s_suppkey[
+                                                        (v_p_partkey, v_s_suppkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g16.items()
+                                        ):
+                                            for (v_s_suppkey, v_s_nationkey), _m17 in (
+                                                (_g18,)
+                                                if type(
+                                                    (
+                                                        _g18 := self.n8_by_s_suppkey[
+                                                            v_s_suppkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g18.items()
+                                            ):
+                                                _m19 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m13 in self.nation_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                                for (v_s_nationkey, v_n_name), _m20 in (
+                                                    (_g21,)
+                                                    if type(
+                                                        (
+                                                            _g21 := self.nation_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g21.items()
+                                                ):
                                                     _k = (
                                                         v_n_name,
                                                         v_o_orderdate.year,
@@ -2688,7 +3147,7 @@ def _make_derived1():
                                                             )
                                                         ),
                                                     )
-                                                    _v = _d2 * _m9 * _m10 * _m12 * _m13
+                                                    _v = _d3 * _m13 * _m15 * _m19 * _m20
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -2759,100 +3218,122 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (
-                            self.partsupp_by_p_partkey_s_suppkey.get(
-                                (v_p_partkey, v_s_suppkey)
-                            )
-                            or _EMPTY
-                        ).get((v_p_partkey, v_s_suppkey, v_ps_supplycost))
-                        or _ZERO
+                    or not _entry(
+                        self.partsupp_by_p_partkey_s_suppkey.get(
+                            (v_p_partkey, v_s_suppkey)
+                        ),
+                        (v_p_partkey, v_s_suppkey, v_ps_supplycost),
+                        _ZERO,
                     )
                 ):
                     continue
-                _grp = partsupp_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                _t1 = (v_p_partkey, v_s_suppkey)
+                _t2 = (v_p_partkey, v_s_suppkey, v_ps_supplycost)
+                _grp = partsupp_by_p_partkey_s_suppkey.get(_t1)
                 if _grp is None:
-                    partsupp_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                        (v_p_partkey, v_s_suppkey, v_ps_supplycost): _p
-                    }
+                    partsupp_by_p_partkey_s_suppkey[_t1] = (_t2, _p)
+                elif type(_grp) is tuple:
+                    _e = _t2
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            partsupp_by_p_partkey_s_suppkey[_t1] = (_grp[0], _n)
+                        else:
+                            del partsupp_by_p_partkey_s_suppkey[_t1]
+                    else:
+                        partsupp_by_p_partkey_s_suppkey[_t1] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_p_partkey, v_s_suppkey, v_ps_supplycost))
+                    _o = _grp.get(_t2)
                     if _o is None:
-                        _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)] = _p
+                        _grp[_t2] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)] = _n
+                            _grp[_t2] = _n
                         else:
-                            del _grp[(v_p_partkey, v_s_suppkey, v_ps_supplycost)]
-                            if not _grp:
-                                del partsupp_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ]
-                _o = partsupp_count_by_p_partkey_s_suppkey.get(
-                    (v_p_partkey, v_s_suppkey)
-                )
+                            del _grp[_t2]
+                            if len(_grp) == 1:
+                                partsupp_by_p_partkey_s_suppkey[_t1] = next(
+                                    iter(_grp.items())
+                                )
+                _o = partsupp_count_by_p_partkey_s_suppkey.get(_t1)
                 if _o is None:
-                    partsupp_count_by_p_partkey_s_suppkey[
-                        (v_p_partkey, v_s_suppkey)
-                    ] = _p
+                    partsupp_count_by_p_partkey_s_suppkey[_t1] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        partsupp_count_by_p_partkey_s_suppkey[
-                            (v_p_partkey, v_s_suppkey)
-                        ] = _n
+                        partsupp_count_by_p_partkey_s_suppkey[_t1] = _n
                     else:
-                        del partsupp_count_by_p_partkey_s_suppkey[
-                            (v_p_partkey, v_s_suppkey)
-                        ]
-                _w1 = n2_count_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
-                if _w1 is not None:
-                    _d2 = _p * _w1
+                        del partsupp_count_by_p_partkey_s_suppkey[_t1]
+                _w3 = n2_count_by_p_partkey_s_suppkey.get(_t1)
+                if _w3 is not None:
+                    _d4 = _p * _w3
                     _grp = n1_by_s_suppkey.get(v_s_suppkey)
                     if _grp is None:
-                        n1_by_s_suppkey[v_s_suppkey] = {(v_p_partkey, v_s_suppkey): _d2}
-                    else:
-                        _o = _grp.get((v_p_partkey, v_s_suppkey))
-                        if _o is None:
-                            _grp[(v_p_partkey, v_s_suppkey)] = _d2
-                        else:
-                            _n = _o + _d2
+                        n1_by_s_suppkey[v_s_suppkey] = (_t1, _d4)
+                    elif type(_grp) is tuple:
+                        _e = _t1
+                        if _grp[0] is _e or _grp[0] == _e:
+                            _o = _grp[1]
+                            _n = _o + _d4
                             if _n:
-                                _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                             else:
-                                del _grp[(v_p_partkey, v_s_suppkey)]
-                                if not _grp:
-                                    del n1_by_s_suppkey[v_s_suppkey]
+                                del n1_by_s_suppkey[v_s_suppkey]
+                        else:
+                            n1_by_s_suppkey[v_s_suppkey] = {_grp[0]: _grp[1], _e: _d4}
+                    else:
+                        _o = _grp.get(_t1)
+                        if _o is None:
+                            _grp[_t1] = _d4
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                _grp[_t1] = _n
+                            else:
+                                del _grp[_t1]
+                                if len(_grp) == 1:
+                                    n1_by_s_suppkey[v_s_suppkey] = next(
+                                        iter(_grp.items())
+                                    )
                     _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                     if _o is None:
-                        n1_count_by_s_suppkey[v_s_suppkey] = _d2
+                        n1_count_by_s_suppkey[v_s_suppkey] = _d4
                     else:
-                        _n = _o + _d2
+                        _n = _o + _d4
                         if _n:
                             n1_count_by_s_suppkey[v_s_suppkey] = _n
                         else:
                             del n1_count_by_s_suppkey[v_s_suppkey]
-                    _w3 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                    if _w3 is not None:
-                        _d4 = _d2 * _w3
+                    _w5 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                    if _w5 is not None:
+                        _d6 = _d4 * _w5
                         _o = n0_root.get(v_s_suppkey)
                         if _o is None:
-                            n0_root[v_s_suppkey] = _d4
+                            n0_root[v_s_suppkey] = _d6
                         else:
-                            _n = _o + _d4
+                            _n = _o + _d6
                             if _n:
                                 n0_root[v_s_suppkey] = _n
                             else:
                                 del n0_root[v_s_suppkey]
                         if pending is not None:
-                            for (
-                                v_p_partkey,
-                                v_s_suppkey,
-                                v_l_orderkey,
-                            ), _m5 in self.n2_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ].items():
+                            for (v_p_partkey, v_s_suppkey, v_l_orderkey), _m7 in (
+                                (_g8,)
+                                if type(
+                                    (
+                                        _g8 := self.n2_by_p_partkey_s_suppkey[
+                                            (v_p_partkey, v_s_suppkey)
+                                        ]
+                                    )
+                                )
+                                is tuple
+                                else _g8.items()
+                            ):
                                 for (
                                     v_p_partkey,
                                     v_s_suppkey,
@@ -2860,30 +3341,57 @@ def _make_derived1():
                                     v_l_quantity,
                                     v_l_extendedprice,
                                     v_l_discount,
-                                ), _m6 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                    (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                ].items():
-                                    for (
-                                        v_l_orderkey,
-                                        v_o_orderdate,
-                                    ), _m7 in self.orders_by_l_orderkey[
-                                        v_l_orderkey
-                                    ].items():
-                                        for (
-                                            v_s_suppkey,
-                                            v_s_nationkey,
-                                        ), _m8 in self.n8_by_s_suppkey[
-                                            v_s_suppkey
-                                        ].items():
-                                            _m9 = self.supplier[
+                                ), _m9 in (
+                                    (_g10,)
+                                    if type(
+                                        (
+                                            _g10 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                                (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                                            ]
+                                        )
+                                    )
+                                    is tuple
+                                    else _g10.items()
+                                ):
+                                    for (v_l_orderkey, v_o_orderdate), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.orders_by_l_orderkey[
+                                                    v_l_orderkey
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
+                                        for (v_s_suppkey, v_s_nationkey), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.n8_by_s_suppkey[
+                                                        v_s_suppkey
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
+                                            _m15 = self.supplier[
                                                 (v_s_suppkey, v_s_nationkey)
                                             ]
-                                            for (
-                                                v_s_nationkey,
-                                                v_n_name,
-                                            ), _m10 in self.nation_by_s_nationkey[
-                                                v_s_nationkey
-                                            ].items():
+                                            for (v_s_nationkey, v_n_name), _m16 in (
+                                                (_g17,)
+                                                if type(
+                                                    (
+                                                        _g17 := self.nation_by_s_nationkey[
+                                                            v_s_nationkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g17.items()
+                                            ):
                                                 _k = (
                                                     v_n_name,
                                                     v_o_orderdate.year,
@@ -2898,7 +3406,7 @@ def _make_derived1():
                                                         )
                                                     ),
                                                 )
-                                                _v = _p * _m6 * _m7 * _m9 * _m10
+                                                _v = _p * _m9 * _m11 * _m15 * _m16
                                                 _o = pending.get(_k)
                                                 pending[_k] = (
                                                     _v if _o is None else _o + _v
@@ -2969,31 +3477,42 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.orders_by_l_orderkey.get(v_l_orderkey) or _EMPTY).get(
-                            (v_l_orderkey, v_o_orderdate)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.orders_by_l_orderkey.get(v_l_orderkey),
+                        (v_l_orderkey, v_o_orderdate),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_l_orderkey, v_o_orderdate)
                 _grp = orders_by_l_orderkey.get(v_l_orderkey)
                 if _grp is None:
-                    orders_by_l_orderkey[v_l_orderkey] = {
-                        (v_l_orderkey, v_o_orderdate): _p
-                    }
+                    orders_by_l_orderkey[v_l_orderkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            orders_by_l_orderkey[v_l_orderkey] = (_grp[0], _n)
+                        else:
+                            del orders_by_l_orderkey[v_l_orderkey]
+                    else:
+                        orders_by_l_orderkey[v_l_orderkey] = {_grp[0]: _grp[1], _e: _p}
                 else:
-                    _o = _grp.get((v_l_orderkey, v_o_orderdate))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_l_orderkey, v_o_orderdate)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_l_orderkey, v_o_orderdate)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_l_orderkey, v_o_orderdate)]
-                            if not _grp:
-                                del orders_by_l_orderkey[v_l_orderkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                orders_by_l_orderkey[v_l_orderkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = orders_count_by_l_orderkey.get(v_l_orderkey)
                 if _o is None:
                     orders_count_by_l_orderkey[v_l_orderkey] = _p
@@ -3003,85 +3522,105 @@ def _make_derived1():
                         orders_count_by_l_orderkey[v_l_orderkey] = _n
                     else:
                         del orders_count_by_l_orderkey[v_l_orderkey]
-                _g3 = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
-                if _g3:
-                    for (v_p_partkey, v_s_suppkey), _w1 in _g3.items():
-                        _d2 = _p * _w1
-                        _grp = n2_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
+                _g4 = n3_p_partkey_s_suppkey_by_l_orderkey.get(v_l_orderkey)
+                if _g4:
+                    for (v_p_partkey, v_s_suppkey), _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_p_partkey, v_s_suppkey)
+                        _t6 = (v_p_partkey, v_s_suppkey, v_l_orderkey)
+                        _grp = n2_by_p_partkey_s_suppkey.get(_t5)
                         if _grp is None:
-                            n2_by_p_partkey_s_suppkey[(v_p_partkey, v_s_suppkey)] = {
-                                (v_p_partkey, v_s_suppkey, v_l_orderkey): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
-                            if _o is None:
-                                _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n2_by_p_partkey_s_suppkey[_t5] = (_t6, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t6
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)] = _n
+                                    n2_by_p_partkey_s_suppkey[_t5] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_p_partkey, v_s_suppkey, v_l_orderkey)]
-                                    if not _grp:
-                                        del n2_by_p_partkey_s_suppkey[
-                                            (v_p_partkey, v_s_suppkey)
-                                        ]
-                        _o = n2_count_by_p_partkey_s_suppkey.get(
-                            (v_p_partkey, v_s_suppkey)
-                        )
-                        if _o is None:
-                            n2_count_by_p_partkey_s_suppkey[
-                                (v_p_partkey, v_s_suppkey)
-                            ] = _d2
-                        else:
-                            _n = _o + _d2
-                            if _n:
-                                n2_count_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ] = _n
+                                    del n2_by_p_partkey_s_suppkey[_t5]
                             else:
-                                del n2_count_by_p_partkey_s_suppkey[
-                                    (v_p_partkey, v_s_suppkey)
-                                ]
-                        _w4 = partsupp_count_by_p_partkey_s_suppkey.get(
-                            (v_p_partkey, v_s_suppkey)
-                        )
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                                n2_by_p_partkey_s_suppkey[_t5] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t6)
+                            if _o is None:
+                                _grp[_t6] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t6] = _n
+                                else:
+                                    del _grp[_t6]
+                                    if len(_grp) == 1:
+                                        n2_by_p_partkey_s_suppkey[_t5] = next(
+                                            iter(_grp.items())
+                                        )
+                        _o = n2_count_by_p_partkey_s_suppkey.get(_t5)
+                        if _o is None:
+                            n2_count_by_p_partkey_s_suppkey[_t5] = _d3
+                        else:
+                            _n = _o + _d3
+                            if _n:
+                                n2_count_by_p_partkey_s_suppkey[_t5] = _n
+                            else:
+                                del n2_count_by_p_partkey_s_suppkey[_t5]
+                        _w7 = partsupp_count_by_p_partkey_s_suppkey.get(_t5)
+                        if _w7 is not None:
+                            _d8 = _d3 * _w7
                             _grp = n1_by_s_suppkey.get(v_s_suppkey)
                             if _grp is None:
-                                n1_by_s_suppkey[v_s_suppkey] = {
-                                    (v_p_partkey, v_s_suppkey): _d5
-                                }
-                            else:
-                                _o = _grp.get((v_p_partkey, v_s_suppkey))
-                                if _o is None:
-                                    _grp[(v_p_partkey, v_s_suppkey)] = _d5
-                                else:
-                                    _n = _o + _d5
+                                n1_by_s_suppkey[v_s_suppkey] = (_t5, _d8)
+                            elif type(_grp) is tuple:
+                                _e = _t5
+                                if _grp[0] is _e or _grp[0] == _e:
+                                    _o = _grp[1]
+                                    _n = _o + _d8
                                     if _n:
-                                        _grp[(v_p_partkey, v_s_suppkey)] = _n
+                                        n1_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                     else:
-                                        del _grp[(v_p_partkey, v_s_suppkey)]
-                                        if not _grp:
-                                            del n1_by_s_suppkey[v_s_suppkey]
+                                        del n1_by_s_suppkey[v_s_suppkey]
+                                else:
+                                    n1_by_s_suppkey[v_s_suppkey] = {
+                                        _grp[0]: _grp[1],
+                                        _e: _d8,
+                                    }
+                            else:
+                                _o = _grp.get(_t5)
+                                if _o is None:
+                                    _grp[_t5] = _d8
+                                else:
+                                    _n = _o + _d8
+                                    if _n:
+                                        _grp[_t5] = _n
+                                    else:
+                                        del _grp[_t5]
+                                        if len(_grp) == 1:
+                                            n1_by_s_suppkey[v_s_suppkey] = next(
+                                                iter(_grp.items())
+                                            )
                             _o = n1_count_by_s_suppkey.get(v_s_suppkey)
                             if _o is None:
-                                n1_count_by_s_suppkey[v_s_suppkey] = _d5
+                                n1_count_by_s_suppkey[v_s_suppkey] = _d8
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d8
                                 if _n:
                                     n1_count_by_s_suppkey[v_s_suppkey] = _n
                                 else:
                                     del n1_count_by_s_suppkey[v_s_suppkey]
-                            _w6 = n8_count_by_s_suppkey.get(v_s_suppkey)
-                            if _w6 is not None:
-                                _d7 = _d5 * _w6
+                            _w9 = n8_count_by_s_suppkey.get(v_s_suppkey)
+                            if _w9 is not None:
+                                _d10 = _d8 * _w9
                                 _o = n0_root.get(v_s_suppkey)
                                 if _o is None:
-                                    n0_root[v_s_suppkey] = _d7
+                                    n0_root[v_s_suppkey] = _d10
                                 else:
-                                    _n = _o + _d7
+                                    _n = _o + _d10
                                     if _n:
                                         n0_root[v_s_suppkey] = _n
                                     else:
@@ -3094,31 +3633,65 @@ def _make_derived1():
                                         v_l_quantity,
                                         v_l_extendedprice,
                                         v_l_discount,
-                                    ), _m8 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                        (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                    ].items():
+                                    ), _m11 in (
+                                        (_g12,)
+                                        if type(
+                                            (
+                                                _g12 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                                    (
+                                                        v_p_partkey,
+                                                        v_s_suppkey,
+                                                        v_l_orderkey,
+                                                    )
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g12.items()
+                                    ):
                                         for (
                                             v_p_partkey,
                                             v_s_suppkey,
                                             v_ps_supplycost,
-                                        ), _m9 in self.partsupp_by_p_partkey_s_suppkey[
-                                            (v_p_partkey, v_s_suppkey)
-                                        ].items():
-                                            for (
-                                                v_s_suppkey,
-                                                v_s_nationkey,
-                                            ), _m10 in self.n8_by_s_suppkey[
-                                                v_s_suppkey
-                                            ].items():
-                                                _m11 = self.supplier[
+                                        ), _m13 in (
+                                            (_g14,)
+                                            if type(
+                                                (
+                                                    _g14 := self.partsupp_by_p_partkey_s_suppkey[
+                                                        (v_p_partkey, v_s_suppkey)
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g14.items()
+                                        ):
+                                            for (v_s_suppkey, v_s_nationkey), _m15 in (
+                                                (_g16,)
+                                                if type(
+                                                    (
+                                                        _g16 := self.n8_by_s_suppkey[
+                                                            v_s_suppkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g16.items()
+                                            ):
+                                                _m17 = self.supplier[
                                                     (v_s_suppkey, v_s_nationkey)
                                                 ]
-                                                for (
-                                                    v_s_nationkey,
-                                                    v_n_name,
-                                                ), _m12 in self.nation_by_s_nationkey[
-                                                    v_s_nationkey
-                                                ].items():
+                                                for (v_s_nationkey, v_n_name), _m18 in (
+                                                    (_g19,)
+                                                    if type(
+                                                        (
+                                                            _g19 := self.nation_by_s_nationkey[
+                                                                v_s_nationkey
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g19.items()
+                                                ):
                                                     _k = (
                                                         v_n_name,
                                                         v_o_orderdate.year,
@@ -3133,7 +3706,7 @@ def _make_derived1():
                                                             )
                                                         ),
                                                     )
-                                                    _v = _p * _m8 * _m9 * _m11 * _m12
+                                                    _v = _p * _m11 * _m13 * _m17 * _m18
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -3191,31 +3764,45 @@ def _make_derived1():
                 # it is what float sums leave of rows inserted and deleted again)
                 if not _p and (
                     _p == _ZERO
-                    or not (
-                        (self.nation_by_s_nationkey.get(v_s_nationkey) or _EMPTY).get(
-                            (v_s_nationkey, v_n_name)
-                        )
-                        or _ZERO
+                    or not _entry(
+                        self.nation_by_s_nationkey.get(v_s_nationkey),
+                        (v_s_nationkey, v_n_name),
+                        _ZERO,
                     )
                 ):
                     continue
+                _t1 = (v_s_nationkey, v_n_name)
                 _grp = nation_by_s_nationkey.get(v_s_nationkey)
                 if _grp is None:
-                    nation_by_s_nationkey[v_s_nationkey] = {
-                        (v_s_nationkey, v_n_name): _p
-                    }
+                    nation_by_s_nationkey[v_s_nationkey] = (_t1, _p)
+                elif type(_grp) is tuple:
+                    _e = _t1
+                    if _grp[0] is _e or _grp[0] == _e:
+                        _o = _grp[1]
+                        _n = _o + _p
+                        if _n:
+                            nation_by_s_nationkey[v_s_nationkey] = (_grp[0], _n)
+                        else:
+                            del nation_by_s_nationkey[v_s_nationkey]
+                    else:
+                        nation_by_s_nationkey[v_s_nationkey] = {
+                            _grp[0]: _grp[1],
+                            _e: _p,
+                        }
                 else:
-                    _o = _grp.get((v_s_nationkey, v_n_name))
+                    _o = _grp.get(_t1)
                     if _o is None:
-                        _grp[(v_s_nationkey, v_n_name)] = _p
+                        _grp[_t1] = _p
                     else:
                         _n = _o + _p
                         if _n:
-                            _grp[(v_s_nationkey, v_n_name)] = _n
+                            _grp[_t1] = _n
                         else:
-                            del _grp[(v_s_nationkey, v_n_name)]
-                            if not _grp:
-                                del nation_by_s_nationkey[v_s_nationkey]
+                            del _grp[_t1]
+                            if len(_grp) == 1:
+                                nation_by_s_nationkey[v_s_nationkey] = next(
+                                    iter(_grp.items())
+                                )
                 _o = nation_count_by_s_nationkey.get(v_s_nationkey)
                 if _o is None:
                     nation_count_by_s_nationkey[v_s_nationkey] = _p
@@ -3225,60 +3812,88 @@ def _make_derived1():
                         nation_count_by_s_nationkey[v_s_nationkey] = _n
                     else:
                         del nation_count_by_s_nationkey[v_s_nationkey]
-                _g3 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
-                if _g3:
-                    for v_s_suppkey, _w1 in _g3.items():
-                        _d2 = _p * _w1
+                _g4 = supplier_s_suppkey_by_s_nationkey.get(v_s_nationkey)
+                if _g4:
+                    for v_s_suppkey, _w2 in (
+                        (_g4,) if type(_g4) is tuple else _g4.items()
+                    ):
+                        _d3 = _p * _w2
+                        _t5 = (v_s_suppkey, v_s_nationkey)
                         _grp = n8_by_s_suppkey.get(v_s_suppkey)
                         if _grp is None:
-                            n8_by_s_suppkey[v_s_suppkey] = {
-                                (v_s_suppkey, v_s_nationkey): _d2
-                            }
-                        else:
-                            _o = _grp.get((v_s_suppkey, v_s_nationkey))
-                            if _o is None:
-                                _grp[(v_s_suppkey, v_s_nationkey)] = _d2
-                            else:
-                                _n = _o + _d2
+                            n8_by_s_suppkey[v_s_suppkey] = (_t5, _d3)
+                        elif type(_grp) is tuple:
+                            _e = _t5
+                            if _grp[0] is _e or _grp[0] == _e:
+                                _o = _grp[1]
+                                _n = _o + _d3
                                 if _n:
-                                    _grp[(v_s_suppkey, v_s_nationkey)] = _n
+                                    n8_by_s_suppkey[v_s_suppkey] = (_grp[0], _n)
                                 else:
-                                    del _grp[(v_s_suppkey, v_s_nationkey)]
-                                    if not _grp:
-                                        del n8_by_s_suppkey[v_s_suppkey]
+                                    del n8_by_s_suppkey[v_s_suppkey]
+                            else:
+                                n8_by_s_suppkey[v_s_suppkey] = {
+                                    _grp[0]: _grp[1],
+                                    _e: _d3,
+                                }
+                        else:
+                            _o = _grp.get(_t5)
+                            if _o is None:
+                                _grp[_t5] = _d3
+                            else:
+                                _n = _o + _d3
+                                if _n:
+                                    _grp[_t5] = _n
+                                else:
+                                    del _grp[_t5]
+                                    if len(_grp) == 1:
+                                        n8_by_s_suppkey[v_s_suppkey] = next(
+                                            iter(_grp.items())
+                                        )
                         _o = n8_count_by_s_suppkey.get(v_s_suppkey)
                         if _o is None:
-                            n8_count_by_s_suppkey[v_s_suppkey] = _d2
+                            n8_count_by_s_suppkey[v_s_suppkey] = _d3
                         else:
-                            _n = _o + _d2
+                            _n = _o + _d3
                             if _n:
                                 n8_count_by_s_suppkey[v_s_suppkey] = _n
                             else:
                                 del n8_count_by_s_suppkey[v_s_suppkey]
-                        _w4 = n1_count_by_s_suppkey.get(v_s_suppkey)
-                        if _w4 is not None:
-                            _d5 = _d2 * _w4
+                        _w6 = n1_count_by_s_suppkey.get(v_s_suppkey)
+                        if _w6 is not None:
+                            _d7 = _d3 * _w6
                             _o = n0_root.get(v_s_suppkey)
                             if _o is None:
-                                n0_root[v_s_suppkey] = _d5
+                                n0_root[v_s_suppkey] = _d7
                             else:
-                                _n = _o + _d5
+                                _n = _o + _d7
                                 if _n:
                                     n0_root[v_s_suppkey] = _n
                                 else:
                                     del n0_root[v_s_suppkey]
                             if pending is not None:
-                                for (
-                                    v_p_partkey,
-                                    v_s_suppkey,
-                                ), _m6 in self.n1_by_s_suppkey[v_s_suppkey].items():
+                                for (v_p_partkey, v_s_suppkey), _m8 in (
+                                    (_g9,)
+                                    if type((_g9 := self.n1_by_s_suppkey[v_s_suppkey]))
+                                    is tuple
+                                    else _g9.items()
+                                ):
                                     for (
                                         v_p_partkey,
                                         v_s_suppkey,
                                         v_l_orderkey,
-                                    ), _m7 in self.n2_by_p_partkey_s_suppkey[
-                                        (v_p_partkey, v_s_suppkey)
-                                    ].items():
+                                    ), _m10 in (
+                                        (_g11,)
+                                        if type(
+                                            (
+                                                _g11 := self.n2_by_p_partkey_s_suppkey[
+                                                    (v_p_partkey, v_s_suppkey)
+                                                ]
+                                            )
+                                        )
+                                        is tuple
+                                        else _g11.items()
+                                    ):
                                         for (
                                             v_p_partkey,
                                             v_s_suppkey,
@@ -3286,23 +3901,54 @@ def _make_derived1():
                                             v_l_quantity,
                                             v_l_extendedprice,
                                             v_l_discount,
-                                        ), _m8 in self.n3_by_p_partkey_s_suppkey_l_orderkey[
-                                            (v_p_partkey, v_s_suppkey, v_l_orderkey)
-                                        ].items():
-                                            for (
-                                                v_l_orderkey,
-                                                v_o_orderdate,
-                                            ), _m9 in self.orders_by_l_orderkey[
-                                                v_l_orderkey
-                                            ].items():
+                                        ), _m12 in (
+                                            (_g13,)
+                                            if type(
+                                                (
+                                                    _g13 := self.n3_by_p_partkey_s_suppkey_l_orderkey[
+                                                        (
+                                                            v_p_partkey,
+                                                            v_s_suppkey,
+                                                            v_l_orderkey,
+                                                        )
+                                                    ]
+                                                )
+                                            )
+                                            is tuple
+                                            else _g13.items()
+                                        ):
+                                            for (v_l_orderkey, v_o_orderdate), _m14 in (
+                                                (_g15,)
+                                                if type(
+                                                    (
+                                                        _g15 := self.orders_by_l_orderkey[
+                                                            v_l_orderkey
+                                                        ]
+                                                    )
+                                                )
+                                                is tuple
+                                                else _g15.items()
+                                            ):
                                                 for (
                                                     v_p_partkey,
                                                     v_s_suppkey,
                                                     v_ps_supplycost,
-                                                ), _m10 in self.partsupp_by_p_partkey_s_suppkey[
-                                                    (v_p_partkey, v_s_suppkey)
-                                                ].items():
-                                                    _m11 = self.supplier[
+                                                ), _m16 in (
+                                                    (_g17,)
+                                                    if type(
+                                                        (
+                                                            _g17 := self.partsupp_by_p_partkey_s_suppkey[
+                                                                (
+                                                                    v_p_partkey,
+                                                                    v_s_suppkey,
+                                                                )
+                                                            ]
+                                                        )
+                                                    )
+                                                    is tuple
+                                                    else _g17.items()
+                                                ):
+                                                    _m18 = self.supplier[
                                                         (v_s_suppkey, v_s_nationkey)
                                                     ]
                                                     _k = (
@@ -3319,7 +3965,7 @@ def _make_derived1():
                                                             )
                                                         ),
                                                     )
-                                                    _v = _p * _m8 * _m9 * _m10 * _m11
+                                                    _v = _p * _m12 * _m14 * _m16 * _m18
                                                     _o = pending.get(_k)
                                                     pending[_k] = (
                                                         _v if _o is None else _o + _v
@@ -3345,13 +3991,13 @@ def _make_derived1():
             _g2 = self.n1_by_s_suppkey.get(v_s_suppkey)
             if _g2 is None:
                 return None
-            _m3 = _g2.get((v_p_partkey, v_s_suppkey))
+            _m3 = _entry(_g2, (v_p_partkey, v_s_suppkey))
             if _m3 is None:
                 return None
             _g4 = self.n2_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
             if _g4 is None:
                 return None
-            _m5 = _g4.get((v_p_partkey, v_s_suppkey, v_l_orderkey))
+            _m5 = _entry(_g4, (v_p_partkey, v_s_suppkey, v_l_orderkey))
             if _m5 is None:
                 return None
             _g6 = self.n3_by_p_partkey_s_suppkey_l_orderkey.get(
@@ -3359,7 +4005,8 @@ def _make_derived1():
             )
             if _g6 is None:
                 return None
-            _m7 = _g6.get(
+            _m7 = _entry(
+                _g6,
                 (
                     v_p_partkey,
                     v_s_suppkey,
@@ -3367,26 +4014,26 @@ def _make_derived1():
                     v_l_quantity,
                     v_l_extendedprice,
                     v_l_discount,
-                )
+                ),
             )
             if _m7 is None:
                 return None
             _g8 = self.orders_by_l_orderkey.get(v_l_orderkey)
             if _g8 is None:
                 return None
-            _m9 = _g8.get((v_l_orderkey, v_o_orderdate))
+            _m9 = _entry(_g8, (v_l_orderkey, v_o_orderdate))
             if _m9 is None:
                 return None
             _g10 = self.partsupp_by_p_partkey_s_suppkey.get((v_p_partkey, v_s_suppkey))
             if _g10 is None:
                 return None
-            _m11 = _g10.get((v_p_partkey, v_s_suppkey, v_ps_supplycost))
+            _m11 = _entry(_g10, (v_p_partkey, v_s_suppkey, v_ps_supplycost))
             if _m11 is None:
                 return None
             _g12 = self.n8_by_s_suppkey.get(v_s_suppkey)
             if _g12 is None:
                 return None
-            _m13 = _g12.get((v_s_suppkey, v_s_nationkey))
+            _m13 = _entry(_g12, (v_s_suppkey, v_s_nationkey))
             if _m13 is None:
                 return None
             _m14 = self.supplier.get((v_s_suppkey, v_s_nationkey))
@@ -3395,7 +4042,7 @@ def _make_derived1():
             _g15 = self.nation_by_s_nationkey.get(v_s_nationkey)
             if _g15 is None:
                 return None
-            _m16 = _g15.get((v_s_nationkey, v_n_name))
+            _m16 = _entry(_g15, (v_s_nationkey, v_n_name))
             if _m16 is None:
                 return None
             return _m7 * _m9 * _m11 * _m14 * _m16
@@ -3626,7 +4273,7 @@ class View:
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
     QUERY_ID = "7e6816668a2ed97d"
-    LAYOUT_ID = "500c1129d0674ad7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "7fc292c2db4c2a35"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3783,15 +4430,16 @@ class View:
         else:
             del store[row]
         # atom profit
-        _o = profit_root.get((v_nation, v_o_year))
+        _t1 = (v_nation, v_o_year)
+        _o = profit_root.get(_t1)
         if _o is None:
-            profit_root[(v_nation, v_o_year)] = _p
+            profit_root[_t1] = _p
         else:
             _n = (_o[0] + _p[0], _o[1] + _p[1], _o[2] + _p[2])
             if _n[0]:
-                profit_root[(v_nation, v_o_year)] = _n
+                profit_root[_t1] = _n
             else:
-                del profit_root[(v_nation, v_o_year)]
+                del profit_root[_t1]
         if pending is not None:
             _k = (v_nation, v_o_year)
             _v = _p
